@@ -1,0 +1,252 @@
+"""ApacheBench (`ab`): build its argv from a cell and parse its report.
+
+The parser reads the reports of ab 2.0.40-dev, ab 2.3 (2013 and today's
+Debian build) and the Windows builds quoted on the seed pages. Each regular
+expression below quotes the report line it reads.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from benchsite.errors import BenchError
+
+
+class AbParseError(BenchError):
+    """ab printed something that is not a complete report."""
+
+
+@dataclass(frozen=True)
+class ConnectionTimes:
+    """One row of ab's "Connection Times (ms)" table."""
+
+    min_ms: float
+    mean_ms: float
+    sd_ms: float
+    median_ms: float
+    max_ms: float
+
+
+@dataclass(frozen=True)
+class AbResult:
+    """Everything one ab report says, with units in the field names."""
+
+    ab_version: str | None
+    server_software: str
+    server_hostname: str
+    server_port: int
+    document_path: str
+    document_length_bytes: int | None  # None: "Variable" (ab -l)
+    concurrency: int
+    time_taken_s: float
+    complete_requests: int
+    failed_requests: int
+    failed_connect: int
+    failed_receive: int
+    failed_length: int
+    failed_exceptions: int
+    write_errors: int
+    keepalive_requests: int | None  # None: ab ran without -k
+    non_2xx_responses: int
+    total_transferred_bytes: int
+    html_transferred_bytes: int
+    requests_per_s: float
+    time_per_request_ms: float
+    time_per_request_all_ms: float
+    transfer_rate_kbytes_s: float
+    connect_ms: ConnectionTimes
+    processing_ms: ConnectionTimes
+    waiting_ms: ConnectionTimes
+    total_ms: ConnectionTimes
+    percentiles_ms: tuple[tuple[int, float], ...]
+
+    @property
+    def keepalive_honoured(self) -> bool | None:
+        """Whether every request reused a connection (None without -k)."""
+        if self.keepalive_requests is None:
+            return None
+        return self.keepalive_requests >= self.complete_requests > 0
+
+    def percentile_ms(self, percent: int) -> float:
+        """The time within which `percent` % of the requests were served."""
+        for served_percent, ms in self.percentiles_ms:
+            if served_percent == percent:
+                return ms
+        raise KeyError(f"ab reported no {percent}% percentile")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (see `from_dict`)."""
+        data = asdict(self)
+        data["percentiles_ms"] = [list(pair) for pair in self.percentiles_ms]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AbResult:
+        """Rebuild a result stored by `to_dict`."""
+        values = dict(data)
+        for name in ("connect_ms", "processing_ms", "waiting_ms", "total_ms"):
+            values[name] = ConnectionTimes(**values[name])
+        values["percentiles_ms"] = tuple((int(p), float(ms)) for p, ms in values["percentiles_ms"])
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})
+
+
+_INT = r"(-?\d+)"
+_FLOAT = r"(-?\d+(?:\.\d+)?)"
+_TEXT = r"(.*?)[ \t]*$"
+
+# name -> pattern; each pattern reads the line quoted in its comment.
+_LINES: dict[str, str] = {
+    # This is ApacheBench, Version 2.3 <$Revision: 1430300 $>
+    "ab_version": r"^This is ApacheBench, Version (\S+)",
+    # Server Software:        CherryPy/3.2.4      (may be empty)
+    "server_software": r"^[ \t]*Server Software:[ \t]*" + _TEXT,
+    # Server Hostname:        localhost
+    "server_hostname": r"^[ \t]*Server Hostname:[ \t]*" + _TEXT,
+    # Server Port:            8080
+    "server_port": r"^[ \t]*Server Port:\s+" + _INT,
+    # Document Path:          /
+    "document_path": r"^[ \t]*Document Path:[ \t]*" + _TEXT,
+    # Document Length:        2 bytes      (or "Variable" with ab -l)
+    "document_length": r"^[ \t]*Document Length:\s+(Variable|-?\d+ bytes)",
+    # Concurrency Level:      10
+    "concurrency": r"^[ \t]*Concurrency Level:\s+" + _INT,
+    # Time taken for tests:   2.414 seconds
+    "time_taken_s": r"^[ \t]*Time taken for tests:\s+" + _FLOAT + r" seconds",
+    # Complete requests:      1000
+    "complete_requests": r"^[ \t]*Complete requests:\s+" + _INT,
+    # Failed requests:        0
+    "failed_requests": r"^[ \t]*Failed requests:\s+" + _INT,
+    # Write errors:           0        (printed by old versions, and by 2.3 when non-zero)
+    "write_errors": r"^[ \t]*Write errors:\s+" + _INT,
+    # Keep-Alive requests:    1000     (only with -k)
+    "keepalive_requests": r"^[ \t]*Keep-Alive requests:\s+" + _INT,
+    # Non-2xx responses:      1000     (only when non-zero)
+    "non_2xx_responses": r"^[ \t]*Non-2xx responses:\s+" + _INT,
+    # Total transferred:      126000 bytes
+    "total_transferred_bytes": r"^[ \t]*Total transferred:\s+" + _INT + r" bytes",
+    # HTML transferred:       2000 bytes
+    "html_transferred_bytes": r"^[ \t]*HTML transferred:\s+" + _INT + r" bytes",
+    # Requests per second:    414.19 [#/sec] (mean)
+    "requests_per_s": r"^[ \t]*Requests per second:\s+" + _FLOAT + r" \[#/sec\] \(mean\)",
+    # Time per request:       2.414 [ms] (mean)
+    "time_per_request_ms": r"^[ \t]*Time per request:\s+" + _FLOAT + r" \[ms\] \(mean\)$",
+    # Time per request:       0.241 [ms] (mean, across all concurrent requests)
+    "time_per_request_all_ms": r"^[ \t]*Time per request:\s+"
+    + _FLOAT
+    + r" \[ms\] \(mean, across all concurrent requests\)",
+    # Transfer rate:          50.96 [Kbytes/sec] received
+    "transfer_rate_kbytes_s": r"^[ \t]*Transfer rate:\s+" + _FLOAT + r" \[Kbytes/sec\] received",
+}
+
+# Optional lines: absent means ab's own default for a report that omits them.
+_OPTIONAL_DEFAULTS: dict[str, int | str | None] = {
+    "ab_version": None,
+    "write_errors": 0,
+    "keepalive_requests": None,
+    "non_2xx_responses": 0,
+}
+
+#    (Connect: 0, Receive: 0, Length: 5, Exceptions: 0)    ab 2.3
+#    (Connect: 5, Length: 0, Exceptions: 0)                ab 2.0.40
+_FAILED_BREAKDOWN = re.compile(
+    r"^\s*\(Connect: (\d+), (?:Receive: (\d+), )?Length: (\d+), Exceptions: (\d+)\)", re.M
+)
+# Connect:        0    0   0.0      0       1
+_CONNECTION_ROW = r"^[ \t]*{name}:\s+{n}\s+{n}\s+{n}\s+{n}\s+{n}[ \t]*$".format(
+    name="{name}", n=_FLOAT
+)
+#   50%      2      ...     100%      8 (longest request)
+_PERCENTILE = re.compile(r"^\s*(\d+)%\s+(\d+)(?: \(longest request\))?\s*$", re.M)
+
+
+def _search(name: str, pattern: str, report: str) -> str | None:
+    match = re.search(pattern, report, re.M)
+    return match.group(1) if match else None
+
+
+def _required(name: str, pattern: str, report: str) -> str:
+    value = _search(name, pattern, report)
+    if value is None:
+        label = name.replace("_", " ")
+        raise AbParseError(
+            f"ab output has no '{label}' line: not a complete ab report "
+            f"(first line: {report.strip().splitlines()[0][:80] if report.strip() else 'empty output'!r})"
+        )
+    return value
+
+
+def _connection_row(name: str, report: str) -> ConnectionTimes:
+    pattern = _CONNECTION_ROW.format(name=name)
+    match = re.search(pattern, report, re.M)
+    if not match:
+        raise AbParseError(
+            f"ab output has no '{name}:' row in its Connection Times table: the report is cut short"
+        )
+    numbers = [float(group) for group in match.groups()]
+    return ConnectionTimes(*numbers)
+
+
+def parse_ab_output(report: str) -> AbResult:
+    """Parse one ab report; raise AbParseError naming the first missing line."""
+    values: dict[str, Any] = {}
+    for name, pattern in _LINES.items():
+        if name in _OPTIONAL_DEFAULTS:
+            raw = _search(name, pattern, report)
+            values[name] = _OPTIONAL_DEFAULTS[name] if raw is None else raw
+        else:
+            values[name] = _required(name, pattern, report)
+
+    length = values.pop("document_length")
+    values["document_length_bytes"] = None if length == "Variable" else int(length.split()[0])
+    for name in ("server_port", "concurrency", "complete_requests", "failed_requests",
+                 "write_errors", "non_2xx_responses", "total_transferred_bytes",
+                 "html_transferred_bytes"):
+        values[name] = int(values[name])
+    if values["keepalive_requests"] is not None:
+        values["keepalive_requests"] = int(values["keepalive_requests"])
+    for name in ("time_taken_s", "requests_per_s", "time_per_request_ms",
+                 "time_per_request_all_ms", "transfer_rate_kbytes_s"):
+        values[name] = float(values[name])
+
+    breakdown = _FAILED_BREAKDOWN.search(report)
+    if values["failed_requests"] and not breakdown:
+        raise AbParseError("ab reported failed requests but no '(Connect: ..., Length: ...)' breakdown")
+    connect, receive, length_failures, exceptions = (
+        (int(g or 0) for g in breakdown.groups()) if breakdown else (0, 0, 0, 0)
+    )
+    values.update(failed_connect=connect, failed_receive=receive,
+                  failed_length=length_failures, failed_exceptions=exceptions)
+
+    for row in ("Connect", "Processing", "Waiting", "Total"):
+        values[f"{row.lower()}_ms"] = _connection_row(row, report)
+
+    percentiles = tuple((int(p), float(ms)) for p, ms in _PERCENTILE.findall(report))
+    if not percentiles or percentiles[-1][0] != 100:
+        raise AbParseError(
+            "ab output has no complete 'Percentage of the requests served' table: the report is cut short"
+        )
+    values["percentiles_ms"] = percentiles
+    return AbResult(**values)
+
+
+def build_argv(
+    *,
+    url: str,
+    requests: int,
+    concurrency: int,
+    keepalive: bool,
+    socket_timeout_s: int,
+    variable_length: bool = False,
+    ab_path: str = "ab",
+) -> list[str]:
+    """The ab command line for one cell, as an argv list (always bounded by -n and -s)."""
+    argv = [ab_path]
+    if keepalive:
+        argv.append("-k")
+    if variable_length:
+        argv.append("-l")
+    argv += ["-s", str(socket_timeout_s), "-n", str(requests), "-c", str(concurrency), url]
+    return argv

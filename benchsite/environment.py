@@ -1,0 +1,100 @@
+"""The machine and software a run happened on: small best-effort collectors."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+# key -> (label shown on the page, unit or "")
+ENVIRONMENT_KEYS: dict[str, tuple[str, str]] = {
+    "cpu_model": ("CPU model", ""),
+    "cpu_count": ("Logical CPUs", ""),
+    "memory_total_gib": ("Memory", "GiB"),
+    "os": ("Operating system", ""),
+    "kernel": ("Kernel", ""),
+    "python": ("Python", ""),
+    "load_average_at_start": ("Load average at start (1, 5, 15 min)", ""),
+    "git_commit": ("Git commit of the harness", ""),
+    "tools": ("Load tool versions", ""),
+    "packages": ("Package versions", ""),
+}
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def _os_name() -> str:
+    for line in Path("/etc/os-release").read_text().splitlines():
+        if line.startswith("PRETTY_NAME="):
+            return line.split("=", 1)[1].strip('"')
+    return platform.system()
+
+
+def _git_commit(repo: Path) -> str:
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
+    return commit + (" (with uncommitted changes)" if dirty else "")
+
+
+def tool_version(argv: list[str]) -> str:
+    """The first line a tool prints about its version (ab -V, wrk --version)."""
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    output = (result.stdout or result.stderr).strip()
+    return output.splitlines()[0] if output else "unknown"
+
+
+def package_versions(names: list[str]) -> dict[str, str]:
+    """Installed versions of the named distributions ("not installed" when absent)."""
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def _best_effort(collect: Callable[[], Any]) -> Any:
+    """Run one collector; a failure is recorded, never raised."""
+    try:
+        return collect()
+    except Exception as error:  # noqa: BLE001 - metadata must never crash a run
+        return f"unknown ({type(error).__name__})"
+
+
+def collect_environment(repo: Path, packages: list[str], tools: dict[str, list[str]]) -> dict[str, Any]:
+    """Everything about the machine a page's reader needs to weigh the numbers."""
+    return {
+        "cpu_model": _best_effort(_cpu_model),
+        "cpu_count": os.cpu_count(),
+        "memory_total_gib": _best_effort(lambda: round(psutil.virtual_memory().total / 2**30, 1)),
+        "os": _best_effort(_os_name),
+        "kernel": platform.release(),
+        "python": f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
+        "load_average_at_start": _best_effort(lambda: [round(x, 2) for x in os.getloadavg()]),
+        "git_commit": _best_effort(lambda: _git_commit(repo)),
+        "tools": {name: _best_effort(lambda argv=argv: tool_version(argv)) for name, argv in tools.items()},
+        "packages": package_versions(packages),
+    }
+
+
+def utc_now() -> str:
+    """An ISO 8601 UTC timestamp, to the second."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat()

@@ -1,0 +1,274 @@
+"""Process lifecycles: start pinned in a group of its own, probe, stop, free the port."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import resource
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from benchsite.errors import BenchError
+
+LOOPBACK = "127.0.0.1"
+POLL_INTERVAL_S = 0.05
+
+
+def _pin_to(cpu: int | None) -> Callable[[], None] | None:
+    """A preexec function pinning the child (and so its children) to one CPU."""
+    if cpu is None:
+        return None
+
+    def pin() -> None:
+        os.sched_setaffinity(0, {cpu})
+
+    return pin
+
+
+def free_port() -> int:
+    """A TCP port on the loopback that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_is_free(port: int) -> bool:
+    """True when a server could bind 127.0.0.1:port (TIME_WAIT does not count)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError:
+            return False
+        return True
+
+
+def wait_for_free_port(port: int, timeout_s: float = 10.0) -> bool:
+    """Poll until the port can be bound again; False if it is still taken at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while not port_is_free(port):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(POLL_INTERVAL_S)
+    return True
+
+
+def last_lines(path: Path, count: int = 3) -> str:
+    """The last non-empty lines of a log file, joined with ' | ' for a one-line message."""
+    try:
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return " | ".join(lines[-count:])
+
+
+@dataclass
+class ServerProcess:
+    """A subject's server started by us: its process group is ours to stop."""
+
+    name: str
+    argv: list[str]
+    port: int
+    popen: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def exit_code(self) -> int | None:
+        return self.popen.poll()
+
+    def tree_cpu_s(self) -> float:
+        """User + system CPU seconds of the server and its live children."""
+        try:
+            root = psutil.Process(self.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return 0.0
+        total = 0.0
+        for proc in procs:
+            try:
+                times = proc.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += times.user + times.system
+        return total
+
+
+def start_server(
+    name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path
+) -> ServerProcess:
+    """Start a server in a new process group, pinned, with its output in a log file."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("wb") as log:
+        try:
+            popen = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                process_group=0,
+                preexec_fn=_pin_to(cpu),
+            )
+        except OSError as error:
+            raise BenchError(f"cannot start subject {name!r} ({argv[0]}): {error.strerror}") from None
+    return ServerProcess(name=name, argv=argv, port=port, popen=popen, log_path=log_path)
+
+
+def stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float = 15.0) -> None:
+    """TERM the group, then KILL whatever of it is left; never touches other processes."""
+    try:
+        members = [psutil.Process(popen.pid), *psutil.Process(popen.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        members = []
+    if popen.poll() is None:
+        try:
+            os.killpg(popen.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            popen.wait(timeout=term_timeout_s)
+        except subprocess.TimeoutExpired:
+            pass
+    _, alive = psutil.wait_procs(members, timeout=0.5)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=5)
+    if popen.poll() is None:
+        popen.kill()
+        popen.wait()
+
+
+@contextmanager
+def running_server(
+    name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path
+) -> Iterator[ServerProcess]:
+    """Start a server and stop it on every way out, leaving its port free."""
+    if not port_is_free(port):
+        raise BenchError(
+            f"port {port} on {LOOPBACK} is already in use: stop whatever listens there "
+            f"or set port = 0 (a free port) in the recipe's conf file"
+        )
+    server = start_server(name, argv, port, cpu, log_path, cwd)
+    try:
+        yield server
+    finally:
+        stop_process_group(server.popen)
+        port_freed = wait_for_free_port(port)
+    if not port_freed:
+        raise BenchError(f"port {port} is still bound after stopping {name!r}: look for a stray process")
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    """One HTTP response, as the readiness probe and the verification saw it."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        for key, value in self.headers:
+            if key.lower() == name.lower():
+                return value
+        return None
+
+
+def http_get(port: int, path: str, timeout_s: float = 5.0) -> HttpReply:
+    """One HTTP/1.1 GET to the loopback, connection closed afterwards."""
+    connection = http.client.HTTPConnection(LOOPBACK, port, timeout=timeout_s)
+    try:
+        connection.request("GET", path, headers={"Connection": "close"})
+        response = connection.getresponse()
+        return HttpReply(response.status, response.getheaders(), response.read())
+    finally:
+        connection.close()
+
+
+def wait_until_ready(server: ServerProcess, path: str, timeout_s: float) -> HttpReply:
+    """Poll the server with real requests until it answers; fail fast if it exits."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        code = server.exit_code()
+        if code is not None:
+            detail = last_lines(server.log_path)
+            raise BenchError(
+                f"subject {server.name!r} exited with code {code} at start"
+                + (f" ({detail})" if detail else "")
+                + f": run its command by hand to see why: {' '.join(server.argv)}"
+            )
+        try:
+            return http_get(server.port, path)
+        except (ConnectionError, TimeoutError, http.client.HTTPException, OSError):
+            if time.monotonic() > deadline:
+                raise BenchError(
+                    f"subject {server.name!r} did not answer on port {server.port} within "
+                    f"{timeout_s:g} s: raise start_timeout_s in the recipe's conf file if it is slow to start"
+                ) from None
+            time.sleep(POLL_INTERVAL_S)
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """A finished load-tool command: argv, exit code, verbatim output, CPU and wall time."""
+
+    argv: list[str]
+    exit_code: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    cpu_s: float
+    timed_out: bool
+
+
+def run_tool(argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
+    """Run a load tool pinned, in its own group, killed at the wall-clock limit or on any exception."""
+    usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    try:
+        popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            process_group=0,
+            preexec_fn=_pin_to(cpu),
+        )
+    except FileNotFoundError:
+        raise BenchError(
+            f"no {argv[0]} on this system: run `invoke setup` (needs root) to install the load tools"
+        ) from None
+    timed_out = False
+    try:
+        stdout, stderr = popen.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        stop_process_group(popen, term_timeout_s=2)
+        stdout, stderr = popen.communicate()
+    finally:
+        if popen.poll() is None:
+            stop_process_group(popen, term_timeout_s=2)
+    usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (usage_after.ru_utime - usage_before.ru_utime) + (usage_after.ru_stime - usage_before.ru_stime)
+    return ToolRun(
+        argv=argv,
+        exit_code=popen.returncode,
+        stdout=stdout.decode(errors="replace"),
+        stderr=stderr.decode(errors="replace"),
+        wall_s=time.monotonic() - started,
+        cpu_s=cpu_s,
+        timed_out=timed_out,
+    )

@@ -1,0 +1,223 @@
+"""The recipe model: subjects, load cells and profiles, read from recipes/ and conf/."""
+
+from __future__ import annotations
+
+import itertools
+import string
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchsite.errors import BenchError
+
+SUPPORTED_TOOLS = ("ab",)
+RECIPE_FILE = "recipe.toml"
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a correct response from a subject looks like, checked before any load."""
+
+    status: int
+    body: bytes | None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A server under test: how to start it and what it must answer."""
+
+    name: str
+    label: str
+    argv_template: tuple[str, ...]
+    path: str
+    expect: Expectation
+    source_files: tuple[str, ...] = ()
+
+    def argv(self, values: dict[str, str]) -> list[str]:
+        """The command line with {placeholders} filled in, one token at a time."""
+        return [fill_placeholders(token, values, self.name) for token in self.argv_template]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One load setting: tool, concurrency, keep-alive."""
+
+    tool: str
+    concurrency: int
+    keepalive: bool
+    variable_length: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"c{self.concurrency}" + ("-k" if self.keepalive else "")
+
+    @property
+    def label(self) -> str:
+        return f"-c {self.concurrency}" + (" -k" if self.keepalive else "")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How much load: requests per run, repetitions, warm-up requests."""
+
+    name: str
+    requests: int
+    repetitions: int
+    warmup_requests: int
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Machine-level knobs from conf/<recipe>.toml [settings]."""
+
+    server_cpu: int | None = 0
+    tool_cpu: int | None = 1
+    port: int = 0
+    socket_timeout_s: int = 30
+    cell_timeout_s: float = 300.0
+    start_timeout_s: float = 20.0
+    ab_path: str = "ab"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Everything needed to run one benchmark page's measurements."""
+
+    name: str
+    title: str
+    directory: Path
+    conf_path: Path
+    subjects: tuple[Subject, ...]
+    cells: tuple[Cell, ...]
+    packages: tuple[str, ...]
+    profiles: dict[str, Profile]
+    settings: Settings
+
+    def profile(self, name: str) -> Profile:
+        try:
+            return self.profiles[name]
+        except KeyError:
+            known = ", ".join(sorted(self.profiles))
+            raise BenchError(
+                f"recipe {self.name!r} has no profile {name!r}: I know about {known} (see {self.conf_path})"
+            ) from None
+
+
+def fill_placeholders(token: str, values: dict[str, str], owner: str) -> str:
+    """Fill {name} fields of one argv token; an unknown name is an error listing the known ones."""
+    for _, field, _, _ in string.Formatter().parse(token):
+        if field is not None and field not in values:
+            known = ", ".join("{" + key + "}" for key in sorted(values))
+            raise BenchError(f"unknown placeholder {{{field}}} in the command of {owner!r}: I know about {known}")
+    return token.format_map(values)
+
+
+def available_recipes(recipes_dir: Path) -> list[str]:
+    """Names of the recipes under recipes_dir (folders holding a recipe.toml)."""
+    if not recipes_dir.is_dir():
+        return []
+    return sorted(path.parent.name for path in recipes_dir.glob(f"*/{RECIPE_FILE}"))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise BenchError(f"{path}: not valid TOML ({error}): fix the file") from None
+
+
+def _get(table: dict[str, Any], key: str, kind: type, path: Path, default: Any = ...) -> Any:
+    if key not in table:
+        if default is ...:
+            raise BenchError(f"{path}: missing key {key!r}: add it")
+        return default
+    value = table[key]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise BenchError(f"{path}: {key!r} must be a {kind.__name__}, not {value!r}")
+    return value
+
+
+def _subject(table: dict[str, Any], path: Path) -> Subject:
+    expect = _get(table, "expect", dict, path)
+    body = _get(expect, "body", str, path, None)
+    headers = _get(expect, "headers", dict, path, {})
+    return Subject(
+        name=_get(table, "name", str, path),
+        label=_get(table, "label", str, path),
+        argv_template=tuple(_get(table, "argv", list, path)),
+        path=_get(table, "path", str, path, "/"),
+        expect=Expectation(
+            status=_get(expect, "status", int, path, 200),
+            body=None if body is None else body.encode(),
+            headers=tuple(sorted(headers.items())),
+        ),
+        source_files=tuple(_get(table, "source_files", list, path, [])),
+    )
+
+
+def _cells(matrix: dict[str, Any], path: Path) -> tuple[Cell, ...]:
+    tool = _get(matrix, "tool", str, path, "ab")
+    if tool not in SUPPORTED_TOOLS:
+        raise BenchError(f"{path}: tool {tool!r} is not supported: use one of {', '.join(SUPPORTED_TOOLS)}")
+    concurrencies = _get(matrix, "concurrency", list, path)
+    keepalives = _get(matrix, "keepalive", list, path, [False])
+    variable_length = _get(matrix, "variable_length", bool, path, False)
+    return tuple(
+        Cell(tool=tool, concurrency=int(c), keepalive=bool(k), variable_length=variable_length)
+        for c, k in itertools.product(concurrencies, keepalives)
+    )
+
+
+def _profiles(conf: dict[str, Any], path: Path) -> dict[str, Profile]:
+    profiles = {}
+    for name, table in _get(conf, "profiles", dict, path).items():
+        profiles[name] = Profile(
+            name=name,
+            requests=_get(table, "requests", int, path),
+            repetitions=_get(table, "repetitions", int, path),
+            warmup_requests=_get(table, "warmup_requests", int, path, 0),
+        )
+    return profiles
+
+
+def _settings(conf: dict[str, Any], path: Path) -> Settings:
+    table = _get(conf, "settings", dict, path, {})
+    defaults = Settings()
+    known = set(Settings.__dataclass_fields__)
+    unknown = set(table) - known
+    if unknown:
+        raise BenchError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}: I know about {', '.join(sorted(known))}")
+    return Settings(**{**defaults.__dict__, **table})
+
+
+def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
+    """Read recipes/<name>/recipe.toml and conf/<name>.toml into a Recipe."""
+    directory = recipes_dir / name
+    recipe_path = directory / RECIPE_FILE
+    if not recipe_path.is_file():
+        known = ", ".join(available_recipes(recipes_dir)) or "none"
+        raise BenchError(f"unknown recipe {name!r}: I know about {known} (see `invoke recipes`)")
+    conf_path = conf_dir / f"{name}.toml"
+    if not conf_path.is_file():
+        raise BenchError(f"recipe {name!r} has no conf file {conf_path}: create it with a [profiles.quick] table")
+    data = _read_toml(recipe_path)
+    conf = _read_toml(conf_path)
+    subjects = tuple(_subject(table, recipe_path) for table in _get(data, "subjects", list, recipe_path))
+    if not subjects:
+        raise BenchError(f"{recipe_path}: no [[subjects]]: declare at least one")
+    return Recipe(
+        name=name,
+        title=_get(data, "title", str, recipe_path),
+        directory=directory,
+        conf_path=conf_path,
+        subjects=subjects,
+        cells=_cells(_get(data, "matrix", dict, recipe_path), recipe_path),
+        packages=tuple(_get(data, "packages", list, recipe_path, [])),
+        profiles=_profiles(conf, conf_path),
+        settings=_settings(conf, conf_path),
+    )

@@ -1,0 +1,299 @@
+"""Run a recipe: start every subject, verify it, warm up, measure each cell R times, stop.
+
+The result is one new run directory under data/<recipe>/, or nothing at all.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from benchsite import ab
+from benchsite.environment import collect_environment, utc_now
+from benchsite.errors import BenchError
+from benchsite.processes import (
+    LOOPBACK,
+    HttpReply,
+    ServerProcess,
+    free_port,
+    http_get,
+    run_tool,
+    running_server,
+    wait_until_ready,
+)
+from benchsite.recipe import Cell, Profile, Recipe, Settings, Subject
+from benchsite.store import FORMAT_VERSION, RUN_FILE, Repetition, repetition_to_dict, staged_run_directory, write_json
+
+
+class Reporter(Protocol):
+    """Where the runner says what it is doing (a progress display, or nothing)."""
+
+    def begin(self, total_steps: int) -> None: ...
+
+    def status(self, message: str) -> None: ...
+
+    def step(self, message: str) -> None: ...
+
+
+class SilentReporter:
+    """A reporter that shows nothing."""
+
+    def begin(self, total_steps: int) -> None:
+        pass
+
+    def status(self, message: str) -> None:
+        pass
+
+    def step(self, message: str) -> None:
+        pass
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C so the same clean-up runs."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def effective_settings(settings: Settings) -> Settings:
+    """Drop CPU pinning where the machine has fewer than two CPUs to pin to."""
+    cpus = os.sched_getaffinity(0)
+    wanted = {settings.server_cpu, settings.tool_cpu} - {None}
+    if len(cpus) < 2 or not wanted <= cpus:
+        return replace(settings, server_cpu=None, tool_cpu=None)
+    return settings
+
+
+def verify_reply(subject: Subject, reply: HttpReply) -> None:
+    """Check status, exact body and headers before any load; a mismatch stops the run."""
+    expect = subject.expect
+    problems = []
+    if reply.status != expect.status:
+        problems.append(f"status {reply.status} (expected {expect.status})")
+    if expect.body is not None and reply.body != expect.body:
+        problems.append(f"body {reply.body[:60]!r} (expected {expect.body!r})")
+    for name, value in expect.headers:
+        if reply.header(name) != value:
+            problems.append(f"header {name}: {reply.header(name)!r} (expected {value!r})")
+    if problems:
+        raise BenchError(
+            f"subject {subject.name!r} answered GET {subject.path} with {'; '.join(problems)}: "
+            f"fix the subject before measuring it"
+        )
+
+
+def _reply_record(reply: HttpReply) -> dict[str, Any]:
+    return {
+        "status": reply.status,
+        "headers": [list(pair) for pair in reply.headers],
+        "body": reply.body[:500].decode(errors="replace"),
+        "body_bytes": len(reply.body),
+    }
+
+
+def _cell_argv(server: ServerProcess, subject: Subject, cell: Cell, requests: int, settings: Settings) -> list[str]:
+    return ab.build_argv(
+        url=f"http://{LOOPBACK}:{server.port}{subject.path}",
+        requests=requests,
+        concurrency=cell.concurrency,
+        keepalive=cell.keepalive,
+        socket_timeout_s=settings.socket_timeout_s,
+        variable_length=cell.variable_length,
+        ab_path=settings.ab_path,
+    )
+
+
+def _tool_failure(exit_code: int, timed_out: bool, stderr: str, timeout_s: float) -> str:
+    if timed_out:
+        return f"ab did not finish within {timeout_s:g} s and was stopped"
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    last = lines[-1] if lines else "no message"
+    return f"ab exited with code {exit_code}: {last}"
+
+
+def measure(
+    server: ServerProcess, subject: Subject, cell: Cell, requests: int, settings: Settings,
+    run_dir: Path, index: int,
+) -> Repetition:
+    """One repetition: the server's CPU time around one bounded ab run, output kept verbatim."""
+    raw_output = f"raw/{subject.name}/{cell.name}/rep-{index}.txt"
+    (run_dir / raw_output).parent.mkdir(parents=True, exist_ok=True)
+    argv = _cell_argv(server, subject, cell, requests, settings)
+    code = server.exit_code()
+    if code is not None:
+        (run_dir / raw_output).write_text("")
+        return Repetition(index, tuple(argv), -1, False, raw_output, 0.0, 0.0, 0.0, None,
+                          f"the server had exited with code {code} before this repetition")
+    cpu_before = server.tree_cpu_s()
+    run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
+    server_cpu_s = server.tree_cpu_s() - cpu_before
+    (run_dir / raw_output).write_text(run.stdout)
+    result, error = None, None
+    if run.exit_code != 0 or run.timed_out:
+        (run_dir / raw_output).with_suffix(".stderr.txt").write_text(run.stderr)
+        error = _tool_failure(run.exit_code, run.timed_out, run.stderr, settings.cell_timeout_s)
+    else:
+        try:
+            result = ab.parse_ab_output(run.stdout)
+        except ab.AbParseError as parse_error:
+            raise BenchError(
+                f"{' '.join(argv)} printed output this harness cannot read ({parse_error}); "
+                f"check that `{settings.ab_path}` is ApacheBench (ab -V)"
+            ) from None
+    return Repetition(
+        index=index,
+        argv=tuple(argv),
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        raw_output=raw_output,
+        wall_s=round(run.wall_s, 6),
+        tool_cpu_s=round(run.cpu_s, 6),
+        server_cpu_s=round(server_cpu_s, 6),
+        result=result,
+        error=error,
+    )
+
+
+def new_run_id(profile: Profile) -> str:
+    """A run id that sorts by time: 20261122T013000Z-full."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{profile.name}"
+
+
+def _start_subjects(
+    recipe: Recipe, settings: Settings, stack: ExitStack, run_dir: Path, reporter: Reporter
+) -> dict[str, tuple[ServerProcess, HttpReply]]:
+    started = {}
+    for offset, subject in enumerate(recipe.subjects):
+        port = settings.port + offset if settings.port else free_port()
+        values = {"python": sys.executable, "port": str(port), "host": LOOPBACK,
+                  "recipe_dir": str(recipe.directory.resolve())}
+        argv = subject.argv(values)
+        reporter.status(f"starting {subject.label} on port {port}")
+        server = stack.enter_context(
+            running_server(subject.name, argv, port, settings.server_cpu,
+                           run_dir / "logs" / f"{subject.name}.log", cwd=recipe.directory)
+        )
+        wait_until_ready(server, subject.path, settings.start_timeout_s)
+        reply = http_get(port, subject.path)  # a fresh request, checked before any load
+        verify_reply(subject, reply)
+        started[subject.name] = (server, reply)
+    return started
+
+
+def run_recipe(
+    recipe: Recipe, profile_name: str, data_dir: Path, repo_dir: Path, reporter: Reporter | None = None
+) -> Path:
+    """Measure every subject and cell of a recipe; return the new run directory."""
+    reporter = reporter or SilentReporter()
+    profile = recipe.profile(profile_name)
+    settings = effective_settings(recipe.settings)
+    if shutil.which(settings.ab_path) is None:
+        raise BenchError(
+            f"no {settings.ab_path} on this system: run `invoke setup` (needs root) "
+            f"or apt-get install apache2-utils"
+        )
+    run_id = new_run_id(profile)
+    started_at = utc_now()
+    environment = collect_environment(repo_dir, list(recipe.packages), {"ab": [settings.ab_path, "-V"]})
+    reporter.begin(len(recipe.subjects) * len(recipe.cells) * profile.repetitions)
+    with sigterm_as_interrupt(), staged_run_directory(data_dir / recipe.name, run_id) as run_dir:
+        with ExitStack() as stack:
+            started = _start_subjects(recipe, settings, stack, run_dir, reporter)
+            warmups = _warm_up(recipe, started, profile, settings, reporter)
+            measured = _measure_all(recipe, started, profile, settings, run_dir, reporter)
+        document = {
+            "format_version": FORMAT_VERSION,
+            "recipe": recipe.name,
+            "title": recipe.title,
+            "run_id": run_id,
+            "profile": asdict(profile),
+            "started_at": started_at,
+            "finished_at": utc_now(),
+            "settings": asdict(settings),
+            "environment": environment,
+            "warmups": warmups,
+            "subjects": [
+                _subject_document(subject, started[subject.name], recipe.cells, profile, measured)
+                for subject in recipe.subjects
+            ],
+        }
+        write_json(run_dir / RUN_FILE, document)
+    return data_dir / recipe.name / run_id
+
+
+def _warm_up(
+    recipe: Recipe, started: dict[str, tuple[ServerProcess, HttpReply]], profile: Profile,
+    settings: Settings, reporter: Reporter,
+) -> list[dict[str, Any]]:
+    """One discarded run of every cell per subject; only its argv and exit code are kept."""
+    records: list[dict[str, Any]] = []
+    if profile.warmup_requests <= 0:
+        return records
+    for subject in recipe.subjects:
+        server, _ = started[subject.name]
+        for cell in recipe.cells:
+            reporter.status(f"warming up {subject.label}, {cell.label}")
+            argv = _cell_argv(server, subject, cell, profile.warmup_requests, settings)
+            run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
+            records.append({"subject": subject.name, "cell": cell.name, "argv": argv, "exit_code": run.exit_code})
+    return records
+
+
+def _measure_all(
+    recipe: Recipe, started: dict[str, tuple[ServerProcess, HttpReply]], profile: Profile,
+    settings: Settings, run_dir: Path, reporter: Reporter,
+) -> dict[tuple[str, str], list[Repetition]]:
+    """Repetitions outermost, so every subject and cell is measured across the whole run's drift."""
+    measured: dict[tuple[str, str], list[Repetition]] = {}
+    for index in range(1, profile.repetitions + 1):
+        for subject in recipe.subjects:
+            server, _ = started[subject.name]
+            for cell in recipe.cells:
+                rep = measure(server, subject, cell, profile.requests, settings, run_dir, index)
+                measured.setdefault((subject.name, cell.name), []).append(rep)
+                outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"
+                reporter.step(
+                    f"{subject.label} {cell.label} rep {index}/{profile.repetitions}: {outcome}"
+                )
+    return measured
+
+
+def _subject_document(
+    subject: Subject, started: tuple[ServerProcess, HttpReply], cells: tuple[Cell, ...],
+    profile: Profile, measured: dict[tuple[str, str], list[Repetition]],
+) -> dict[str, Any]:
+    server, reply = started
+    return {
+        "name": subject.name,
+        "label": subject.label,
+        "argv": server.argv,
+        "server_software": reply.header("Server"),
+        "verification": _reply_record(reply),
+        "cells": [
+            {
+                "name": cell.name,
+                "label": cell.label,
+                "tool": cell.tool,
+                "concurrency": cell.concurrency,
+                "keepalive": cell.keepalive,
+                "requests": profile.requests,
+                "repetitions": [repetition_to_dict(rep) for rep in measured[(subject.name, cell.name)]],
+            }
+            for cell in cells
+        ],
+    }

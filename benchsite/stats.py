@@ -1,0 +1,75 @@
+"""Statistics over the repetitions of one cell."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from benchsite.store import CellRecord
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """What a results table shows for one subject and cell."""
+
+    repetitions_ok: int
+    repetitions_failed: int
+    rps_median: float | None
+    rps_min: float | None
+    rps_max: float | None
+    rps_cv_percent: float | None  # None with fewer than two good repetitions
+    time_per_request_ms_median: float | None
+    latency_ms_p50_median: float | None
+    latency_ms_p99_median: float | None
+    server_cpu_us_per_request_median: float | None
+    tool_cpu_us_per_request_median: float | None
+    failed_requests: int
+    non_2xx_responses: int
+    keepalive_honoured: bool | None
+    failure_reasons: tuple[str, ...]
+
+    @property
+    def flagged(self) -> bool:
+        """A cell a reader must not take at face value: failed runs, failed or non-2xx requests."""
+        return bool(self.repetitions_failed or self.failed_requests or self.non_2xx_responses)
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def coefficient_of_variation_percent(values: list[float]) -> float | None:
+    """Sample standard deviation over mean, in percent (None below two values)."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    return 100.0 * statistics.stdev(values) / mean if mean else None
+
+
+def summarize(cell: CellRecord) -> CellSummary:
+    """Median, spread and flags of a cell's repetitions; failed ones are counted, not averaged."""
+    good = [rep for rep in cell.repetitions if rep.ok and rep.result is not None]
+    results = [rep.result for rep in good if rep.result is not None]
+    rps = [result.requests_per_s for result in results]
+    honoured = [result.keepalive_honoured for result in results]
+    return CellSummary(
+        repetitions_ok=len(good),
+        repetitions_failed=len(cell.repetitions) - len(good),
+        rps_median=_median(rps),
+        rps_min=min(rps) if rps else None,
+        rps_max=max(rps) if rps else None,
+        rps_cv_percent=coefficient_of_variation_percent(rps),
+        time_per_request_ms_median=_median([r.time_per_request_ms for r in results]),
+        latency_ms_p50_median=_median([r.percentile_ms(50) for r in results]),
+        latency_ms_p99_median=_median([r.percentile_ms(99) for r in results]),
+        server_cpu_us_per_request_median=_median(
+            [v for rep in good if (v := rep.server_cpu_us_per_request) is not None]
+        ),
+        tool_cpu_us_per_request_median=_median(
+            [v for rep in good if (v := rep.tool_cpu_us_per_request) is not None]
+        ),
+        failed_requests=sum(r.failed_requests for r in results),
+        non_2xx_responses=sum(r.non_2xx_responses for r in results),
+        keepalive_honoured=None if not cell.keepalive or not honoured else all(honoured),
+        failure_reasons=tuple(dict.fromkeys(rep.error for rep in cell.repetitions if rep.error)),
+    )
