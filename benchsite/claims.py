@@ -1,0 +1,152 @@
+"""The original pages' conclusions as data, and the verdict today's run gives on each.
+
+A claim is a rule over figures: a ratio of median requests/s between two
+(subject, cell) pairs within bounds, or whether keep-alive was honoured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from benchsite.errors import BenchError
+from benchsite.published import Published
+from benchsite.stats import summarize
+from benchsite.store import RunRecord
+
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+COULD_NOT_RUN = "could not run"
+
+
+class Figures(Protocol):
+    """Where a claim reads its numbers: today's run or the published page."""
+
+    def rps(self, subject: str, cell: str) -> float | None: ...
+
+    def keepalive_honoured(self, subject: str, cell: str) -> bool | None: ...
+
+
+class RunFigures:
+    """Today's medians; a cell with any failure gives no figure."""
+
+    def __init__(self, run: RunRecord) -> None:
+        self.run = run
+
+    def _summary(self, subject: str, cell: str):  # noqa: ANN202 - CellSummary | None
+        record = self.run.subject(subject)
+        cell_record = record.cell(cell) if record else None
+        if cell_record is None:
+            return None
+        summary = summarize(cell_record)
+        return None if summary.flagged else summary
+
+    def rps(self, subject: str, cell: str) -> float | None:
+        summary = self._summary(subject, cell)
+        return summary.rps_median if summary else None
+
+    def keepalive_honoured(self, subject: str, cell: str) -> bool | None:
+        summary = self._summary(subject, cell)
+        return summary.keepalive_honoured if summary else None
+
+
+class PublishedFigures:
+    """The original page's single runs."""
+
+    def __init__(self, published: Published) -> None:
+        self.published = published
+
+    def rps(self, subject: str, cell: str) -> float | None:
+        figure = self.published.figure(subject, cell)
+        return figure.result.requests_per_s if figure else None
+
+    def keepalive_honoured(self, subject: str, cell: str) -> bool | None:
+        figure = self.published.figure(subject, cell)
+        return figure.result.keepalive_honoured if figure else None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One conclusion of the original page, with the rule that decides it."""
+
+    id: str
+    text: str
+    kind: str  # "ratio" or "keepalive"
+    numerator: tuple[str, str] | None = None
+    denominator: tuple[str, str] | None = None
+    at_least: float | None = None
+    at_most: float | None = None
+    subject: str | None = None
+    cell: str | None = None
+    honoured: bool | None = None
+
+    @property
+    def rule(self) -> str:
+        if self.kind == "keepalive":
+            return f"{self.subject} {self.cell}: keep-alive {'honoured' if self.honoured else 'not honoured'}"
+        assert self.numerator and self.denominator
+        ratio = f"req/s {'/'.join(self.numerator)} ÷ {'/'.join(self.denominator)}"
+        bounds = []
+        if self.at_least is not None:
+            bounds.append(f"≥ {self.at_least:g}")
+        if self.at_most is not None:
+            bounds.append(f"≤ {self.at_most:g}")
+        return f"{ratio} {' and '.join(bounds)}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's outcome on today's data, with the published value beside it."""
+
+    claim: Claim
+    status: str
+    today: str
+    published: str
+
+
+def parse_claim(data: dict[str, Any], source: str) -> Claim:
+    """Build a Claim from its TOML table; a malformed one is an error naming the file."""
+    try:
+        kind = data["kind"]
+        common = {"id": data["id"], "text": data["text"], "kind": kind}
+        if kind == "ratio":
+            if "at_least" not in data and "at_most" not in data:
+                raise BenchError(f"{source}: claim {data['id']!r} needs at_least or at_most")
+            return Claim(**common, numerator=tuple(data["numerator"]), denominator=tuple(data["denominator"]),
+                         at_least=data.get("at_least"), at_most=data.get("at_most"))
+        if kind == "keepalive":
+            return Claim(**common, subject=data["subject"], cell=data["cell"], honoured=bool(data["honoured"]))
+    except KeyError as error:
+        raise BenchError(f"{source}: a claim lacks {error.args[0]!r}: add it") from None
+    raise BenchError(f"{source}: claim kind {kind!r} is unknown: use 'ratio' or 'keepalive'")
+
+
+def _ratio(claim: Claim, figures: Figures) -> float | None:
+    assert claim.numerator and claim.denominator
+    top, bottom = figures.rps(*claim.numerator), figures.rps(*claim.denominator)
+    if top is None or bottom is None or bottom == 0:
+        return None
+    return top / bottom
+
+
+def _holds(claim: Claim, figures: Figures) -> tuple[bool | None, str]:
+    """Whether the rule holds on these figures (None: no figure), and the deciding value."""
+    if claim.kind == "keepalive":
+        assert claim.subject and claim.cell
+        honoured = figures.keepalive_honoured(claim.subject, claim.cell)
+        if honoured is None:
+            return None, "—"
+        return honoured == claim.honoured, "honoured" if honoured else "not honoured"
+    ratio = _ratio(claim, figures)
+    if ratio is None:
+        return None, "—"
+    holds = (claim.at_least is None or ratio >= claim.at_least) and (claim.at_most is None or ratio <= claim.at_most)
+    return holds, f"{ratio:.2f}"
+
+
+def evaluate(claim: Claim, today: Figures, published: Figures) -> Verdict:
+    """Decide a claim on today's figures; show the published value beside it."""
+    holds, today_value = _holds(claim, today)
+    _, published_value = _holds(claim, published)
+    status = COULD_NOT_RUN if holds is None else REPRODUCED if holds else NOT_REPRODUCED
+    return Verdict(claim=claim, status=status, today=today_value, published=published_value)

@@ -1,0 +1,143 @@
+"""Tasks: run benchmark recipes, build and preview the site, test, set up the machine.
+
+`invoke --list` shows them; `invoke --help TASK` explains every argument.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from invoke import Collection, Context, Exit, task
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+from benchsite.errors import BenchError  # noqa: E402
+
+APT_PACKAGES_FILE = ROOT / "conf" / "apt-packages.txt"
+
+
+def _path(c: Context, key: str) -> Path:
+    """A directory from the `bench` config section, relative to the repository root."""
+    return ROOT / c.config.bench[key]
+
+
+def _apt_packages() -> list[str]:
+    return APT_PACKAGES_FILE.read_text().split()
+
+
+@task(
+    help={
+        "name": "the recipe to run (see `invoke recipes`), or 'all' for every recipe",
+        "profile": "'quick' (a smoke run, used by the tests) or 'full' (what the site publishes)",
+        "data_dir": "where the new run directory goes (default: data/)",
+    }
+)
+def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "") -> None:
+    """Run a benchmark recipe against real servers and store a new run under data/."""
+    from benchsite.progress import RichReporter
+    from benchsite.recipe import available_recipes, load_recipe
+    from benchsite.runner import run_recipe
+
+    recipes_dir, conf_dir = _path(c, "recipes_dir"), _path(c, "conf_dir")
+    target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
+    names = available_recipes(recipes_dir) if name == "all" else [name]
+    try:
+        for recipe_name in names:
+            loaded = load_recipe(recipe_name, recipes_dir, conf_dir)
+            print(f"{loaded.name}: {loaded.title} (profile {profile})", file=sys.stderr)
+            with RichReporter() as reporter:
+                run_dir = run_recipe(loaded, profile, target, ROOT, reporter)
+            shown = run_dir.relative_to(ROOT) if run_dir.is_relative_to(ROOT) else run_dir
+            print(f"wrote {shown}; build the site with `invoke docs`", file=sys.stderr)
+    except BenchError as error:
+        raise Exit(f"error: {error}", code=1) from None
+    except KeyboardInterrupt:
+        raise Exit("interrupted: servers stopped, no run directory kept", code=130) from None
+
+
+@task
+def recipes(c: Context) -> None:
+    """List the recipes with their latest stored run."""
+    from benchsite.recipe import available_recipes, load_recipe
+    from benchsite.store import list_runs
+
+    for name in available_recipes(_path(c, "recipes_dir")):
+        try:
+            title = load_recipe(name, _path(c, "recipes_dir"), _path(c, "conf_dir")).title
+        except BenchError as error:
+            title = f"BROKEN: {error}"
+        runs = list_runs(_path(c, "data_dir") / name)
+        latest = f"{len(runs)} run(s), latest {runs[-1].name}" if runs else "no run yet"
+        print(f"{name:24} {latest:45} {title}")
+
+
+@task(
+    help={
+        "data_dir": "read runs from this directory instead of data/",
+        "output": "where the HTML goes (default: docs/_build/html)",
+    }
+)
+def docs(c: Context, data_dir: str = "", output: str = "") -> None:
+    """Build the site from the committed data (no benchmark runs), warnings fatal."""
+    from sphinx.cmd.build import build_main
+
+    argv = ["-W", "-n", "--keep-going", "-b", "html", str(_path(c, "docs_dir")),
+            str(Path(output).resolve() if output else _path(c, "build_dir"))]
+    if data_dir:
+        argv += ["-D", f"bench_data_dir={Path(data_dir).resolve()}"]
+    if build_main(argv) != 0:
+        raise Exit("error: the docs build failed: fix the warnings above", code=1)
+
+
+@task(help={"port": "port on 127.0.0.1 to serve the built site on"})
+def serve(c: Context, port: int = 8000) -> None:
+    """Preview the built site on http://127.0.0.1:PORT/ (build it first with `invoke docs`)."""
+    directory = _path(c, "build_dir")
+    if not (directory / "index.html").is_file():
+        raise Exit(f"error: no built site in {directory}: run `invoke docs` first", code=1)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        print(f"serving {directory} on http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+@task(help={"args": "extra pytest arguments, e.g. '-k parser -x'"})
+def test(c: Context, args: str = "") -> None:
+    """Run the test suite (real servers, real ab, real docs builds)."""
+    result = subprocess.run([sys.executable, "-m", "pytest", *args.split()], cwd=ROOT)
+    if result.returncode != 0:
+        raise Exit(code=result.returncode)
+
+
+@task
+def setup(c: Context) -> None:
+    """Install the system packages the recipes need (ab, wrk...): as root, or print the command."""
+    packages = _apt_packages()
+    if os.geteuid() != 0:
+        print("run as root:\n  apt-get update && apt-get install -y " + " ".join(packages))
+        return
+    subprocess.run(["apt-get", "update", "-q"], check=True)
+    subprocess.run(["apt-get", "install", "-y", "-q", *packages], check=True)
+
+
+ns = Collection(recipe, recipes, docs, serve, test, setup)
+ns.configure(
+    {
+        "bench": {
+            "recipes_dir": "recipes",
+            "conf_dir": "conf",
+            "data_dir": "data",
+            "docs_dir": "docs",
+            "build_dir": "docs/_build/html",
+        }
+    }
+)
