@@ -1,0 +1,88 @@
+"""Charts as SVG (matplotlib, Agg backend), named by a hash of everything that shapes them."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from dataclasses import asdict, dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+CHART_STYLE_VERSION = 1  # bump when the drawing code changes, so cached files are redrawn
+
+
+@dataclass(frozen=True)
+class Series:
+    """One subject's bars: a median per category, with min and max whiskers."""
+
+    label: str
+    medians: tuple[float | None, ...]
+    lows: tuple[float | None, ...]
+    highs: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
+class BarChart:
+    """Grouped bars: one group per category (cell), one bar per series (subject)."""
+
+    title: str
+    y_label: str
+    categories: tuple[str, ...]
+    series: tuple[Series, ...]
+
+    def digest(self) -> str:
+        """A name for the file: changes whenever the data, options or drawing code change."""
+        payload = json.dumps(
+            {"chart": asdict(self), "style": CHART_STYLE_VERSION, "matplotlib": matplotlib.__version__},
+            sort_keys=True,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def alt_text(self, unit: str) -> str:
+        """What the chart shows, in words, value by value."""
+        parts = []
+        for series in self.series:
+            values = ", ".join(
+                f"{category}: {'failed' if median is None else f'{median:,.0f} {unit}'}"
+                for category, median in zip(self.categories, series.medians, strict=True)
+            )
+            parts.append(f"{series.label} ({values})")
+        return f"Bar chart of {self.y_label} for each load setting. " + "; ".join(parts) + "."
+
+
+def render_svg(chart: BarChart) -> bytes:
+    """Draw the chart; deterministic output for the same input."""
+    plt.rcdefaults()
+    plt.rcParams.update({"svg.hashsalt": "benchsite", "font.size": 10})
+    figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
+    try:
+        count = len(chart.series)
+        width = 0.8 / max(count, 1)
+        for index, series in enumerate(chart.series):
+            xs = [position + (index - (count - 1) / 2) * width for position in range(len(chart.categories))]
+            heights = [0.0 if median is None else median for median in series.medians]
+            errors = [
+                [0.0 if m is None or lo is None else m - lo for m, lo in zip(series.medians, series.lows, strict=True)],
+                [0.0 if m is None or hi is None else hi - m for m, hi in zip(series.medians, series.highs, strict=True)],
+            ]
+            bars = axes.bar(xs, heights, width, yerr=errors, capsize=3, label=series.label)
+            for x, median in zip(xs, series.medians, strict=True):
+                if median is None:
+                    axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
+            axes.bar_label(bars, labels=[f"{m:,.0f}" if m is not None else "" for m in series.medians],
+                           fontsize=7, padding=2)
+        axes.set_xticks(range(len(chart.categories)), chart.categories)
+        axes.set_ylabel(chart.y_label)
+        axes.set_title(chart.title)
+        axes.legend(loc="upper left", fontsize=8)
+        axes.margins(y=0.15)
+        axes.grid(axis="y", alpha=0.3)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+        return buffer.getvalue()
+    finally:
+        plt.close(figure)

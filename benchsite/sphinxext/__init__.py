@@ -1,0 +1,49 @@
+"""The Sphinx extension: directives that read data/ and render tables, charts and verdicts.
+
+Enable it with ``extensions = ["benchsite.sphinxext"]``; ``bench_data_dir``
+(relative to conf.py) says where the runs are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.application import Sphinx
+
+from benchsite import __version__
+from benchsite.sphinxext.comparison import BenchClaims, BenchCompare, BenchPublished
+from benchsite.sphinxext.directives import (
+    BenchChart,
+    BenchCommands,
+    BenchEnvironment,
+    BenchRaw,
+    BenchResults,
+)
+from benchsite.sphinxext.nodes import bench_chart, skip_chart, visit_chart_html, visit_chart_text
+
+DIRECTIVES = {
+    "bench-results": BenchResults,
+    "bench-chart": BenchChart,
+    "bench-raw": BenchRaw,
+    "bench-environment": BenchEnvironment,
+    "bench-commands": BenchCommands,
+    "bench-published": BenchPublished,
+    "bench-compare": BenchCompare,
+    "bench-claims": BenchClaims,
+}
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("bench_data_dir", "../data", "env", types=[str])
+    skip = (skip_chart, None)
+    app.add_node(
+        bench_chart,
+        html=(visit_chart_html, None),
+        text=(visit_chart_text, None),
+        latex=skip,
+        man=skip,
+        texinfo=skip,
+    )
+    for name, directive in DIRECTIVES.items():
+        app.add_directive(name, directive)
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

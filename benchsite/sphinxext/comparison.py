@@ -1,0 +1,128 @@
+"""Directives that set today's run beside the originally published figures."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+
+from benchsite.claims import PublishedFigures, RunFigures, evaluate, parse_claim
+from benchsite.errors import BenchError
+from benchsite.published import PUBLISHED_FILE, Published, load_published
+from benchsite.sphinxext.directives import BenchDirective
+from benchsite.sphinxext.tables import fmt_ms, fmt_ratio, fmt_rps, table
+from benchsite.store import RunRecord
+
+
+class PublishedDirective(BenchDirective):
+    """A directive that reads data/<recipe>/published.toml (and its raw reports)."""
+
+    def load_published(self) -> Published:
+        path = self.data_dir() / self.recipe / PUBLISHED_FILE
+        self.note(path)
+        published = load_published(path)
+        for file in published.files:
+            self.note(file)
+        return published
+
+
+class BenchPublished(PublishedDirective):
+    """The original page's figures, parsed from its ab reports, with the source and machine."""
+
+    def render(self) -> list[nodes.Node]:
+        published = self.load_published()
+        source = nodes.paragraph(text=f"Source: {published.source}.")
+        machine = table(("Original setting", ""), [[k, v] for k, v in published.machine.items()])
+        rows = [
+            [
+                r.test, r.subject, r.cell, nodes.literal(text=r.command), fmt_rps(r.result.requests_per_s),
+                fmt_ms(r.result.time_per_request_ms), f"{r.result.transfer_rate_kbytes_s:,.2f}",
+                f"{r.result.percentile_ms(50):g} / {r.result.percentile_ms(99):g}",
+                "—" if r.result.keepalive_requests is None else str(r.result.keepalive_requests),
+            ]
+            for r in published.results
+        ]
+        results = table(
+            ("Test", "Subject", "Cell", "Command", "req/s", "Time/req (ms)", "Transfer (KB/s)",
+             "p50 / p99 (ms)", "Keep-Alive requests"),
+            rows,
+        )
+        notes = [nodes.paragraph(text=published.notes)] if published.notes else []
+        return [source, machine, results, *notes]
+
+
+class BenchCompare(PublishedDirective):
+    """Ratios of req/s, published vs today, varying one dimension: subject, keep-alive or concurrency."""
+
+    option_spec: ClassVar[dict] = {
+        **BenchDirective.option_spec,
+        "vary": lambda value: directives.choice(value, ("subject", "keepalive", "concurrency")),
+        "base": directives.unchanged,
+    }
+
+    def render(self) -> list[nodes.Node]:
+        run, published = self.load_run(), self.load_published()
+        vary = self.options.get("vary", "subject")
+        pairs = self._pairs(run, vary)
+        today, before = RunFigures(run), PublishedFigures(published)
+        rows = []
+        for label, top, bottom in pairs:
+            then = _ratio(before.rps(*top), before.rps(*bottom))
+            now = _ratio(today.rps(*top), today.rps(*bottom))
+            change = "—" if then is None or now is None else f"{now / then:.2f}×"
+            rows.append([label, fmt_ratio(then), fmt_ratio(now), change])
+        return [table(("Ratio of req/s", "Published", "Today", "Today ÷ published"), rows)]
+
+    def _pairs(self, run: RunRecord, vary: str) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
+        cells = run.subjects[0].cells
+        labels = {subject.name: subject.label for subject in run.subjects}
+        pairs = []
+        if vary == "subject":
+            base = self.options.get("base", run.subjects[0].name)
+            if base not in labels:
+                raise BenchError(f"bench-compare: :base: {base!r} is not a subject of {run.run_file}: "
+                                 f"I know about {', '.join(labels)}")
+            for subject in run.subjects:
+                if subject.name != base:
+                    for cell in cells:
+                        pairs.append((f"{subject.label} ÷ {labels[base]}, {cell.label}",
+                                      (subject.name, cell.name), (base, cell.name)))
+        elif vary == "keepalive":
+            for subject in run.subjects:
+                for cell in cells:
+                    if cell.keepalive and subject.cell(cell.name.removesuffix("-k")):
+                        pairs.append((f"{subject.label}: -k ÷ no -k at -c {cell.concurrency}",
+                                      (subject.name, cell.name), (subject.name, cell.name.removesuffix("-k"))))
+        else:
+            lowest = min(cell.concurrency for cell in cells)
+            for subject in run.subjects:
+                for cell in cells:
+                    base_name = f"c{lowest}" + ("-k" if cell.keepalive else "")
+                    if cell.concurrency != lowest:
+                        pairs.append((f"{subject.label}: {cell.label} ÷ -c {lowest}"
+                                      + (" -k" if cell.keepalive else ""),
+                                      (subject.name, cell.name), (subject.name, base_name)))
+        return pairs
+
+
+def _ratio(top: float | None, bottom: float | None) -> float | None:
+    return None if top is None or bottom is None or bottom == 0 else top / bottom
+
+
+class BenchClaims(PublishedDirective):
+    """Each original conclusion, the rule that tests it, and today's verdict."""
+
+    def render(self) -> list[nodes.Node]:
+        run, published = self.load_run(), self.load_published()
+        today, before = RunFigures(run), PublishedFigures(published)
+        rows = []
+        for data in published.claims:
+            verdict = evaluate(parse_claim(data, str(published.path)), today, before)
+            status = nodes.strong(text=verdict.status.upper())
+            rows.append([verdict.claim.text, nodes.literal(text=verdict.claim.rule),
+                         verdict.published, verdict.today, status])
+        if not rows:
+            raise BenchError(f"{published.path}: no [[claims]]: record the original page's conclusions")
+        return [table(("Original conclusion", "Rule", "Published", "Today", "Verdict"), rows,
+                      classes=["bench-claims"])]

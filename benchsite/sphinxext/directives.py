@@ -1,0 +1,257 @@
+"""Directives that turn a recipe's stored run into tables, charts and raw listings."""
+
+from __future__ import annotations
+
+import shlex
+import statistics
+from pathlib import Path
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util.docutils import SphinxDirective
+
+from benchsite.charts import BarChart, Series
+from benchsite.environment import ENVIRONMENT_KEYS
+from benchsite.errors import BenchError
+from benchsite.sphinxext.nodes import bench_chart
+from benchsite.sphinxext.tables import (
+    fmt_keepalive,
+    fmt_ms,
+    fmt_percent,
+    fmt_rps,
+    fmt_us,
+    literal,
+    table,
+)
+from benchsite.stats import CellSummary, summarize
+from benchsite.store import CellRecord, Repetition, RunRecord, latest_run, list_runs, load_run
+
+
+class BenchDirective(SphinxDirective):
+    """Common ground: the recipe argument, the run option, dependencies, warnings."""
+
+    required_arguments = 1
+    option_spec: ClassVar[dict] = {"run": directives.unchanged}
+
+    @property
+    def recipe(self) -> str:
+        return self.arguments[0]
+
+    def data_dir(self) -> Path:
+        return (Path(self.env.app.confdir) / self.config.bench_data_dir).resolve()
+
+    def note(self, path: Path) -> None:
+        """Rebuild this page when the file (or the folder of runs) changes."""
+        self.env.note_dependency(str(path))
+
+    def load_run(self) -> RunRecord:
+        """The run named by :run:, else the latest run of the recipe."""
+        recipe_dir = self.data_dir() / self.recipe
+        self.note(recipe_dir)
+        wanted = self.options.get("run")
+        if wanted:
+            path = recipe_dir / wanted
+            if not path.is_dir():
+                known = ", ".join(p.name for p in list_runs(recipe_dir)) or "none"
+                raise BenchError(f"{path}: no such run of {self.recipe!r}: I know about {known}")
+        else:
+            latest = latest_run(recipe_dir)
+            if latest is None:
+                raise BenchError(
+                    f"{recipe_dir}: no run of recipe {self.recipe!r}: "
+                    f"run `invoke recipe {self.recipe}` and commit its run directory"
+                )
+            path = latest
+        run = load_run(path)
+        self.note(run.run_file)
+        return run
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            return self.render()
+        except BenchError as error:
+            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
+
+    def render(self) -> list[nodes.Node]:
+        raise NotImplementedError
+
+
+def _status(summary: CellSummary) -> str:
+    if summary.repetitions_failed:
+        reasons = "; ".join(summary.failure_reasons)
+        total = summary.repetitions_ok + summary.repetitions_failed
+        return f"FAILED {summary.repetitions_failed} of {total} runs: {reasons}"
+    problems = []
+    if summary.failed_requests:
+        problems.append(f"{summary.failed_requests} failed requests")
+    if summary.non_2xx_responses:
+        problems.append(f"{summary.non_2xx_responses} non-2xx responses")
+    return "FLAGGED: " + ", ".join(problems) if problems else "ok"
+
+
+class BenchResults(BenchDirective):
+    """A table of every subject and cell: median req/s, spread, CPU cost, latency, flags."""
+
+    headers = (
+        "Subject", "ab setting", "Median req/s", "Min – max req/s", "CV", "Server CPU µs/req",
+        "ab CPU µs/req", "Mean time/req (ms)", "p50 / p99 (ms)", "Keep-alive", "Status",
+    )
+
+    def render(self) -> list[nodes.Node]:
+        run = self.load_run()
+        rows = []
+        for subject in run.subjects:
+            for cell in subject.cells:
+                s = summarize(cell)
+                rows.append([
+                    subject.label, cell.label, fmt_rps(s.rps_median),
+                    f"{fmt_rps(s.rps_min)} – {fmt_rps(s.rps_max)}", fmt_percent(s.rps_cv_percent),
+                    fmt_us(s.server_cpu_us_per_request_median), fmt_us(s.tool_cpu_us_per_request_median),
+                    fmt_ms(s.time_per_request_ms_median),
+                    f"{fmt_ms(s.latency_ms_p50_median)} / {fmt_ms(s.latency_ms_p99_median)}",
+                    fmt_keepalive(s.keepalive_honoured), _status(s),
+                ])
+        profile = run.profile
+        caption = nodes.paragraph(
+            text=f"Run {run.run_id} ({profile['name']} profile): {profile['repetitions']} repetitions of "
+            f"ab -n {profile['requests']} per cell after a discarded warm-up of {profile['warmup_requests']} "
+            "requests; medians over the repetitions, CV = standard deviation / mean of req/s."
+        )
+        return [caption, table(self.headers, rows)]
+
+
+class BenchChart(BenchDirective):
+    """A grouped bar chart of one metric over the cells, one bar per subject."""
+
+    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "metric": directives.unchanged}
+    metrics: ClassVar[dict[str, tuple[str, str]]] = {
+        "rps": ("Median requests per second (whiskers: min–max)", "req/s"),
+        "server-cpu": ("Server CPU time per request (µs, median)", "µs"),
+    }
+
+    def render(self) -> list[nodes.Node]:
+        metric = self.options.get("metric", "rps")
+        if metric not in self.metrics:
+            raise BenchError(f"bench-chart: unknown :metric: {metric!r}: use one of {', '.join(self.metrics)}")
+        run = self.load_run()
+        y_label, unit = self.metrics[metric]
+        categories = tuple(cell.label for cell in run.subjects[0].cells)
+        series = []
+        for subject in run.subjects:
+            summaries = [summarize(cell) for cell in subject.cells]
+            if metric == "rps":
+                medians = tuple(s.rps_median if not s.repetitions_failed else None for s in summaries)
+                lows = tuple(s.rps_min for s in summaries)
+                highs = tuple(s.rps_max for s in summaries)
+            else:
+                medians = tuple(s.server_cpu_us_per_request_median for s in summaries)
+                lows = highs = tuple(None for _ in summaries)
+            series.append(Series(subject.label, medians, lows, highs))
+        chart = BarChart(title=f"{run.title} — run {run.run_id}", y_label=y_label,
+                         categories=categories, series=tuple(series))
+        node = bench_chart()
+        node["chart"] = chart
+        node["alt"] = chart.alt_text(unit)
+        return [node]
+
+
+def median_repetition(cell: CellRecord) -> Repetition:
+    """The repetition whose req/s is the median (the first one if none succeeded)."""
+    good = [rep for rep in cell.repetitions if rep.ok and rep.result]
+    if not good:
+        return cell.repetitions[0]
+    target = statistics.median_low([rep.result.requests_per_s for rep in good if rep.result])
+    return next(rep for rep in good if rep.result and rep.result.requests_per_s == target)
+
+
+class BenchRaw(BenchDirective):
+    """The verbatim ab output of each cell (its median repetition unless :rep: says which)."""
+
+    option_spec: ClassVar[dict] = {
+        **BenchDirective.option_spec,
+        "subject": directives.unchanged,
+        "cell": directives.unchanged,
+        "rep": directives.positive_int,
+    }
+
+    def render(self) -> list[nodes.Node]:
+        run = self.load_run()
+        wanted_subject, wanted_cell = self.options.get("subject"), self.options.get("cell")
+        output: list[nodes.Node] = []
+        for subject in run.subjects:
+            if wanted_subject and subject.name != wanted_subject:
+                continue
+            for cell in subject.cells:
+                if wanted_cell and cell.name != wanted_cell:
+                    continue
+                output += self._listing(run, subject.label, cell)
+        if not output:
+            raise BenchError(f"bench-raw: no subject {wanted_subject!r} with cell {wanted_cell!r} in {run.run_file}")
+        return output
+
+    def _listing(self, run: RunRecord, subject_label: str, cell: CellRecord) -> list[nodes.Node]:
+        index = self.options.get("rep")
+        if index:
+            rep = next((r for r in cell.repetitions if r.index == index), None)
+            if rep is None:
+                raise BenchError(f"bench-raw: {cell.name} has no repetition {index} in {run.run_file}")
+            which = f"repetition {index} of {len(cell.repetitions)}"
+        else:
+            rep = median_repetition(cell)
+            which = f"repetition {rep.index} of {len(cell.repetitions)}, the median by req/s"
+        raw_path = run.path / rep.raw_output
+        self.note(raw_path)
+        text = f"$ {shlex.join(rep.argv)}\n" + (run.raw_text(rep) or "(ab printed nothing)\n")
+        if rep.error:
+            text += f"\n[harness] {rep.error}\n"
+        title = nodes.rubric(text=f"{subject_label}, {cell.label} ({which}): {rep.raw_output}")
+        return [title, literal(text)]
+
+
+class BenchEnvironment(BenchDirective):
+    """The machine, software and settings of the run."""
+
+    def render(self) -> list[nodes.Node]:
+        run = self.load_run()
+        env, settings, profile = run.environment, run.settings, run.profile
+        rows: list[list[str]] = [
+            ["Run", f"{run.run_id} ({profile['name']} profile)"],
+            ["Started / finished (UTC)", f"{run.started_at} / {run.finished_at}"],
+            ["Load per cell", f"ab -n {profile['requests']}, {profile['repetitions']} repetitions, "
+                              f"warm-up {profile['warmup_requests']} requests"],
+            ["CPU pinning", _pinning(settings)],
+            ["ab socket timeout / run time limit", f"{settings['socket_timeout_s']} s / {settings['cell_timeout_s']} s"],
+        ]
+        for key, (label, unit) in ENVIRONMENT_KEYS.items():
+            value = env.get(key, "not recorded")
+            if isinstance(value, dict):
+                value = ", ".join(f"{name} {version}" for name, version in value.items())
+            elif isinstance(value, list):
+                value = ", ".join(str(item) for item in value)
+            rows.append([label, f"{value} {unit}".strip()])
+        for subject in run.subjects:
+            rows.append([f"Server banner: {subject.label}", subject.server_software or "(none sent)"])
+        return [table(("", "Value"), rows, classes=["bench-environment"])]
+
+
+def _pinning(settings: dict) -> str:
+    if settings.get("server_cpu") is None:
+        return "none (fewer than two CPUs available)"
+    return f"servers on CPU {settings['server_cpu']}, ab on CPU {settings['tool_cpu']}"
+
+
+class BenchCommands(BenchDirective):
+    """The exact command lines: each server, then ab for each cell."""
+
+    def render(self) -> list[nodes.Node]:
+        run = self.load_run()
+        lines = []
+        for subject in run.subjects:
+            lines.append(f"# {subject.label} (started from recipes/{run.recipe}/)")
+            lines.append(f"$ {shlex.join(subject.argv)}")
+            for cell in subject.cells:
+                if cell.repetitions:
+                    lines.append(f"$ {shlex.join(cell.repetitions[0].argv)}")
+            lines.append("")
+        return [literal("\n".join(lines).rstrip() + "\n")]

@@ -1,0 +1,72 @@
+"""Small docutils builders: tables, literal blocks, and number formats shared with the tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from docutils import nodes
+
+Cell = str | nodes.Node
+
+
+def fmt_rps(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def fmt_ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.2f}"
+
+
+def fmt_us(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def fmt_percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}%"
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def fmt_keepalive(honoured: bool | None) -> str:
+    return "—" if honoured is None else "honoured" if honoured else "not honoured"
+
+
+def _entry(content: Cell) -> nodes.entry:
+    entry = nodes.entry()
+    if isinstance(content, nodes.Node):
+        entry += content
+    else:
+        entry += nodes.paragraph(text=content)
+    return entry
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], classes: Sequence[str] = ()) -> nodes.table:
+    """A docutils table with one header row."""
+    node = nodes.table(classes=["bench-table", *classes])
+    group = nodes.tgroup(cols=len(headers))
+    node += group
+    for _ in headers:
+        group += nodes.colspec(colwidth=1)
+    head = nodes.thead()
+    header_row = nodes.row()
+    for header in headers:
+        header_row += _entry(header)
+    head += header_row
+    group += head
+    body = nodes.tbody()
+    for row in rows:
+        row_node = nodes.row()
+        for content in row:
+            row_node += _entry(content)
+        body += row_node
+    group += body
+    return node
+
+
+def literal(text: str, language: str = "text") -> nodes.literal_block:
+    """A literal block shown verbatim."""
+    block = nodes.literal_block(text, text)
+    block["language"] = language
+    return block

@@ -1,0 +1,21 @@
+"""Sphinx configuration of the benchmark site."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+project = "Reproducible web-server benchmarks"
+author = "The benchmark site's contributors"
+copyright = "2026, " + author
+
+extensions = ["benchsite.sphinxext"]
+html_theme = "sphinx_rtd_theme"
+html_static_path = ["_static"]
+html_css_files = ["bench.css"]
+html_theme_options = {"navigation_depth": 3}
+exclude_patterns = ["_build"]
+
+# Where the benchmark runs are read from, relative to this file.
+bench_data_dir = "../data"
