@@ -125,8 +125,9 @@ def setup(c: Context) -> None:
     if os.geteuid() != 0:
         print("run as root:\n  apt-get update && apt-get install -y " + " ".join(packages))
         return
-    subprocess.run(["apt-get", "update", "-q"], check=True)
-    subprocess.run(["apt-get", "install", "-y", "-q", *packages], check=True)
+    for argv in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", *packages]):
+        if subprocess.run(argv).returncode != 0:
+            raise Exit(f"error: `{' '.join(argv)}` failed: see apt's message above", code=1)
 
 
 ns = Collection(recipe, recipes, docs, serve, test, setup)

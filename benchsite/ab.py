@@ -95,50 +95,50 @@ class AbResult:
 
 _INT = r"(-?\d+)"
 _FLOAT = r"(-?\d+(?:\.\d+)?)"
-_TEXT = r"(.*?)[ \t]*$"
+_TEXT = r"(.*?)[^\S\n]*$"
 
 # name -> pattern; each pattern reads the line quoted in its comment.
 _LINES: dict[str, str] = {
     # This is ApacheBench, Version 2.3 <$Revision: 1430300 $>
     "ab_version": r"^This is ApacheBench, Version (\S+)",
     # Server Software:        CherryPy/3.2.4      (may be empty)
-    "server_software": r"^[ \t]*Server Software:[ \t]*" + _TEXT,
+    "server_software": r"^[^\S\n]*Server Software:[^\S\n]*" + _TEXT,
     # Server Hostname:        localhost
-    "server_hostname": r"^[ \t]*Server Hostname:[ \t]*" + _TEXT,
+    "server_hostname": r"^[^\S\n]*Server Hostname:[^\S\n]*" + _TEXT,
     # Server Port:            8080
-    "server_port": r"^[ \t]*Server Port:\s+" + _INT,
+    "server_port": r"^[^\S\n]*Server Port:\s+" + _INT,
     # Document Path:          /
-    "document_path": r"^[ \t]*Document Path:[ \t]*" + _TEXT,
+    "document_path": r"^[^\S\n]*Document Path:[^\S\n]*" + _TEXT,
     # Document Length:        2 bytes      (or "Variable" with ab -l)
-    "document_length": r"^[ \t]*Document Length:\s+(Variable|-?\d+ bytes)",
+    "document_length": r"^[^\S\n]*Document Length:\s+(Variable|-?\d+ bytes)",
     # Concurrency Level:      10
-    "concurrency": r"^[ \t]*Concurrency Level:\s+" + _INT,
+    "concurrency": r"^[^\S\n]*Concurrency Level:\s+" + _INT,
     # Time taken for tests:   2.414 seconds
-    "time_taken_s": r"^[ \t]*Time taken for tests:\s+" + _FLOAT + r" seconds",
+    "time_taken_s": r"^[^\S\n]*Time taken for tests:\s+" + _FLOAT + r" seconds",
     # Complete requests:      1000
-    "complete_requests": r"^[ \t]*Complete requests:\s+" + _INT,
+    "complete_requests": r"^[^\S\n]*Complete requests:\s+" + _INT,
     # Failed requests:        0
-    "failed_requests": r"^[ \t]*Failed requests:\s+" + _INT,
+    "failed_requests": r"^[^\S\n]*Failed requests:\s+" + _INT,
     # Write errors:           0        (printed by old versions, and by 2.3 when non-zero)
-    "write_errors": r"^[ \t]*Write errors:\s+" + _INT,
+    "write_errors": r"^[^\S\n]*Write errors:\s+" + _INT,
     # Keep-Alive requests:    1000     (only with -k)
-    "keepalive_requests": r"^[ \t]*Keep-Alive requests:\s+" + _INT,
+    "keepalive_requests": r"^[^\S\n]*Keep-Alive requests:\s+" + _INT,
     # Non-2xx responses:      1000     (only when non-zero)
-    "non_2xx_responses": r"^[ \t]*Non-2xx responses:\s+" + _INT,
+    "non_2xx_responses": r"^[^\S\n]*Non-2xx responses:\s+" + _INT,
     # Total transferred:      126000 bytes
-    "total_transferred_bytes": r"^[ \t]*Total transferred:\s+" + _INT + r" bytes",
+    "total_transferred_bytes": r"^[^\S\n]*Total transferred:\s+" + _INT + r" bytes",
     # HTML transferred:       2000 bytes
-    "html_transferred_bytes": r"^[ \t]*HTML transferred:\s+" + _INT + r" bytes",
+    "html_transferred_bytes": r"^[^\S\n]*HTML transferred:\s+" + _INT + r" bytes",
     # Requests per second:    414.19 [#/sec] (mean)
-    "requests_per_s": r"^[ \t]*Requests per second:\s+" + _FLOAT + r" \[#/sec\] \(mean\)",
+    "requests_per_s": r"^[^\S\n]*Requests per second:\s+" + _FLOAT + r" \[#/sec\] \(mean\)",
     # Time per request:       2.414 [ms] (mean)
-    "time_per_request_ms": r"^[ \t]*Time per request:\s+" + _FLOAT + r" \[ms\] \(mean\)$",
+    "time_per_request_ms": r"^[^\S\n]*Time per request:\s+" + _FLOAT + r" \[ms\] \(mean\)$",
     # Time per request:       0.241 [ms] (mean, across all concurrent requests)
-    "time_per_request_all_ms": r"^[ \t]*Time per request:\s+"
+    "time_per_request_all_ms": r"^[^\S\n]*Time per request:\s+"
     + _FLOAT
     + r" \[ms\] \(mean, across all concurrent requests\)",
     # Transfer rate:          50.96 [Kbytes/sec] received
-    "transfer_rate_kbytes_s": r"^[ \t]*Transfer rate:\s+" + _FLOAT + r" \[Kbytes/sec\] received",
+    "transfer_rate_kbytes_s": r"^[^\S\n]*Transfer rate:\s+" + _FLOAT + r" \[Kbytes/sec\] received",
 }
 
 # Optional lines: absent means ab's own default for a report that omits them.
@@ -155,7 +155,7 @@ _FAILED_BREAKDOWN = re.compile(
     r"^\s*\(Connect: (\d+), (?:Receive: (\d+), )?Length: (\d+), Exceptions: (\d+)\)", re.M
 )
 # Connect:        0    0   0.0      0       1
-_CONNECTION_ROW = r"^[ \t]*{name}:\s+{n}\s+{n}\s+{n}\s+{n}\s+{n}[ \t]*$".format(
+_CONNECTION_ROW = r"^[^\S\n]*{name}:\s+{n}\s+{n}\s+{n}\s+{n}\s+{n}[^\S\n]*$".format(
     name="{name}", n=_FLOAT
 )
 #   50%      2      ...     100%      8 (longest request)

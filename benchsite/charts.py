@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 CHART_STYLE_VERSION = 1  # bump when the drawing code changes, so cached files are redrawn
 
@@ -54,10 +54,15 @@ class BarChart:
         return f"Bar chart of {self.y_label} for each load setting. " + "; ".join(parts) + "."
 
 
+def _gap(upper: float | None, lower: float | None) -> float:
+    """Length of one whisker (0 where a value is missing)."""
+    return 0.0 if upper is None or lower is None else upper - lower
+
+
 def render_svg(chart: BarChart) -> bytes:
     """Draw the chart; deterministic output for the same input."""
     plt.rcdefaults()
-    plt.rcParams.update({"svg.hashsalt": "benchsite", "font.size": 10})
+    plt.rcParams.update({"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": 10})
     figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
     try:
         count = len(chart.series)
@@ -66,8 +71,8 @@ def render_svg(chart: BarChart) -> bytes:
             xs = [position + (index - (count - 1) / 2) * width for position in range(len(chart.categories))]
             heights = [0.0 if median is None else median for median in series.medians]
             errors = [
-                [0.0 if m is None or lo is None else m - lo for m, lo in zip(series.medians, series.lows, strict=True)],
-                [0.0 if m is None or hi is None else hi - m for m, hi in zip(series.medians, series.highs, strict=True)],
+                [_gap(m, lo) for m, lo in zip(series.medians, series.lows, strict=True)],
+                [_gap(hi, m) for m, hi in zip(series.medians, series.highs, strict=True)],
             ]
             bars = axes.bar(xs, heights, width, yerr=errors, capsize=3, label=series.label)
             for x, median in zip(xs, series.medians, strict=True):

@@ -33,7 +33,7 @@ class RunFigures:
     def __init__(self, run: RunRecord) -> None:
         self.run = run
 
-    def _summary(self, subject: str, cell: str):  # noqa: ANN202 - CellSummary | None
+    def _summary(self, subject: str, cell: str):
         record = self.run.subject(subject)
         cell_record = record.cell(cell) if record else None
         if cell_record is None:

@@ -75,7 +75,7 @@ def _best_effort(collect: Callable[[], Any]) -> Any:
     """Run one collector; a failure is recorded, never raised."""
     try:
         return collect()
-    except Exception as error:  # noqa: BLE001 - metadata must never crash a run
+    except Exception as error:
         return f"unknown ({type(error).__name__})"
 
 

@@ -191,7 +191,9 @@ def _settings(conf: dict[str, Any], path: Path) -> Settings:
     known = set(Settings.__dataclass_fields__)
     unknown = set(table) - known
     if unknown:
-        raise BenchError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}: I know about {', '.join(sorted(known))}")
+        raise BenchError(
+            f"{path}: unknown setting(s) {', '.join(sorted(unknown))}: I know about {', '.join(sorted(known))}"
+        )
     return Settings(**{**defaults.__dict__, **table})
 
 

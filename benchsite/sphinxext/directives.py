@@ -221,7 +221,8 @@ class BenchEnvironment(BenchDirective):
             ["Load per cell", f"ab -n {profile['requests']}, {profile['repetitions']} repetitions, "
                               f"warm-up {profile['warmup_requests']} requests"],
             ["CPU pinning", _pinning(settings)],
-            ["ab socket timeout / run time limit", f"{settings['socket_timeout_s']} s / {settings['cell_timeout_s']} s"],
+            ["ab socket timeout / run time limit",
+             f"{settings['socket_timeout_s']} s / {settings['cell_timeout_s']} s"],
         ]
         for key, (label, unit) in ENVIRONMENT_KEYS.items():
             value = env.get(key, "not recorded")

@@ -1,0 +1,90 @@
+"""Shared helpers: run the real `invoke` entry point, build throw-away recipes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TOY_SERVER = Path(__file__).resolve().parent / "servers" / "toy_server.py"
+INVOKE = [sys.executable, "-m", "invoke"]
+
+
+def run_invoke(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run `invoke ARGS` from the repository as a user would, capturing its output."""
+    return subprocess.run(
+        [*INVOKE, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def processes_mentioning(marker: str) -> list[psutil.Process]:
+    """Live processes whose command line contains marker (a test's unique temp path)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if any(marker in part for part in proc.info["cmdline"] or []):
+            found.append(proc)
+    return found
+
+
+@dataclass
+class ToyRecipes:
+    """A recipes/ and conf/ pair in a temp directory, and the env that points invoke at them."""
+
+    root: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            "INVOKE_BENCH_RECIPES_DIR": str(self.root / "recipes"),
+            "INVOKE_BENCH_CONF_DIR": str(self.root / "conf"),
+        }
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "data"
+
+    def add(self, name: str, subjects: str, conf: str = "", matrix: str = "concurrency = [1]") -> Path:
+        """Write recipes/<name>/recipe.toml (with a copy of the toy server) and conf/<name>.toml."""
+        directory = self.root / "recipes" / name
+        directory.mkdir(parents=True)
+        shutil.copy(TOY_SERVER, directory / "toy_server.py")
+        (directory / "recipe.toml").write_text(
+            f'title = "Toy recipe {name}"\n'
+            + textwrap.dedent(subjects)
+            + f"\n[matrix]\ntool = \"ab\"\n{matrix}\n"
+        )
+        (self.root / "conf").mkdir(exist_ok=True)
+        (self.root / "conf" / f"{name}.toml").write_text(
+            "[profiles.quick]\nrequests = 50\nrepetitions = 1\nwarmup_requests = 0\n" + textwrap.dedent(conf)
+        )
+        return directory
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> ToyRecipes:
+    return ToyRecipes(tmp_path)
+
+
+TOY_SUBJECT = """
+[[subjects]]
+name = "toy"
+label = "Toy server"
+argv = ["{python}", "{recipe_dir}/toy_server.py", "{port}"%s]
+expect = { status = 200, body = "hello" }
+"""
+
+
+def toy_subject(*extra_args: str, name: str = "toy") -> str:
+    """A [[subjects]] table running the toy server with extra arguments."""
+    extra = "".join(f', "{arg}"' for arg in extra_args)
+    return (TOY_SUBJECT % extra).replace('name = "toy"', f'name = "{name}"')

@@ -1,0 +1,40 @@
+"""A tiny real HTTP server for the tests' bad-input recipes.
+
+Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N]
+--hang-after N answers the first N requests, then accepts connections and never answers.
+"""
+
+import argparse
+import http.server
+import itertools
+import threading
+
+parser = argparse.ArgumentParser()
+parser.add_argument("port", type=int)
+parser.add_argument("--status", type=int, default=200)
+parser.add_argument("--body", default="hello")
+parser.add_argument("--hang-after", type=int, default=-1)
+options = parser.parse_args()
+served = itertools.count(1)
+never = threading.Event()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if options.hang_after >= 0 and next(served) > options.hang_after:
+            never.wait(120)
+            return
+        body = options.body.encode()
+        self.send_response(options.status)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", options.port), Handler)
+server.daemon_threads = True
+server.serve_forever()

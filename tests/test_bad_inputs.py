@@ -1,0 +1,91 @@
+"""Bad input through the real entry point: one-line error, non-zero exit, nothing left behind."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from pathlib import Path
+
+from benchsite.store import list_runs
+from conftest import ToyRecipes, processes_mentioning, run_invoke, toy_subject
+
+
+def assert_clean_failure(result: subprocess.CompletedProcess, toy: ToyRecipes, name: str, message: str) -> None:
+    """Non-zero exit, exactly one 'error:' line saying message, no traceback, no run, no process."""
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.stderr
+    assert message in errors[0]
+    assert "Traceback" not in result.stderr + result.stdout
+    recipe_data = toy.data_dir / name
+    assert list_runs(recipe_data) == []
+    assert not recipe_data.exists() or list(recipe_data.iterdir()) == []
+    assert processes_mentioning(str(toy.root)) == []
+
+
+def run_toy(toy: ToyRecipes, name: str) -> subprocess.CompletedProcess:
+    return run_invoke("recipe", name, "--profile", "quick", "--data-dir", str(toy.data_dir), env=toy.env)
+
+
+def test_an_unknown_recipe_is_a_one_line_error(toy: ToyRecipes) -> None:
+    toy.add("known", toy_subject())
+    result = run_toy(toy, "nope")
+    assert_clean_failure(result, toy, "nope", "unknown recipe 'nope': I know about known")
+
+
+def test_a_subject_that_exits_at_start_stops_the_others_and_keeps_nothing(toy: ToyRecipes) -> None:
+    failing = """
+[[subjects]]
+name = "broken"
+label = "Broken server"
+argv = ["{python}", "-c", "import sys; print('cannot read its config'); sys.exit(3)"]
+expect = { status = 200, body = "hello" }
+"""
+    toy.add("exits", toy_subject() + failing)
+    result = run_toy(toy, "exits")
+    assert_clean_failure(result, toy, "exits", "subject 'broken' exited with code 3 at start (cannot read its config)")
+
+
+def test_a_port_already_taken_is_refused_before_starting(toy: ToyRecipes) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        toy.add("taken", toy_subject(), conf=f"[settings]\nport = {port}\n")
+        result = run_toy(toy, "taken")
+    assert_clean_failure(result, toy, "taken", f"port {port} on 127.0.0.1 is already in use")
+
+
+def test_a_subject_answering_500_is_not_measured(toy: ToyRecipes) -> None:
+    toy.add("fails", toy_subject("--status", "500"))
+    result = run_toy(toy, "fails")
+    assert_clean_failure(result, toy, "fails", "answered GET / with status 500 (expected 200)")
+
+
+def test_malformed_ab_output_stops_the_run(toy: ToyRecipes, tmp_path: Path) -> None:
+    fake_ab = tmp_path / "not-ab"
+    fake_ab.write_text("#!/bin/sh\necho 'Segmentation fault? no report here'\n")
+    fake_ab.chmod(0o755)
+    toy.add("garbled", toy_subject(), conf=f'[settings]\nab_path = "{fake_ab}"\n')
+    result = run_toy(toy, "garbled")
+    assert_clean_failure(result, toy, "garbled", "printed output this harness cannot read")
+
+
+def test_an_unknown_setting_lists_the_known_ones(toy: ToyRecipes) -> None:
+    toy.add("typo", toy_subject(), conf="[settings]\nserver_cpus = 0\n")
+    result = run_toy(toy, "typo")
+    assert_clean_failure(result, toy, "typo", "unknown setting(s) server_cpus: I know about ab_path")
+
+
+def test_an_ab_stall_is_kept_as_a_failed_cell_and_the_run_completes(toy: ToyRecipes) -> None:
+    # Two answers (readiness probe and verification), then the server accepts and never replies.
+    toy.add("stalls", toy_subject("--hang-after", "2"), conf="[settings]\nsocket_timeout_s = 1\n")
+    result = run_toy(toy, "stalls")
+    assert result.returncode == 0, result.stderr
+    [run_dir] = list_runs(toy.data_dir / "stalls")
+    rep = json.loads((run_dir / "run.json").read_text())["subjects"][0]["cells"][0]["repetitions"][0]
+    assert rep["result"] is None
+    assert rep["exit_code"] == 119
+    assert rep["error"] == "ab exited with code 119: apr_pollset_poll: The timeout specified has expired (70007)"
+    assert processes_mentioning(str(toy.root)) == []

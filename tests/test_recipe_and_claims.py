@@ -1,0 +1,94 @@
+"""Recipe loading, statistics and claim verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchsite.claims import (
+    COULD_NOT_RUN,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    PublishedFigures,
+    evaluate,
+    parse_claim,
+)
+from benchsite.errors import BenchError
+from benchsite.published import load_published
+from benchsite.recipe import fill_placeholders, load_recipe
+from benchsite.stats import coefficient_of_variation_percent
+from conftest import REPO
+
+PUBLISHED = REPO / "data" / "cherrypy-speed" / "published.toml"
+
+
+def test_the_cherrypy_recipe_has_two_subjects_and_the_same_four_cells() -> None:
+    recipe = load_recipe("cherrypy-speed", REPO / "recipes", REPO / "conf")
+    assert [s.name for s in recipe.subjects] == ["framework", "raw-wsgi"]
+    assert [c.name for c in recipe.cells] == ["c1", "c1-k", "c10", "c10-k"]
+    assert recipe.profile("full").repetitions == 5 and recipe.profile("full").requests == 1000
+
+
+def test_an_unknown_recipe_lists_the_known_ones() -> None:
+    with pytest.raises(BenchError, match="unknown recipe 'nope': I know about cherrypy-speed"):
+        load_recipe("nope", REPO / "recipes", REPO / "conf")
+
+
+def test_an_unknown_profile_lists_the_known_ones() -> None:
+    recipe = load_recipe("cherrypy-speed", REPO / "recipes", REPO / "conf")
+    with pytest.raises(BenchError, match="no profile 'fast': I know about full, quick"):
+        recipe.profile("fast")
+
+
+def test_an_unknown_placeholder_lists_the_known_ones() -> None:
+    with pytest.raises(BenchError, match=r"unknown placeholder \{prot\}.*I know about \{port\}, \{python\}"):
+        fill_placeholders("--port={prot}", {"port": "1", "python": "p"}, "s")
+    assert fill_placeholders("--port={port}", {"port": "8080"}, "s") == "--port=8080"
+
+
+def test_broken_toml_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "recipes" / "x").mkdir(parents=True)
+    (tmp_path / "recipes" / "x" / "recipe.toml").write_text("title = ")
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "x.toml").write_text("")
+    with pytest.raises(BenchError, match=r"recipe\.toml: not valid TOML"):
+        load_recipe("x", tmp_path / "recipes", tmp_path / "conf")
+
+
+def test_coefficient_of_variation_is_sample_stdev_over_mean() -> None:
+    assert coefficient_of_variation_percent([90.0, 100.0, 110.0]) == pytest.approx(10.0)
+    assert coefficient_of_variation_percent([100.0]) is None
+
+
+def test_every_original_claim_holds_on_the_published_figures() -> None:
+    published = load_published(PUBLISHED)
+    figures = PublishedFigures(published)
+    verdicts = [evaluate(parse_claim(c, "p"), figures, figures) for c in published.claims]
+    assert {v.status for v in verdicts} == {REPRODUCED}
+    assert [v.published for v in verdicts] == ["2.32", "2.15", "3.86", "0.91", "0.84", "not honoured"]
+
+
+class Fixed:
+    def __init__(self, rps: dict[tuple[str, str], float]) -> None:
+        self.values = rps
+
+    def rps(self, subject: str, cell: str) -> float | None:
+        return self.values.get((subject, cell))
+
+    def keepalive_honoured(self, subject: str, cell: str) -> bool | None:
+        return None
+
+
+def test_a_ratio_claim_is_decided_by_its_bounds_or_cannot_run() -> None:
+    claim = parse_claim({"id": "x", "text": "t", "kind": "ratio", "numerator": ["a", "c1"],
+                         "denominator": ["b", "c1"], "at_least": 1.5}, "p")
+    published = Fixed({("a", "c1"): 200.0, ("b", "c1"): 100.0})
+    assert evaluate(claim, Fixed({("a", "c1"): 140.0, ("b", "c1"): 100.0}), published).status == NOT_REPRODUCED
+    assert evaluate(claim, Fixed({("a", "c1"): 150.0, ("b", "c1"): 100.0}), published).status == REPRODUCED
+    assert evaluate(claim, Fixed({("b", "c1"): 100.0}), published).status == COULD_NOT_RUN
+
+
+def test_a_claim_without_bounds_is_rejected() -> None:
+    with pytest.raises(BenchError, match="needs at_least or at_most"):
+        parse_claim({"id": "x", "text": "t", "kind": "ratio", "numerator": ["a", "c"], "denominator": ["b", "c"]}, "p")
