@@ -118,6 +118,37 @@ def test(c: Context, args: str = "") -> None:
         raise Exit(code=result.returncode)
 
 
+@task(
+    help={
+        "recipe_name": "recipe whose subject to use",
+        "subject": "subject name in that recipe",
+        "cell": "cell name (e.g. c10, c1-k)",
+        "rounds": "how many harness runs and bare ab runs, interleaved",
+        "requests": "ab -n for every run",
+    }
+)
+def overhead(
+    c: Context, recipe_name: str = "cherrypy-speed", subject: str = "raw-wsgi", cell: str = "c10",
+    rounds: int = 20, requests: int = 1000,
+) -> None:
+    """Benchmark the harness: its req/s against bare `ab` of the same argv, interleaved."""
+    from benchsite.overhead import compare_with_bare_ab
+    from benchsite.recipe import load_recipe
+
+    try:
+        loaded = load_recipe(recipe_name, _path(c, "recipes_dir"), _path(c, "conf_dir"))
+        result = compare_with_bare_ab(loaded, subject, cell, rounds, requests, _path(c, "data_dir"), ROOT)
+    except BenchError as error:
+        raise Exit(f"error: {error}", code=1) from None
+    except KeyboardInterrupt:
+        raise Exit("interrupted: server stopped, nothing kept", code=130) from None
+    from statistics import median
+
+    print(f"harness median {median(result.harness_rps):,.1f} req/s, bare ab median "
+          f"{median(result.bare_rps):,.1f} req/s: {result.difference_percent:+.1f}% "
+          f"({rounds} rounds each; raw outputs in {result.run_dir.relative_to(ROOT)})")
+
+
 @task
 def setup(c: Context) -> None:
     """Install the system packages the recipes need (ab, wrk...): as root, or print the command."""
@@ -130,7 +161,7 @@ def setup(c: Context) -> None:
             raise Exit(f"error: `{' '.join(argv)}` failed: see apt's message above", code=1)
 
 
-ns = Collection(recipe, recipes, docs, serve, test, setup)
+ns = Collection(recipe, recipes, docs, serve, test, overhead, setup)
 ns.configure(
     {
         "bench": {

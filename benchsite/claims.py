@@ -141,7 +141,7 @@ def _holds(claim: Claim, figures: Figures) -> tuple[bool | None, str]:
     if ratio is None:
         return None, "—"
     holds = (claim.at_least is None or ratio >= claim.at_least) and (claim.at_most is None or ratio <= claim.at_most)
-    return holds, f"{ratio:.2f}"
+    return holds, f"{ratio:.3f}"
 
 
 def evaluate(claim: Claim, today: Figures, published: Figures) -> Verdict:

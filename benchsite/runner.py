@@ -106,7 +106,7 @@ def _reply_record(reply: HttpReply) -> dict[str, Any]:
     }
 
 
-def _cell_argv(server: ServerProcess, subject: Subject, cell: Cell, requests: int, settings: Settings) -> list[str]:
+def cell_argv(server: ServerProcess, subject: Subject, cell: Cell, requests: int, settings: Settings) -> list[str]:
     return ab.build_argv(
         url=f"http://{LOOPBACK}:{server.port}{subject.path}",
         requests=requests,
@@ -133,7 +133,7 @@ def measure(
     """One repetition: the server's CPU time around one bounded ab run, output kept verbatim."""
     raw_output = f"raw/{subject.name}/{cell.name}/rep-{index}.txt"
     (run_dir / raw_output).parent.mkdir(parents=True, exist_ok=True)
-    argv = _cell_argv(server, subject, cell, requests, settings)
+    argv = cell_argv(server, subject, cell, requests, settings)
     code = server.exit_code()
     if code is not None:
         (run_dir / raw_output).write_text("")
@@ -248,7 +248,7 @@ def _warm_up(
         server, _ = started[subject.name]
         for cell in recipe.cells:
             reporter.status(f"warming up {subject.label}, {cell.label}")
-            argv = _cell_argv(server, subject, cell, profile.warmup_requests, settings)
+            argv = cell_argv(server, subject, cell, profile.warmup_requests, settings)
             run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
             records.append({"subject": subject.name, "cell": cell.name, "argv": argv, "exit_code": run.exit_code})
     return records

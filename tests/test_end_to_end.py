@@ -25,15 +25,14 @@ PAGE = Path("recipes") / f"{RECIPE}.html"
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> RunRecord:
-    """One quick run of cherrypy-speed into a temporary data directory (never into data/)."""
-    data_dir = tmp_path_factory.mktemp("data")
+    """One quick run of cherrypy-speed added to a copy of data/ (never into data/ itself)."""
+    data_dir = tmp_path_factory.mktemp("site") / "data"
+    shutil.copytree(REPO / "data", data_dir)
+    committed = list_runs(data_dir / RECIPE)
     result = run_invoke("recipe", RECIPE, "--profile", "quick", "--data-dir", str(data_dir))
     assert result.returncode == 0, result.stderr
-    [run_dir] = list_runs(data_dir / RECIPE)
-    for name in ("published.toml", "published"):  # the original figures live beside the runs
-        source = REPO / "data" / RECIPE / name
-        copy = shutil.copytree if source.is_dir() else shutil.copy
-        copy(source, data_dir / RECIPE / name)
+    [run_dir] = [run for run in list_runs(data_dir / RECIPE) if run not in committed]
+    assert run_dir == list_runs(data_dir / RECIPE)[-1]  # the newest run is the one the page shows
     return load_run(run_dir)
 
 

@@ -16,6 +16,7 @@ from benchsite.sphinxext.directives import (
     BenchChart,
     BenchCommands,
     BenchEnvironment,
+    BenchOverhead,
     BenchRaw,
     BenchResults,
 )
@@ -30,6 +31,7 @@ DIRECTIVES = {
     "bench-published": BenchPublished,
     "bench-compare": BenchCompare,
     "bench-claims": BenchClaims,
+    "bench-overhead": BenchOverhead,
 }
 
 

@@ -256,3 +256,27 @@ class BenchCommands(BenchDirective):
                     lines.append(f"$ {shlex.join(cell.repetitions[0].argv)}")
             lines.append("")
         return [literal("\n".join(lines).rstrip() + "\n")]
+
+
+class BenchOverhead(SphinxDirective):
+    """The harness's own benchmark: its req/s against bare ab of the same argv (latest record)."""
+
+    def run(self) -> list[nodes.Node]:
+        from benchsite.overhead import OVERHEAD_DIR, load_latest_overhead
+
+        directory = (Path(self.env.app.confdir) / self.config.bench_data_dir / OVERHEAD_DIR).resolve()
+        self.env.note_dependency(str(directory))
+        try:
+            record, path = load_latest_overhead(directory)
+        except BenchError as error:
+            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
+        self.env.note_dependency(str(path))
+        rows = [
+            ["Command", shlex.join(record["ab_argv"])],
+            ["Rounds (each way, interleaved)", str(record["rounds"])],
+            ["Median req/s through the harness", fmt_rps(record["harness_rps_median"])],
+            ["Median req/s of bare ab (taskset, same CPU)", fmt_rps(record["bare_rps_median"])],
+            ["Difference", f"{record['difference_percent']:+.1f}%"],
+            ["Recorded", f"{record['started_at']} ({path.parent.name})"],
+        ]
+        return [table(("Harness vs bare ab", ""), rows)]
