@@ -26,6 +26,7 @@ ENVIRONMENT_KEYS: dict[str, tuple[str, str]] = {
     "git_commit": ("Git commit of the harness", ""),
     "tools": ("Load tool versions", ""),
     "packages": ("Package versions", ""),
+    "debian_packages": ("Debian package versions", ""),
 }
 
 
@@ -71,6 +72,15 @@ def package_versions(names: list[str]) -> dict[str, str]:
     return versions
 
 
+def debian_package_versions(names: list[str]) -> dict[str, str]:
+    """Versions of Debian packages as dpkg knows them ("not installed" when absent)."""
+    versions = {}
+    for name in names:
+        result = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", name], capture_output=True, text=True)
+        versions[name] = result.stdout.strip() if result.returncode == 0 and result.stdout.strip() else "not installed"
+    return versions
+
+
 def _best_effort(collect: Callable[[], Any]) -> Any:
     """Run one collector; a failure is recorded, never raised."""
     try:
@@ -79,7 +89,9 @@ def _best_effort(collect: Callable[[], Any]) -> Any:
         return f"unknown ({type(error).__name__})"
 
 
-def collect_environment(repo: Path, packages: list[str], tools: dict[str, list[str]]) -> dict[str, Any]:
+def collect_environment(
+    repo: Path, packages: list[str], tools: dict[str, list[str]], debian_packages: tuple[str, ...] = ("apache2-utils",)
+) -> dict[str, Any]:
     """Everything about the machine a page's reader needs to weigh the numbers."""
     return {
         "cpu_model": _best_effort(_cpu_model),
@@ -92,6 +104,7 @@ def collect_environment(repo: Path, packages: list[str], tools: dict[str, list[s
         "git_commit": _best_effort(lambda: _git_commit(repo)),
         "tools": {name: _best_effort(lambda argv=argv: tool_version(argv)) for name, argv in tools.items()},
         "packages": package_versions(packages),
+        "debian_packages": _best_effort(lambda: debian_package_versions(list(debian_packages))),
     }
 
 

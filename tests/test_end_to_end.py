@@ -77,21 +77,33 @@ def _page_text(html_dir: Path) -> str:
     return unescape((html_dir / PAGE).read_text())
 
 
+def table_rows(html: str) -> list[list[str]]:
+    """Every table row of a page as the text of its cells, tags stripped."""
+    rows = []
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S):
+        cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)
+        rows.append([re.sub(r"<[^>]+>", "", cell).strip() for cell in cells])
+    return rows
+
+
 def test_the_page_shows_the_runs_values_chart_and_raw_output(quick_run: RunRecord, tmp_path: Path) -> None:
     result = _build(tmp_path, "--data-dir", str(quick_run.path.parent.parent))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
     html = _page_text(tmp_path / "html")
     assert quick_run.run_id in html
+    rows = {(row[0], row[1]): row for row in table_rows(html) if len(row) == 11}
     for subject in quick_run.subjects:
         for cell in subject.cells:
             summary = summarize(cell)
-            row = re.search(rf"<td><p>{re.escape(subject.label)}</p></td>\s*<td><p>{re.escape(cell.label)}</p></td>"
-                            rf"\s*<td><p>([^<]*)</p></td>(?:\s*<td><p>[^<]*</p></td>){{2}}\s*<td><p>([^<]*)</p></td>",
-                            html)
-            assert row, f"no results row for {subject.label} {cell.label}"
-            assert row.groups() == (fmt_rps(summary.rps_median), fmt_us(summary.server_cpu_us_per_request_median))
-            first_line = quick_run.raw_text(cell.repetitions[0]).splitlines()[0]
-            assert first_line in html
+            row = rows[(subject.label, cell.label)]
+            assert row[2] == fmt_rps(summary.rps_median)
+            assert row[3] == f"{fmt_rps(summary.rps_min)} – {fmt_rps(summary.rps_max)}"
+            assert row[5] == fmt_us(summary.server_cpu_us_per_request_median)
+            assert row[9] == ("honoured" if cell.keepalive else "—")
+            assert f'href="#bench-raw-{RECIPE}-{subject.name}-{cell.name}"' in html
+            server_line = next(line for line in quick_run.raw_text(cell.repetitions[0]).splitlines()
+                               if line.startswith("Requests per second"))
+            assert server_line in html
     charts = re.findall(r'<img src="\.\./_images/(bench-[0-9a-f]{16}\.svg)" alt="([^"]+)"', html)
     assert len(charts) == 2
     for name, alt in charts:

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 from benchsite.charts import BarChart, Series
@@ -77,6 +78,22 @@ class BenchDirective(SphinxDirective):
         raise NotImplementedError
 
 
+def raw_label(recipe: str, subject: str, cell: str) -> str:
+    """The cross-reference label of a cell's raw listing (made by bench-raw)."""
+    return f"bench-raw-{recipe}-{subject}-{cell}"
+
+
+def link_to_raw(text: str, label: str) -> nodes.paragraph:
+    """A figure that links to the raw output it came from."""
+    reference = addnodes.pending_xref(
+        "", nodes.inline(text=text), refdomain="std", reftype="ref", reftarget=label, refexplicit=True,
+        refwarn=True,
+    )
+    paragraph = nodes.paragraph()
+    paragraph += reference
+    return paragraph
+
+
 def _status(summary: CellSummary) -> str:
     if summary.repetitions_failed:
         reasons = "; ".join(summary.failure_reasons)
@@ -105,7 +122,8 @@ class BenchResults(BenchDirective):
             for cell in subject.cells:
                 s = summarize(cell)
                 rows.append([
-                    subject.label, cell.label, fmt_rps(s.rps_median),
+                    subject.label, cell.label,
+                    link_to_raw(fmt_rps(s.rps_median), raw_label(run.recipe, subject.name, cell.name)),
                     f"{fmt_rps(s.rps_min)} – {fmt_rps(s.rps_max)}", fmt_percent(s.rps_cv_percent),
                     fmt_us(s.server_cpu_us_per_request_median), fmt_us(s.tool_cpu_us_per_request_median),
                     fmt_ms(s.time_per_request_ms_median),
@@ -116,7 +134,8 @@ class BenchResults(BenchDirective):
         caption = nodes.paragraph(
             text=f"Run {run.run_id} ({profile['name']} profile): {profile['repetitions']} repetitions of "
             f"ab -n {profile['requests']} per cell after a discarded warm-up of {profile['warmup_requests']} "
-            "requests; medians over the repetitions, CV = standard deviation / mean of req/s."
+            "requests; medians over the repetitions, CV = standard deviation / mean of req/s. "
+            "Each median links to the raw ab output it came from."
         )
         return [caption, table(self.headers, rows)]
 
@@ -185,12 +204,12 @@ class BenchRaw(BenchDirective):
             for cell in subject.cells:
                 if wanted_cell and cell.name != wanted_cell:
                     continue
-                output += self._listing(run, subject.label, cell)
+                output += self._listing(run, subject.name, subject.label, cell)
         if not output:
             raise BenchError(f"bench-raw: no subject {wanted_subject!r} with cell {wanted_cell!r} in {run.run_file}")
         return output
 
-    def _listing(self, run: RunRecord, subject_label: str, cell: CellRecord) -> list[nodes.Node]:
+    def _listing(self, run: RunRecord, subject_name: str, subject_label: str, cell: CellRecord) -> list[nodes.Node]:
         index = self.options.get("rep")
         if index:
             rep = next((r for r in cell.repetitions if r.index == index), None)
@@ -205,7 +224,11 @@ class BenchRaw(BenchDirective):
         text = f"$ {shlex.join(rep.argv)}\n" + (run.raw_text(rep) or "(ab printed nothing)\n")
         if rep.error:
             text += f"\n[harness] {rep.error}\n"
-        title = nodes.rubric(text=f"{subject_label}, {cell.label} ({which}): {rep.raw_output}")
+        heading = f"{subject_label}, {cell.label}"
+        label = raw_label(run.recipe, subject_name, cell.name)
+        node_id = nodes.make_id(label)
+        self.env.get_domain("std").note_hyperlink_target(label, self.env.docname, node_id, heading)
+        title = nodes.rubric(text=f"{heading} ({which}): {rep.raw_output}", ids=[node_id])
         return [title, literal(text)]
 
 
