@@ -62,6 +62,8 @@ class AbResult:
     total_ms: ConnectionTimes
     percentiles_ms: tuple[tuple[int, float], ...]
 
+    tool = "ab"
+
     @property
     def keepalive_honoured(self) -> bool | None:
         """Whether every request reused a connection (None without -k)."""
@@ -80,6 +82,7 @@ class AbResult:
         """A JSON-ready dict (see `from_dict`)."""
         data = asdict(self)
         data["percentiles_ms"] = [list(pair) for pair in self.percentiles_ms]
+        data["tool"] = self.tool
         return data
 
     @classmethod

@@ -22,15 +22,17 @@ LOOPBACK = "127.0.0.1"
 POLL_INTERVAL_S = 0.05
 
 
-def _pin_to(cpu: int | None) -> Callable[[], None] | None:
-    """A preexec function pinning the child (and so its children) to one CPU."""
-    if cpu is None:
-        return None
+def _prepare_child(cpu: int | None) -> Callable[[], None]:
+    """A preexec function: pin the child (and so its children) to one CPU, and lift its
+    open-files soft limit to the hard limit (ab and servers need >1000 sockets at -c 1000)."""
 
-    def pin() -> None:
-        os.sched_setaffinity(0, {cpu})
+    def prepare() -> None:
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
-    return pin
+    return prepare
 
 
 def free_port() -> int:
@@ -118,7 +120,7 @@ def start_server(
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 process_group=0,
-                preexec_fn=_pin_to(cpu),
+                preexec_fn=_prepare_child(cpu),
             )
         except OSError as error:
             raise BenchError(f"cannot start subject {name!r} ({argv[0]}): {error.strerror}") from None
@@ -245,7 +247,7 @@ def run_tool(argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             process_group=0,
-            preexec_fn=_pin_to(cpu),
+            preexec_fn=_prepare_child(cpu),
         )
     except FileNotFoundError:
         raise BenchError(

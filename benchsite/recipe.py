@@ -11,7 +11,8 @@ from typing import Any
 
 from benchsite.errors import BenchError
 
-SUPPORTED_TOOLS = ("ab",)
+SUPPORTED_TOOLS = ("ab", "wrk")
+ROLES = ("subject", "ceiling")
 RECIPE_FILE = "recipe.toml"
 
 
@@ -34,6 +35,10 @@ class Subject:
     path: str
     expect: Expectation
     source_files: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()  # modules that must import, else the subject is skipped
+    skip_reason: str = ""  # why they may be missing, shown on the page
+    role: str = "subject"  # "ceiling": a C server measuring the load tool's own limit
+    templates: tuple[tuple[str, str], ...] = ()  # (source in the recipe folder, file in {workdir})
 
     def argv(self, values: dict[str, str]) -> list[str]:
         """The command line with {placeholders} filled in, one token at a time."""
@@ -42,19 +47,25 @@ class Subject:
 
 @dataclass(frozen=True)
 class Cell:
-    """One load setting: tool, concurrency, keep-alive."""
+    """One load setting: tool, concurrency (wrk: connections), keep-alive."""
 
     tool: str
     concurrency: int
     keepalive: bool
     variable_length: bool = False
+    duration_s: int = 0  # wrk only: how long it runs
+    threads: int = 1  # wrk only
 
     @property
     def name(self) -> str:
+        if self.tool == "wrk":
+            return f"wrk-c{self.concurrency}"
         return f"c{self.concurrency}" + ("-k" if self.keepalive else "")
 
     @property
     def label(self) -> str:
+        if self.tool == "wrk":
+            return f"wrk -c {self.concurrency}"
         return f"-c {self.concurrency}" + (" -k" if self.keepalive else "")
 
 
@@ -79,6 +90,7 @@ class Settings:
     cell_timeout_s: float = 300.0
     start_timeout_s: float = 20.0
     ab_path: str = "ab"
+    wrk_path: str = "wrk"
 
 
 @dataclass(frozen=True)
@@ -157,20 +169,60 @@ def _subject(table: dict[str, Any], path: Path) -> Subject:
             headers=tuple(sorted(headers.items())),
         ),
         source_files=tuple(_get(table, "source_files", list, path, [])),
+        requires=tuple(_get(table, "requires", list, path, [])),
+        skip_reason=_get(table, "skip_reason", str, path, ""),
+        role=_role(_get(table, "role", str, path, "subject"), path),
+        templates=tuple((t["source"], t["target"]) for t in _get(table, "templates", list, path, [])),
     )
 
 
-def _cells(matrix: dict[str, Any], path: Path) -> tuple[Cell, ...]:
-    tool = _get(matrix, "tool", str, path, "ab")
+def _role(role: str, path: Path) -> str:
+    if role not in ROLES:
+        raise BenchError(f"{path}: role {role!r} is unknown: use one of {', '.join(ROLES)}")
+    return role
+
+
+def _tool(table: dict[str, Any], path: Path) -> str:
+    tool = _get(table, "tool", str, path, "ab")
     if tool not in SUPPORTED_TOOLS:
         raise BenchError(f"{path}: tool {tool!r} is not supported: use one of {', '.join(SUPPORTED_TOOLS)}")
+    return tool
+
+
+def _matrix_cells(matrix: dict[str, Any], path: Path) -> list[Cell]:
+    """ab cells: every concurrency with every keep-alive setting."""
+    tool = _tool(matrix, path)
+    if tool != "ab":
+        raise BenchError(f"{path}: [matrix] is for ab; declare wrk cells as [[cells]] with tool = \"wrk\"")
     concurrencies = _get(matrix, "concurrency", list, path)
     keepalives = _get(matrix, "keepalive", list, path, [False])
     variable_length = _get(matrix, "variable_length", bool, path, False)
-    return tuple(
+    return [
         Cell(tool=tool, concurrency=int(c), keepalive=bool(k), variable_length=variable_length)
         for c, k in itertools.product(concurrencies, keepalives)
-    )
+    ]
+
+
+def _listed_cell(table: dict[str, Any], path: Path) -> Cell:
+    """One [[cells]] entry: an ab cell, or a wrk cell (always keep-alive, bounded by duration)."""
+    tool = _tool(table, path)
+    if tool == "wrk":
+        return Cell(tool=tool, concurrency=_get(table, "connections", int, path), keepalive=True,
+                    duration_s=_get(table, "duration_s", int, path), threads=_get(table, "threads", int, path, 1))
+    return Cell(tool=tool, concurrency=_get(table, "concurrency", int, path),
+                keepalive=_get(table, "keepalive", bool, path, False),
+                variable_length=_get(table, "variable_length", bool, path, False))
+
+
+def _cells(data: dict[str, Any], path: Path) -> tuple[Cell, ...]:
+    cells = _matrix_cells(data["matrix"], path) if "matrix" in data else []
+    cells += [_listed_cell(table, path) for table in _get(data, "cells", list, path, [])]
+    if not cells:
+        raise BenchError(f"{path}: no load cells: add a [matrix] or [[cells]]")
+    names = [cell.name for cell in cells]
+    if len(set(names)) != len(names):
+        raise BenchError(f"{path}: cells repeat ({', '.join(names)}): each cell must be unique")
+    return tuple(cells)
 
 
 def _profiles(conf: dict[str, Any], path: Path) -> dict[str, Profile]:
@@ -218,7 +270,7 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
         directory=directory,
         conf_path=conf_path,
         subjects=subjects,
-        cells=_cells(_get(data, "matrix", dict, recipe_path), recipe_path),
+        cells=_cells(data, recipe_path),
         packages=tuple(_get(data, "packages", list, recipe_path, [])),
         profiles=_profiles(conf, conf_path),
         settings=_settings(conf, conf_path),

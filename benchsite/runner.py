@@ -8,7 +8,10 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import string
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, replace
@@ -16,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchsite import ab
+from benchsite import loadtools
 from benchsite.environment import collect_environment, utc_now
 from benchsite.errors import BenchError
 from benchsite.processes import (
@@ -107,23 +110,15 @@ def _reply_record(reply: HttpReply) -> dict[str, Any]:
 
 
 def cell_argv(server: ServerProcess, subject: Subject, cell: Cell, requests: int, settings: Settings) -> list[str]:
-    return ab.build_argv(
-        url=f"http://{LOOPBACK}:{server.port}{subject.path}",
-        requests=requests,
-        concurrency=cell.concurrency,
-        keepalive=cell.keepalive,
-        socket_timeout_s=settings.socket_timeout_s,
-        variable_length=cell.variable_length,
-        ab_path=settings.ab_path,
-    )
+    return loadtools.cell_argv(cell, f"http://{LOOPBACK}:{server.port}{subject.path}", requests, settings)
 
 
-def _tool_failure(exit_code: int, timed_out: bool, stderr: str, timeout_s: float) -> str:
+def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeout_s: float) -> str:
     if timed_out:
-        return f"ab did not finish within {timeout_s:g} s and was stopped"
+        return f"{tool} did not finish within {timeout_s:g} s and was stopped"
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     last = lines[-1] if lines else "no message"
-    return f"ab exited with code {exit_code}: {last}"
+    return f"{tool} exited with code {exit_code}: {last}"
 
 
 def measure(
@@ -146,14 +141,14 @@ def measure(
     result, error = None, None
     if run.exit_code != 0 or run.timed_out:
         (run_dir / raw_output).with_suffix(".stderr.txt").write_text(run.stderr)
-        error = _tool_failure(run.exit_code, run.timed_out, run.stderr, settings.cell_timeout_s)
+        error = _tool_failure(cell.tool, run.exit_code, run.timed_out, run.stderr, settings.cell_timeout_s)
     else:
         try:
-            result = ab.parse_ab_output(run.stdout)
-        except ab.AbParseError as parse_error:
+            result = loadtools.parse_report(cell.tool, run.stdout)
+        except BenchError as parse_error:
             raise BenchError(
                 f"{' '.join(argv)} printed output this harness cannot read ({parse_error}); "
-                f"check that `{settings.ab_path}` is ApacheBench (ab -V)"
+                f"check that `{argv[0]}` is the real {cell.tool}"
             ) from None
     return Repetition(
         index=index,
@@ -174,14 +169,47 @@ def new_run_id(profile: Profile) -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{profile.name}"
 
 
+def missing_requirement(subject: Subject) -> str | None:
+    """Why a subject cannot run here (a module it needs does not import), or None."""
+    for module in subject.requires:
+        result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
+                                timeout=120)
+        if result.returncode != 0:
+            lines = result.stderr.strip().splitlines()
+            return f"import {module} failed: {lines[-1] if lines else f'exit code {result.returncode}'}"
+    return None
+
+
+def render_templates(subject: Subject, recipe: Recipe, values: dict[str, str], run_dir: Path) -> None:
+    """Fill the subject's config templates ($name fields) into {workdir}; keep a copy in the run."""
+    for source, target in subject.templates:
+        try:
+            text = string.Template((recipe.directory / source).read_text()).substitute(values)
+        except KeyError as error:
+            known = ", ".join("$" + key for key in sorted(values))
+            raise BenchError(
+                f"{recipe.directory / source}: unknown field ${error.args[0]}: I know about {known}"
+            ) from None
+        except OSError as error:
+            raise BenchError(f"{recipe.directory / source}: cannot read the template ({error.strerror})") from None
+        for directory in (Path(values["workdir"]), run_dir / "configs" / subject.name):
+            (directory / target).parent.mkdir(parents=True, exist_ok=True)
+            (directory / target).write_text(text)
+
+
 def _start_subjects(
-    recipe: Recipe, settings: Settings, stack: ExitStack, run_dir: Path, reporter: Reporter
+    recipe: Recipe, subjects: list[Subject], settings: Settings, stack: ExitStack, run_dir: Path,
+    reporter: Reporter,
 ) -> dict[str, tuple[ServerProcess, HttpReply]]:
     started = {}
-    for offset, subject in enumerate(recipe.subjects):
+    workroot = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="benchsite-")))
+    for offset, subject in enumerate(subjects):
         port = settings.port + offset if settings.port else free_port()
+        workdir = workroot / subject.name
+        workdir.mkdir()
         values = {"python": sys.executable, "port": str(port), "host": LOOPBACK,
-                  "recipe_dir": str(recipe.directory.resolve())}
+                  "recipe_dir": str(recipe.directory.resolve()), "workdir": str(workdir)}
+        render_templates(subject, recipe, values, run_dir)
         argv = subject.argv(values)
         reporter.status(f"starting {subject.label} on port {port}")
         server = stack.enter_context(
@@ -202,20 +230,34 @@ def run_recipe(
     reporter = reporter or SilentReporter()
     profile = recipe.profile(profile_name)
     settings = effective_settings(recipe.settings)
-    if shutil.which(settings.ab_path) is None:
-        raise BenchError(
-            f"no {settings.ab_path} on this system: run `invoke setup` (needs root) "
-            f"or apt-get install apache2-utils"
-        )
+    tools = sorted({cell.tool for cell in recipe.cells})
+    for tool in tools:
+        if shutil.which(loadtools.tool_path(tool, settings)) is None:
+            raise BenchError(
+                f"no {loadtools.tool_path(tool, settings)} on this system: run `invoke setup` (needs root) "
+                f"to install the load tools"
+            )
     run_id = new_run_id(profile)
     started_at = utc_now()
-    environment = collect_environment(repo_dir, list(recipe.packages), {"ab": [settings.ab_path, "-V"]})
-    reporter.begin(len(recipe.subjects) * len(recipe.cells) * profile.repetitions)
+    environment = collect_environment(
+        repo_dir, list(recipe.packages),
+        {tool: [loadtools.tool_path(tool, settings), loadtools.VERSION_FLAGS[tool]] for tool in tools},
+    )
+    skipped, runnable = [], []
+    for subject in recipe.subjects:
+        missing = missing_requirement(subject)
+        if missing:
+            skipped.append({"name": subject.name, "label": subject.label, "reason": subject.skip_reason,
+                            "detail": missing})
+            reporter.step(f"{subject.label}: skipped ({missing})")
+        else:
+            runnable.append(subject)
+    reporter.begin(len(runnable) * len(recipe.cells) * profile.repetitions)
     with sigterm_as_interrupt(), staged_run_directory(data_dir / recipe.name, run_id) as run_dir:
         with ExitStack() as stack:
-            started = _start_subjects(recipe, settings, stack, run_dir, reporter)
-            warmups = _warm_up(recipe, started, profile, settings, reporter)
-            measured = _measure_all(recipe, started, profile, settings, run_dir, reporter)
+            started = _start_subjects(recipe, runnable, settings, stack, run_dir, reporter)
+            warmups = _warm_up(runnable, recipe.cells, started, profile, settings, reporter)
+            measured = _measure_all(runnable, recipe.cells, started, profile, settings, run_dir, reporter)
         document = {
             "format_version": FORMAT_VERSION,
             "recipe": recipe.name,
@@ -229,24 +271,27 @@ def run_recipe(
             "warmups": warmups,
             "subjects": [
                 _subject_document(subject, started[subject.name], recipe.cells, profile, measured)
-                for subject in recipe.subjects
+                for subject in runnable
             ],
+            "skipped_subjects": skipped,
         }
         write_json(run_dir / RUN_FILE, document)
     return data_dir / recipe.name / run_id
 
 
 def _warm_up(
-    recipe: Recipe, started: dict[str, tuple[ServerProcess, HttpReply]], profile: Profile,
-    settings: Settings, reporter: Reporter,
+    subjects: list[Subject], cells: tuple[Cell, ...], started: dict[str, tuple[ServerProcess, HttpReply]],
+    profile: Profile, settings: Settings, reporter: Reporter,
 ) -> list[dict[str, Any]]:
-    """One discarded run of every cell per subject; only its argv and exit code are kept."""
+    """One discarded run of every ab cell per subject; only its argv and exit code are kept."""
     records: list[dict[str, Any]] = []
     if profile.warmup_requests <= 0:
         return records
-    for subject in recipe.subjects:
+    for subject in subjects:
         server, _ = started[subject.name]
-        for cell in recipe.cells:
+        for cell in cells:
+            if cell.tool != "ab":
+                continue
             reporter.status(f"warming up {subject.label}, {cell.label}")
             argv = cell_argv(server, subject, cell, profile.warmup_requests, settings)
             run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
@@ -255,15 +300,15 @@ def _warm_up(
 
 
 def _measure_all(
-    recipe: Recipe, started: dict[str, tuple[ServerProcess, HttpReply]], profile: Profile,
-    settings: Settings, run_dir: Path, reporter: Reporter,
+    subjects: list[Subject], cells: tuple[Cell, ...], started: dict[str, tuple[ServerProcess, HttpReply]],
+    profile: Profile, settings: Settings, run_dir: Path, reporter: Reporter,
 ) -> dict[tuple[str, str], list[Repetition]]:
     """Repetitions outermost, so every subject and cell is measured across the whole run's drift."""
     measured: dict[tuple[str, str], list[Repetition]] = {}
     for index in range(1, profile.repetitions + 1):
-        for subject in recipe.subjects:
+        for subject in subjects:
             server, _ = started[subject.name]
-            for cell in recipe.cells:
+            for cell in cells:
                 rep = measure(server, subject, cell, profile.requests, settings, run_dir, index)
                 measured.setdefault((subject.name, cell.name), []).append(rep)
                 outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"
@@ -281,6 +326,7 @@ def _subject_document(
     return {
         "name": subject.name,
         "label": subject.label,
+        "role": subject.role,
         "argv": server.argv,
         "server_software": reply.header("Server"),
         "verification": _reply_record(reply),
@@ -291,7 +337,8 @@ def _subject_document(
                 "tool": cell.tool,
                 "concurrency": cell.concurrency,
                 "keepalive": cell.keepalive,
-                "requests": profile.requests,
+                "requests": profile.requests if cell.tool == "ab" else None,
+                "duration_s": cell.duration_s if cell.tool == "wrk" else None,
                 "repetitions": [repetition_to_dict(rep) for rep in measured[(subject.name, cell.name)]],
             }
             for cell in cells

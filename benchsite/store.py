@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchsite.ab import AbResult
 from benchsite.errors import BenchError
+from benchsite.loadtools import LoadResult, result_from_dict
 
 FORMAT_VERSION = 1
 RUN_FILE = "run.json"
@@ -36,7 +36,7 @@ class Repetition:
     wall_s: float
     tool_cpu_s: float
     server_cpu_s: float
-    result: AbResult | None
+    result: LoadResult | None
     error: str | None
 
     @property
@@ -65,8 +65,9 @@ class CellRecord:
     tool: str
     concurrency: int
     keepalive: bool
-    requests: int
+    requests: int | None  # ab's -n; None for wrk
     repetitions: tuple[Repetition, ...]
+    duration_s: int | None = None  # wrk's -d; None for ab
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,20 @@ class SubjectRecord:
     server_software: str | None
     verification: dict[str, Any]
     cells: tuple[CellRecord, ...]
+    role: str = "subject"
 
     def cell(self, name: str) -> CellRecord | None:
         return next((cell for cell in self.cells if cell.name == name), None)
+
+
+@dataclass(frozen=True)
+class SkippedSubject:
+    """A subject that did not run (a module it needs does not import here), and why."""
+
+    name: str
+    label: str
+    reason: str
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,7 @@ class RunRecord:
     settings: dict[str, Any]
     environment: dict[str, Any]
     subjects: tuple[SubjectRecord, ...]
+    skipped: tuple[SkippedSubject, ...] = ()
 
     @property
     def run_file(self) -> Path:
@@ -105,6 +118,23 @@ class RunRecord:
 
     def subject(self, name: str) -> SubjectRecord | None:
         return next((subject for subject in self.subjects if subject.name == name), None)
+
+    @property
+    def measured(self) -> tuple[SubjectRecord, ...]:
+        """The subjects under test (not the load tool's ceiling)."""
+        return tuple(subject for subject in self.subjects if subject.role == "subject")
+
+    @property
+    def ceiling(self) -> SubjectRecord | None:
+        return next((subject for subject in self.subjects if subject.role == "ceiling"), None)
+
+    @property
+    def cell_names(self) -> tuple[str, ...]:
+        """Every cell name, in recipe order."""
+        names: dict[str, None] = {}
+        for subject in self.subjects:
+            names.update(dict.fromkeys(cell.name for cell in subject.cells))
+        return tuple(names)
 
     def raw_text(self, repetition: Repetition) -> str:
         return (self.path / repetition.raw_output).read_text()
@@ -135,7 +165,7 @@ def _repetition(data: dict[str, Any]) -> Repetition:
         wall_s=data["wall_s"],
         tool_cpu_s=data["tool_cpu_s"],
         server_cpu_s=data["server_cpu_s"],
-        result=None if data["result"] is None else AbResult.from_dict(data["result"]),
+        result=None if data["result"] is None else result_from_dict(data["result"]),
         error=data["error"],
     )
 
@@ -149,6 +179,7 @@ def _cell(data: dict[str, Any]) -> CellRecord:
         keepalive=data["keepalive"],
         requests=data["requests"],
         repetitions=tuple(_repetition(rep) for rep in data["repetitions"]),
+        duration_s=data.get("duration_s"),
     )
 
 
@@ -160,6 +191,7 @@ def _subject(data: dict[str, Any]) -> SubjectRecord:
         server_software=data["server_software"],
         verification=data["verification"],
         cells=tuple(_cell(cell) for cell in data["cells"]),
+        role=data.get("role", "subject"),
     )
 
 
@@ -190,6 +222,7 @@ def load_run(path: Path) -> RunRecord:
             settings=data["settings"],
             environment=data["environment"],
             subjects=tuple(_subject(subject) for subject in data["subjects"]),
+            skipped=tuple(SkippedSubject(**skipped) for skipped in data.get("skipped_subjects", [])),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise BenchError(f"{run_file}: malformed run document ({error!r}): restore it from git or re-run") from None

@@ -1,0 +1,151 @@
+"""wrk: build its argv from a cell and parse its report (run with --latency).
+
+wrk keeps every connection alive, so its figures compare with `ab -k`, not plain ab.
+Each regular expression quotes the report line it reads.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from benchsite.errors import BenchError
+
+
+class WrkParseError(BenchError):
+    """wrk printed something that is not a complete report."""
+
+
+_TIME_UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0, "h": 3600000.0}
+_SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
+
+
+def _ms(value: str, unit: str) -> float:
+    return float(value) * _TIME_UNITS_MS[unit]
+
+
+@dataclass(frozen=True)
+class WrkResult:
+    """What one wrk report says, with units in the field names."""
+
+    threads: int
+    connections: int
+    duration_s: float
+    complete_requests: int
+    bytes_read: int
+    requests_per_s: float
+    transfer_bytes_per_s: float
+    latency_ms_mean: float
+    latency_ms_stdev: float
+    latency_ms_max: float
+    percentiles_ms: tuple[tuple[int, float], ...]
+    socket_errors_connect: int
+    socket_errors_read: int
+    socket_errors_write: int
+    socket_errors_timeout: int
+    non_2xx_responses: int
+
+    tool = "wrk"
+
+    @property
+    def failed_requests(self) -> int:
+        """Socket errors of any kind, the nearest thing wrk has to ab's failed requests."""
+        return (self.socket_errors_connect + self.socket_errors_read + self.socket_errors_write
+                + self.socket_errors_timeout)
+
+    @property
+    def time_per_request_ms(self) -> float:
+        return self.latency_ms_mean
+
+    @property
+    def keepalive_honoured(self) -> bool | None:
+        return None  # wrk does not report it
+
+    def percentile_ms(self, percent: int) -> float:
+        for served_percent, ms in self.percentiles_ms:
+            if served_percent == percent:
+                return ms
+        raise KeyError(f"wrk reported no {percent}% percentile")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["percentiles_ms"] = [list(pair) for pair in self.percentiles_ms]
+        data["tool"] = self.tool
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WrkResult:
+        values = {f.name: data[f.name] for f in fields(cls)}
+        values["percentiles_ms"] = tuple((int(p), float(ms)) for p, ms in values["percentiles_ms"])
+        return cls(**values)
+
+
+# Running 2s test @ http://127.0.0.1:8099/
+_DURATION = re.compile(r"^Running (\d+(?:\.\d+)?)(s|m|h) test @ ", re.M)
+#   1 threads and 10 connections
+_THREADS = re.compile(r"^\s*(\d+) threads and (\d+) connections", re.M)
+#     Latency     4.21ms    2.65ms  18.84ms   70.46%
+_LATENCY = re.compile(
+    r"^\s*Latency\s+([\d.]+)(us|ms|s|m)\s+([\d.]+)(us|ms|s|m)\s+([\d.]+)(us|ms|s|m)", re.M
+)
+#      50%    3.69ms
+_PERCENTILE = re.compile(r"^\s*(50|75|90|99)%\s+([\d.]+)(us|ms|s|m)\s*$", re.M)
+#   3561 requests in 2.01s, 441.89KB read
+_TOTALS = re.compile(r"^\s*(\d+) requests in [\d.]+(?:us|ms|s|m), ([\d.]+)(B|KB|MB|GB|TB) read", re.M)
+#   Socket errors: connect 0, read 12, write 0, timeout 3
+_SOCKET_ERRORS = re.compile(r"^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", re.M)
+#   Non-2xx or 3xx responses: 5
+_NON_2XX = re.compile(r"^\s*Non-2xx or 3xx responses: (\d+)", re.M)
+# Requests/sec:   1770.08
+_RPS = re.compile(r"^Requests/sec:\s+([\d.]+)", re.M)
+# Transfer/sec:    219.65KB
+_TRANSFER = re.compile(r"^Transfer/sec:\s+([\d.]+)(B|KB|MB|GB|TB)", re.M)
+
+
+def _need(pattern: re.Pattern[str], report: str, what: str) -> re.Match[str]:
+    match = pattern.search(report)
+    if not match:
+        raise WrkParseError(f"wrk output has no {what}: not a complete wrk --latency report")
+    return match
+
+
+def parse_wrk_output(report: str) -> WrkResult:
+    """Parse one `wrk --latency` report; raise WrkParseError naming the first missing part."""
+    duration = _need(_DURATION, report, "'Running ... test' line")
+    threads = _need(_THREADS, report, "'threads and connections' line")
+    latency = _need(_LATENCY, report, "'Latency' line")
+    totals = _need(_TOTALS, report, "'requests in' line")
+    rps = _need(_RPS, report, "'Requests/sec' line")
+    transfer = _need(_TRANSFER, report, "'Transfer/sec' line")
+    percentiles = tuple((int(p), _ms(v, u)) for p, v, u in _PERCENTILE.findall(report))
+    if [p for p, _ in percentiles] != [50, 75, 90, 99]:
+        raise WrkParseError("wrk output has no complete 'Latency Distribution': run wrk with --latency")
+    errors = _SOCKET_ERRORS.search(report)
+    non_2xx = _NON_2XX.search(report)
+    return WrkResult(
+        threads=int(threads.group(1)),
+        connections=int(threads.group(2)),
+        duration_s=float(duration.group(1)) * {"s": 1, "m": 60, "h": 3600}[duration.group(2)],
+        complete_requests=int(totals.group(1)),
+        bytes_read=round(float(totals.group(2)) * _SIZE_UNITS[totals.group(3)]),
+        requests_per_s=float(rps.group(1)),
+        transfer_bytes_per_s=float(transfer.group(1)) * _SIZE_UNITS[transfer.group(2)],
+        latency_ms_mean=_ms(latency.group(1), latency.group(2)),
+        latency_ms_stdev=_ms(latency.group(3), latency.group(4)),
+        latency_ms_max=_ms(latency.group(5), latency.group(6)),
+        percentiles_ms=percentiles,
+        socket_errors_connect=int(errors.group(1)) if errors else 0,
+        socket_errors_read=int(errors.group(2)) if errors else 0,
+        socket_errors_write=int(errors.group(3)) if errors else 0,
+        socket_errors_timeout=int(errors.group(4)) if errors else 0,
+        non_2xx_responses=int(non_2xx.group(1)) if non_2xx else 0,
+    )
+
+
+def build_argv(
+    *, url: str, connections: int, threads: int, duration_s: int, timeout_s: int, wrk_path: str = "wrk"
+) -> list[str]:
+    """The wrk command line for one cell: bounded by -d and --timeout."""
+    return [wrk_path, "--latency", "-t", str(threads), "-c", str(connections), "-d", f"{duration_s}s",
+            "--timeout", f"{timeout_s}s", url]
