@@ -12,7 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-CHART_STYLE_VERSION = 1  # bump when the drawing code changes, so cached files are redrawn
+CHART_STYLE_VERSION = 2  # bump when the drawing code changes, so cached files are redrawn
 
 
 @dataclass(frozen=True)
@@ -26,10 +26,12 @@ class Series:
 
 
 @dataclass(frozen=True)
-class BarChart:
-    """Grouped bars: one group per category (cell), one bar per series (subject)."""
+class Chart:
+    """Grouped bars (one group per category, one bar per series) or lines (one per series)."""
 
+    kind: str  # "bar" or "line"
     title: str
+    x_label: str
     y_label: str
     categories: tuple[str, ...]
     series: tuple[Series, ...]
@@ -51,7 +53,8 @@ class BarChart:
                 for category, median in zip(self.categories, series.medians, strict=True)
             )
             parts.append(f"{series.label} ({values})")
-        return f"Bar chart of {self.y_label} for each load setting. " + "; ".join(parts) + "."
+        shape = "Bar chart" if self.kind == "bar" else "Line chart"
+        return f"{shape} of {self.y_label} against {self.x_label}. " + "; ".join(parts) + "."
 
 
 def _gap(upper: float | None, lower: float | None) -> float:
@@ -59,32 +62,52 @@ def _gap(upper: float | None, lower: float | None) -> float:
     return 0.0 if upper is None or lower is None else upper - lower
 
 
-def render_svg(chart: BarChart) -> bytes:
+def _draw_lines(axes: plt.Axes, chart: Chart) -> None:
+    positions = range(len(chart.categories))
+    for series in chart.series:
+        points = [(x, m) for x, m in zip(positions, series.medians, strict=True) if m is not None]
+        line, = axes.plot([x for x, _ in points], [m for _, m in points], marker="o", label=series.label)
+        failed = [x for x, m in zip(positions, series.medians, strict=True) if m is None]
+        if failed:
+            axes.plot(failed, [0] * len(failed), marker="x", linestyle="none", color=line.get_color(), markersize=8)
+    axes.set_ylim(bottom=0)
+    axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
+
+
+def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
+    count = len(chart.series)
+    width = 0.8 / max(count, 1)
+    for index, series in enumerate(chart.series):
+        xs = [position + (index - (count - 1) / 2) * width for position in range(len(chart.categories))]
+        heights = [0.0 if median is None else median for median in series.medians]
+        errors = [
+            [_gap(m, lo) for m, lo in zip(series.medians, series.lows, strict=True)],
+            [_gap(hi, m) for m, hi in zip(series.medians, series.highs, strict=True)],
+        ]
+        bars = axes.bar(xs, heights, width, yerr=errors, capsize=3, label=series.label)
+        for x, median in zip(xs, series.medians, strict=True):
+            if median is None:
+                axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
+        axes.bar_label(bars, labels=[f"{m:,.0f}" if m is not None else "" for m in series.medians],
+                       fontsize=7, padding=2)
+    axes.legend(loc="upper left", fontsize=8)
+    axes.margins(y=0.15)
+
+
+def render_svg(chart: Chart) -> bytes:
     """Draw the chart; deterministic output for the same input."""
     plt.rcdefaults()
     plt.rcParams.update({"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": 10})
     figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
     try:
-        count = len(chart.series)
-        width = 0.8 / max(count, 1)
-        for index, series in enumerate(chart.series):
-            xs = [position + (index - (count - 1) / 2) * width for position in range(len(chart.categories))]
-            heights = [0.0 if median is None else median for median in series.medians]
-            errors = [
-                [_gap(m, lo) for m, lo in zip(series.medians, series.lows, strict=True)],
-                [_gap(hi, m) for m, hi in zip(series.medians, series.highs, strict=True)],
-            ]
-            bars = axes.bar(xs, heights, width, yerr=errors, capsize=3, label=series.label)
-            for x, median in zip(xs, series.medians, strict=True):
-                if median is None:
-                    axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
-            axes.bar_label(bars, labels=[f"{m:,.0f}" if m is not None else "" for m in series.medians],
-                           fontsize=7, padding=2)
+        if chart.kind == "line":
+            _draw_lines(axes, chart)
+        else:
+            _draw_bars(axes, chart)
         axes.set_xticks(range(len(chart.categories)), chart.categories)
+        axes.set_xlabel(chart.x_label)
         axes.set_ylabel(chart.y_label)
         axes.set_title(chart.title)
-        axes.legend(loc="upper left", fontsize=8)
-        axes.margins(y=0.15)
         axes.grid(axis="y", alpha=0.3)
         buffer = io.BytesIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None})

@@ -1,7 +1,8 @@
 """The original pages' conclusions as data, and the verdict today's run gives on each.
 
 A claim is a rule over figures: a ratio of median requests/s between two
-(subject, cell) pairs within bounds, or whether keep-alive was honoured.
+(subject, cell) pairs within bounds, whether keep-alive was honoured, or
+whether a subject had the highest requests/s in the given cells.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ class Figures(Protocol):
 
     def keepalive_honoured(self, subject: str, cell: str) -> bool | None: ...
 
+    def subjects(self) -> list[str]: ...
+
 
 class RunFigures:
     """Today's medians; a cell with any failure gives no figure."""
@@ -49,6 +52,9 @@ class RunFigures:
         summary = self._summary(subject, cell)
         return summary.keepalive_honoured if summary else None
 
+    def subjects(self) -> list[str]:
+        return [subject.name for subject in self.run.measured]
+
 
 class PublishedFigures:
     """The original page's single runs."""
@@ -58,11 +64,14 @@ class PublishedFigures:
 
     def rps(self, subject: str, cell: str) -> float | None:
         figure = self.published.figure(subject, cell)
-        return figure.result.requests_per_s if figure else None
+        return figure.requests_per_s if figure else None
 
     def keepalive_honoured(self, subject: str, cell: str) -> bool | None:
         figure = self.published.figure(subject, cell)
-        return figure.result.keepalive_honoured if figure else None
+        return figure.result.keepalive_honoured if figure and figure.result else None
+
+    def subjects(self) -> list[str]:
+        return list(dict.fromkeys(result.subject for result in self.published.results))
 
 
 @dataclass(frozen=True)
@@ -71,7 +80,7 @@ class Claim:
 
     id: str
     text: str
-    kind: str  # "ratio" or "keepalive"
+    kind: str  # "ratio", "keepalive" or "fastest"
     numerator: tuple[str, str] | None = None
     denominator: tuple[str, str] | None = None
     at_least: float | None = None
@@ -79,9 +88,14 @@ class Claim:
     subject: str | None = None
     cell: str | None = None
     honoured: bool | None = None
+    cells: tuple[str, ...] = ()
+    among: tuple[str, ...] = ()  # competitors of a "fastest" claim; empty: every subject
 
     @property
     def rule(self) -> str:
+        if self.kind == "fastest":
+            among = f" among {', '.join(self.among)}" if self.among else ""
+            return f"{self.subject}: highest req/s{among} at {', '.join(self.cells)}"
         if self.kind == "keepalive":
             return f"{self.subject} {self.cell}: keep-alive {'honoured' if self.honoured else 'not honoured'}"
         assert self.numerator and self.denominator
@@ -116,9 +130,31 @@ def parse_claim(data: dict[str, Any], source: str) -> Claim:
                          at_least=data.get("at_least"), at_most=data.get("at_most"))
         if kind == "keepalive":
             return Claim(**common, subject=data["subject"], cell=data["cell"], honoured=bool(data["honoured"]))
+        if kind == "fastest":
+            return Claim(**common, subject=data["subject"], cells=tuple(data["cells"]),
+                         among=tuple(data.get("among", ())))
     except KeyError as error:
         raise BenchError(f"{source}: a claim lacks {error.args[0]!r}: add it") from None
-    raise BenchError(f"{source}: claim kind {kind!r} is unknown: use 'ratio' or 'keepalive'")
+    raise BenchError(f"{source}: claim kind {kind!r} is unknown: use 'ratio', 'keepalive' or 'fastest'")
+
+
+def _fastest(claim: Claim, figures: Figures) -> tuple[bool | None, str]:
+    """Whether the subject beat every competitor with a figure in every cell, and the count."""
+    assert claim.subject
+    competitors = [s for s in (claim.among or figures.subjects()) if s != claim.subject]
+    wins, beaten_by = 0, []
+    for cell in claim.cells:
+        own = figures.rps(claim.subject, cell)
+        if own is None:
+            return None, "—"
+        rivals = {s: rps for s in competitors if (rps := figures.rps(s, cell)) is not None}
+        best = max(rivals, key=rivals.__getitem__, default=None)
+        if best is None or own > rivals[best]:
+            wins += 1
+        else:
+            beaten_by.append(f"{cell}: {best}")
+    detail = f"fastest at {wins} of {len(claim.cells)}"
+    return wins == len(claim.cells), detail + (f" (beaten {'; '.join(beaten_by)})" if beaten_by else "")
 
 
 def _ratio(claim: Claim, figures: Figures) -> float | None:
@@ -131,6 +167,8 @@ def _ratio(claim: Claim, figures: Figures) -> float | None:
 
 def _holds(claim: Claim, figures: Figures) -> tuple[bool | None, str]:
     """Whether the rule holds on these figures (None: no figure), and the deciding value."""
+    if claim.kind == "fastest":
+        return _fastest(claim, figures)
     if claim.kind == "keepalive":
         assert claim.subject and claim.cell
         honoured = figures.keepalive_honoured(claim.subject, claim.cell)

@@ -22,14 +22,26 @@ PUBLISHED_FORMAT_VERSION = 1
 
 @dataclass(frozen=True)
 class PublishedResult:
-    """One test of the original page, matched to today's subject and cell."""
+    """One test of the original page, matched to today's subject and cell.
+
+    Where the page printed ab's report, the report is kept verbatim and parsed;
+    where it printed only the requests/s, that figure is transcribed.
+    """
 
     test: str
     subject: str
     cell: str
     command: str
-    raw_output: Path
-    result: AbResult
+    raw_output: Path | None
+    result: AbResult | None
+    transcribed_rps: float | None = None
+
+    @property
+    def requests_per_s(self) -> float:
+        if self.result is not None:
+            return self.result.requests_per_s
+        assert self.transcribed_rps is not None
+        return self.transcribed_rps
 
 
 @dataclass(frozen=True)
@@ -49,15 +61,21 @@ class Published:
     @property
     def files(self) -> list[Path]:
         """Every file the published figures were read from."""
-        return [self.path, *(result.raw_output for result in self.results)]
+        return [self.path, *(r.raw_output for r in self.results if r.raw_output is not None)]
 
 
 def _result(table: dict[str, Any], base: Path, path: Path) -> PublishedResult:
     try:
-        raw_output = base / table["raw_output"]
-        test, subject, cell, command = table["test"], table["subject"], table["cell"], table["command"]
+        test, subject, cell = table["test"], table["subject"], table["cell"]
     except KeyError as error:
         raise BenchError(f"{path}: a [[results]] entry lacks {error.args[0]!r}: add it") from None
+    command = table.get("command", "")
+    if "raw_output" not in table:
+        rps = table.get("requests_per_s")
+        if not isinstance(rps, int | float):
+            raise BenchError(f"{path}: {test} needs raw_output (the ab report) or requests_per_s: add one")
+        return PublishedResult(test, subject, cell, command, None, None, float(rps))
+    raw_output = base / table["raw_output"]
     try:
         report = raw_output.read_text()
     except OSError:

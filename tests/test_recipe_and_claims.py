@@ -69,7 +69,9 @@ def test_every_original_claim_holds_on_the_published_figures() -> None:
     assert [v.published for v in verdicts] == ["2.319", "2.148", "3.858", "0.910", "0.843", "not honoured"]
 
 
-class Fixed:
+class Table:
+    """Figures from a {(subject, cell): rps} table."""
+
     def __init__(self, rps: dict[tuple[str, str], float]) -> None:
         self.values = rps
 
@@ -79,16 +81,37 @@ class Fixed:
     def keepalive_honoured(self, subject: str, cell: str) -> bool | None:
         return None
 
+    def subjects(self) -> list[str]:
+        return list(dict.fromkeys(subject for subject, _ in self.values))
+
 
 def test_a_ratio_claim_is_decided_by_its_bounds_or_cannot_run() -> None:
     claim = parse_claim({"id": "x", "text": "t", "kind": "ratio", "numerator": ["a", "c1"],
                          "denominator": ["b", "c1"], "at_least": 1.5}, "p")
-    published = Fixed({("a", "c1"): 200.0, ("b", "c1"): 100.0})
-    assert evaluate(claim, Fixed({("a", "c1"): 140.0, ("b", "c1"): 100.0}), published).status == NOT_REPRODUCED
-    assert evaluate(claim, Fixed({("a", "c1"): 150.0, ("b", "c1"): 100.0}), published).status == REPRODUCED
-    assert evaluate(claim, Fixed({("b", "c1"): 100.0}), published).status == COULD_NOT_RUN
+    published = Table({("a", "c1"): 200.0, ("b", "c1"): 100.0})
+    assert evaluate(claim, Table({("a", "c1"): 140.0, ("b", "c1"): 100.0}), published).status == NOT_REPRODUCED
+    assert evaluate(claim, Table({("a", "c1"): 150.0, ("b", "c1"): 100.0}), published).status == REPRODUCED
+    assert evaluate(claim, Table({("b", "c1"): 100.0}), published).status == COULD_NOT_RUN
 
 
 def test_a_claim_without_bounds_is_rejected() -> None:
     with pytest.raises(BenchError, match="needs at_least or at_most"):
         parse_claim({"id": "x", "text": "t", "kind": "ratio", "numerator": ["a", "c"], "denominator": ["b", "c"]}, "p")
+
+
+def test_a_fastest_claim_needs_the_subject_ahead_in_every_cell() -> None:
+    claim = parse_claim({"id": "x", "text": "t", "kind": "fastest", "subject": "a", "cells": ["c1", "c10"]}, "p")
+    ahead = Table({("a", "c1"): 9.0, ("b", "c1"): 5.0, ("a", "c10"): 9.0, ("b", "c10"): 5.0})
+    behind = Table({("a", "c1"): 9.0, ("b", "c1"): 5.0, ("a", "c10"): 4.0, ("b", "c10"): 5.0})
+    absent = Table({("b", "c1"): 5.0, ("b", "c10"): 5.0})
+    assert evaluate(claim, ahead, ahead).status == REPRODUCED
+    verdict = evaluate(claim, behind, ahead)
+    assert (verdict.status, verdict.today) == (NOT_REPRODUCED, "fastest at 1 of 2 (beaten c10: b)")
+    assert evaluate(claim, absent, ahead).status == COULD_NOT_RUN
+
+
+def test_a_fastest_claim_can_limit_its_competitors() -> None:
+    claim = parse_claim({"id": "x", "text": "t", "kind": "fastest", "subject": "a", "cells": ["c1"],
+                         "among": ["a", "b"]}, "p")
+    figures = Table({("a", "c1"): 9.0, ("b", "c1"): 5.0, ("native", "c1"): 50.0})
+    assert evaluate(claim, figures, figures).status == REPRODUCED

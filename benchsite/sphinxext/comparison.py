@@ -9,9 +9,9 @@ from docutils.parsers.rst import directives
 
 from benchsite.claims import PublishedFigures, RunFigures, evaluate, parse_claim
 from benchsite.errors import BenchError
-from benchsite.published import PUBLISHED_FILE, Published, load_published
+from benchsite.published import PUBLISHED_FILE, Published, PublishedResult, load_published
 from benchsite.sphinxext.directives import BenchDirective
-from benchsite.sphinxext.tables import fmt_ms, fmt_ratio, fmt_rps, table
+from benchsite.sphinxext.tables import fmt_ms, fmt_ratio, table
 from benchsite.store import RunRecord
 
 
@@ -34,15 +34,7 @@ class BenchPublished(PublishedDirective):
         published = self.load_published()
         source = nodes.paragraph(text=f"Source: {published.source}.")
         machine = table(("Original setting", ""), [[k, v] for k, v in published.machine.items()])
-        rows = [
-            [
-                r.test, r.subject, r.cell, nodes.literal(text=r.command), fmt_rps(r.result.requests_per_s),
-                fmt_ms(r.result.time_per_request_ms), f"{r.result.transfer_rate_kbytes_s:,.2f}",
-                f"{r.result.percentile_ms(50):g} / {r.result.percentile_ms(99):g}",
-                "—" if r.result.keepalive_requests is None else str(r.result.keepalive_requests),
-            ]
-            for r in published.results
-        ]
+        rows = [_published_row(r) for r in published.results]
         results = table(
             ("Test", "Subject", "Cell", "Command", "req/s", "Time/req (ms)", "Transfer (KB/s)",
              "p50 / p99 (ms)", "Keep-Alive requests"),
@@ -50,6 +42,17 @@ class BenchPublished(PublishedDirective):
         )
         notes = [nodes.paragraph(text=published.notes)] if published.notes else []
         return [source, machine, results, *notes]
+
+
+def _published_row(r: PublishedResult) -> list:
+    """Test, subject, cell, command, then the figures: all of ab's where its report was printed."""
+    head = [r.test, r.subject, r.cell, nodes.literal(text=r.command) if r.command else "—",
+            f"{r.requests_per_s:,.2f}"]
+    if r.result is None:
+        return [*head, "—", "—", "—", "—"]
+    return [*head, fmt_ms(r.result.time_per_request_ms), f"{r.result.transfer_rate_kbytes_s:,.2f}",
+            f"{r.result.percentile_ms(50):g} / {r.result.percentile_ms(99):g}",
+            "—" if r.result.keepalive_requests is None else str(r.result.keepalive_requests)]
 
 
 class BenchCompare(PublishedDirective):
@@ -64,7 +67,7 @@ class BenchCompare(PublishedDirective):
     def render(self) -> list[nodes.Node]:
         run, published = self.load_run(), self.load_published()
         vary = self.options.get("vary", "subject")
-        pairs = self._pairs(run, vary)
+        pairs = self._pairs(run, published, vary)
         today, before = RunFigures(run), PublishedFigures(published)
         rows = []
         for label, top, bottom in pairs:
@@ -74,35 +77,38 @@ class BenchCompare(PublishedDirective):
             rows.append([label, fmt_ratio(then), fmt_ratio(now), change])
         return [table(("Ratio of req/s", "Published", "Today", "Today ÷ published"), rows)]
 
-    def _pairs(self, run: RunRecord, vary: str) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
-        cells = run.subjects[0].cells
-        labels = {subject.name: subject.label for subject in run.subjects}
+    def _pairs(
+        self, run: RunRecord, published: Published, vary: str
+    ) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
+        """(row label, numerator, denominator) for every pair that differs in `vary` alone (ab cells)."""
+        cells = [c for c in run.measured[0].cells if c.tool == "ab"] if run.measured else []
+        labels = {s.name: s.label for s in (*run.measured, *run.skipped)}
+        for result in published.results:
+            labels.setdefault(result.subject, result.subject)
         pairs = []
         if vary == "subject":
-            base = self.options.get("base", run.subjects[0].name)
+            base = self.options.get("base", next(iter(labels), ""))
             if base not in labels:
                 raise BenchError(f"bench-compare: :base: {base!r} is not a subject of {run.run_file}: "
                                  f"I know about {', '.join(labels)}")
-            for subject in run.subjects:
-                if subject.name != base:
+            for name, label in labels.items():
+                if name != base:
                     for cell in cells:
-                        pairs.append((f"{subject.label} ÷ {labels[base]}, {cell.label}",
-                                      (subject.name, cell.name), (base, cell.name)))
+                        pairs.append((f"{label} ÷ {labels[base]}, {cell.label}", (name, cell.name), (base, cell.name)))
         elif vary == "keepalive":
-            for subject in run.subjects:
+            for name, label in labels.items():
                 for cell in cells:
-                    if cell.keepalive and subject.cell(cell.name.removesuffix("-k")):
-                        pairs.append((f"{subject.label}: -k ÷ no -k at -c {cell.concurrency}",
-                                      (subject.name, cell.name), (subject.name, cell.name.removesuffix("-k"))))
+                    if cell.keepalive and any(c.name == cell.name.removesuffix("-k") for c in cells):
+                        pairs.append((f"{label}: -k ÷ no -k at -c {cell.concurrency}",
+                                      (name, cell.name), (name, cell.name.removesuffix("-k"))))
         else:
-            lowest = min(cell.concurrency for cell in cells)
-            for subject in run.subjects:
+            lowest = min((cell.concurrency for cell in cells), default=0)
+            for name, label in labels.items():
                 for cell in cells:
                     base_name = f"c{lowest}" + ("-k" if cell.keepalive else "")
-                    if cell.concurrency != lowest:
-                        pairs.append((f"{subject.label}: {cell.label} ÷ -c {lowest}"
-                                      + (" -k" if cell.keepalive else ""),
-                                      (subject.name, cell.name), (subject.name, base_name)))
+                    if cell.concurrency != lowest and any(c.name == base_name for c in cells):
+                        pairs.append((f"{label}: {cell.label} ÷ -c {lowest}" + (" -k" if cell.keepalive else ""),
+                                      (name, cell.name), (name, base_name)))
         return pairs
 
 

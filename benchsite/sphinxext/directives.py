@@ -12,7 +12,7 @@ from docutils.parsers.rst import directives
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
-from benchsite.charts import BarChart, Series
+from benchsite.charts import Chart, Series
 from benchsite.environment import ENVIRONMENT_KEYS
 from benchsite.errors import BenchError
 from benchsite.sphinxext.nodes import bench_chart
@@ -94,7 +94,7 @@ def link_to_raw(text: str, label: str) -> nodes.paragraph:
     return paragraph
 
 
-def _status(summary: CellSummary) -> str:
+def _status(summary: CellSummary, ceiling_rps: float | None) -> str:
     if summary.repetitions_failed:
         reasons = "; ".join(summary.failure_reasons)
         total = summary.repetitions_ok + summary.repetitions_failed
@@ -104,71 +104,115 @@ def _status(summary: CellSummary) -> str:
         problems.append(f"{summary.failed_requests} failed requests")
     if summary.non_2xx_responses:
         problems.append(f"{summary.non_2xx_responses} non-2xx responses")
+    if ceiling_rps and summary.rps_median and summary.rps_median > ceiling_rps / 2:
+        problems.append(f"at {100 * summary.rps_median / ceiling_rps:.0f}% of the load tool's ceiling: "
+                        "the tool, not the server, may be the limit")
     return "FLAGGED: " + ", ".join(problems) if problems else "ok"
+
+
+def ceiling_rps(run: RunRecord, cell_name: str) -> float | None:
+    """The median req/s of the run's ceiling subject (a C server on a static file) in one cell."""
+    ceiling = run.ceiling
+    cell = ceiling.cell(cell_name) if ceiling else None
+    return summarize(cell).rps_median if cell else None
 
 
 class BenchResults(BenchDirective):
     """A table of every subject and cell: median req/s, spread, CPU cost, latency, flags."""
 
+    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "cells": directives.unchanged}
     headers = (
-        "Subject", "ab setting", "Median req/s", "Min – max req/s", "CV", "Server CPU µs/req",
-        "ab CPU µs/req", "Mean time/req (ms)", "p50 / p99 (ms)", "Keep-alive", "Status",
+        "Subject", "Load", "Median req/s", "Min – max req/s", "CV", "Server CPU µs/req",
+        "Tool CPU µs/req", "Mean time/req (ms)", "p50 / p99 (ms)", "Keep-alive", "Status",
     )
 
     def render(self) -> list[nodes.Node]:
         run = self.load_run()
-        rows = []
+        wanted = selected(self.options.get("cells"), run.cell_names, "cells", run.run_file)
+        rows: list[list] = []
         for subject in run.subjects:
+            label = subject.label + (" (load-tool ceiling)" if subject.role == "ceiling" else "")
             for cell in subject.cells:
+                if cell.name not in wanted:
+                    continue
                 s = summarize(cell)
                 rows.append([
-                    subject.label, cell.label,
+                    label, cell.label,
                     link_to_raw(fmt_rps(s.rps_median), raw_label(run.recipe, subject.name, cell.name)),
                     f"{fmt_rps(s.rps_min)} – {fmt_rps(s.rps_max)}", fmt_percent(s.rps_cv_percent),
                     fmt_us(s.server_cpu_us_per_request_median), fmt_us(s.tool_cpu_us_per_request_median),
                     fmt_ms(s.time_per_request_ms_median),
                     f"{fmt_ms(s.latency_ms_p50_median)} / {fmt_ms(s.latency_ms_p99_median)}",
-                    fmt_keepalive(s.keepalive_honoured), _status(s),
+                    fmt_keepalive(s.keepalive_honoured),
+                    _status(s, None if subject.role == "ceiling" else ceiling_rps(run, cell.name)),
                 ])
+        for skipped in run.skipped:
+            rows.append([skipped.label, "—", "—", "—", "—", "—", "—", "—", "—", "—",
+                         f"DID NOT RUN: {skipped.reason} ({skipped.detail})".replace(" ()", "")])
+        return [nodes.paragraph(text=self._caption(run)), table(self.headers, rows)]
+
+    @staticmethod
+    def _caption(run: RunRecord) -> str:
         profile = run.profile
-        caption = nodes.paragraph(
-            text=f"Run {run.run_id} ({profile['name']} profile): {profile['repetitions']} repetitions of "
-            f"ab -n {profile['requests']} per cell after a discarded warm-up of {profile['warmup_requests']} "
-            "requests; medians over the repetitions, CV = standard deviation / mean of req/s. "
-            "Each median links to the raw ab output it came from."
+        return (
+            f"Run {run.run_id} ({profile['name']} profile): {profile['repetitions']} repetitions per cell "
+            f"(ab -n {profile['requests']}) after a discarded warm-up of {profile['warmup_requests']} requests; "
+            "medians over the repetitions, CV = standard deviation / mean of req/s. "
+            "Each median links to the raw output it came from."
         )
-        return [caption, table(self.headers, rows)]
+
+
+def selected(option: str | None, available: tuple[str, ...], what: str, source: Path) -> tuple[str, ...]:
+    """The names an option lists (comma-separated), checked against what the run has; all if absent."""
+    if not option:
+        return available
+    names = tuple(name.strip() for name in option.split(",") if name.strip())
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        raise BenchError(f"{', '.join(unknown)}: no such {what} in {source}: I know about {', '.join(available)}")
+    return names
 
 
 class BenchChart(BenchDirective):
-    """A grouped bar chart of one metric over the cells, one bar per subject."""
+    """A chart of one metric over the cells: grouped bars, or lines (e.g. req/s against concurrency)."""
 
-    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "metric": directives.unchanged}
+    option_spec: ClassVar[dict] = {
+        **BenchDirective.option_spec,
+        "metric": lambda value: directives.choice(value, ("rps", "server-cpu")),
+        "kind": lambda value: directives.choice(value, ("bar", "line")),
+        "cells": directives.unchanged,
+        "subjects": directives.unchanged,
+        "x-label": directives.unchanged,
+    }
     metrics: ClassVar[dict[str, tuple[str, str]]] = {
-        "rps": ("Median requests per second (whiskers: min–max)", "req/s"),
-        "server-cpu": ("Server CPU time per request (µs, median)", "µs"),
+        "rps": ("median requests per second", "req/s"),
+        "server-cpu": ("server CPU time per request (µs, median)", "µs"),
     }
 
     def render(self) -> list[nodes.Node]:
-        metric = self.options.get("metric", "rps")
-        if metric not in self.metrics:
-            raise BenchError(f"bench-chart: unknown :metric: {metric!r}: use one of {', '.join(self.metrics)}")
+        metric, kind = self.options.get("metric", "rps"), self.options.get("kind", "bar")
         run = self.load_run()
+        cells = selected(self.options.get("cells"), run.cell_names, "cells", run.run_file)
+        names = selected(self.options.get("subjects"), tuple(s.name for s in run.subjects), "subjects", run.run_file)
         y_label, unit = self.metrics[metric]
-        categories = tuple(cell.label for cell in run.subjects[0].cells)
         series = []
-        for subject in run.subjects:
-            summaries = [summarize(cell) for cell in subject.cells]
+        for name in names:
+            subject = run.subject(name)
+            assert subject is not None
+            summaries = [summarize(c) if (c := subject.cell(cell)) else None for cell in cells]
             if metric == "rps":
-                medians = tuple(s.rps_median if not s.repetitions_failed else None for s in summaries)
-                lows = tuple(s.rps_min for s in summaries)
-                highs = tuple(s.rps_max for s in summaries)
+                medians = tuple(s.rps_median if s and not s.repetitions_failed else None for s in summaries)
+                lows = tuple(s.rps_min if s else None for s in summaries)
+                highs = tuple(s.rps_max if s else None for s in summaries)
             else:
-                medians = tuple(s.server_cpu_us_per_request_median for s in summaries)
+                medians = tuple(s.server_cpu_us_per_request_median if s else None for s in summaries)
                 lows = highs = tuple(None for _ in summaries)
             series.append(Series(subject.label, medians, lows, highs))
-        chart = BarChart(title=f"{run.title} — run {run.run_id}", y_label=y_label,
-                         categories=categories, series=tuple(series))
+        labels = tuple(next(c.label for s in run.subjects for c in s.cells if c.name == cell) for cell in cells)
+        chart = Chart(kind=kind, title=f"{run.title} — run {run.run_id}",
+                      x_label=self.options.get("x-label", "load setting"),
+                      y_label=y_label + (" (whiskers: min–max)" if kind == "bar" and metric == "rps" else ""),
+                      categories=labels, series=tuple(series))
         node = bench_chart()
         node["chart"] = chart
         node["alt"] = chart.alt_text(unit)

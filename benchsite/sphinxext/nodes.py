@@ -14,7 +14,7 @@ from benchsite.charts import render_svg
 
 
 class bench_chart(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
-    """A chart to draw at write time; holds a BarChart and its alt text."""
+    """A chart to draw at write time; holds a Chart and its alt text."""
 
 
 def chart_file(outdir: Path, imagedir: str, chart_digest: str) -> Path:
