@@ -39,6 +39,7 @@ class Subject:
     skip_reason: str = ""  # why they may be missing, shown on the page
     role: str = "subject"  # "ceiling": a C server measuring the load tool's own limit
     templates: tuple[tuple[str, str], ...] = ()  # (source in the recipe folder, file in {workdir})
+    only_cells: tuple[str, ...] = ()  # run only these cells (empty: all)
 
     def argv(self, values: dict[str, str]) -> list[str]:
         """The command line with {placeholders} filled in, one token at a time."""
@@ -71,12 +72,15 @@ class Cell:
 
 @dataclass(frozen=True)
 class Profile:
-    """How much load: requests per run, repetitions, warm-up requests."""
+    """How much load: requests per run, repetitions, warm-up; optionally a subset of subjects and cells."""
 
     name: str
     requests: int
     repetitions: int
     warmup_requests: int
+    subjects: tuple[str, ...] = ()  # empty: every subject
+    cells: tuple[str, ...] = ()  # empty: every cell
+    warmup_cells: tuple[str, ...] = ()  # empty: warm up with every ab cell
 
 
 @dataclass(frozen=True)
@@ -109,12 +113,35 @@ class Recipe:
 
     def profile(self, name: str) -> Profile:
         try:
-            return self.profiles[name]
+            profile = self.profiles[name]
         except KeyError:
             known = ", ".join(sorted(self.profiles))
             raise BenchError(
                 f"recipe {self.name!r} has no profile {name!r}: I know about {known} (see {self.conf_path})"
             ) from None
+        self._check_names(profile.subjects, [s.name for s in self.subjects], f"profile {name!r}: subject")
+        cell_names = [c.name for c in self.cells]
+        self._check_names(profile.cells, cell_names, f"profile {name!r}: cell")
+        self._check_names(profile.warmup_cells, cell_names, f"profile {name!r}: warm-up cell")
+        return profile
+
+    def _check_names(self, wanted: tuple[str, ...], known: list[str], what: str) -> None:
+        unknown = [name for name in wanted if name not in known]
+        if unknown:
+            raise BenchError(f"{self.conf_path}: {what} {', '.join(unknown)} unknown: I know about {', '.join(known)}")
+
+    def plan(self, profile: Profile) -> list[tuple[Subject, list[Cell]]]:
+        """The subjects a profile runs, each with the cells it runs, in recipe order."""
+        plan = []
+        for subject in self.subjects:
+            if profile.subjects and subject.name not in profile.subjects:
+                continue
+            cells = [cell for cell in self.cells
+                     if (not profile.cells or cell.name in profile.cells)
+                     and (not subject.only_cells or cell.name in subject.only_cells)]
+            if cells:
+                plan.append((subject, cells))
+        return plan
 
 
 def fill_placeholders(token: str, values: dict[str, str], owner: str) -> str:
@@ -173,6 +200,7 @@ def _subject(table: dict[str, Any], path: Path) -> Subject:
         skip_reason=_get(table, "skip_reason", str, path, ""),
         role=_role(_get(table, "role", str, path, "subject"), path),
         templates=tuple((t["source"], t["target"]) for t in _get(table, "templates", list, path, [])),
+        only_cells=tuple(_get(table, "cells", list, path, [])),
     )
 
 
@@ -233,6 +261,9 @@ def _profiles(conf: dict[str, Any], path: Path) -> dict[str, Profile]:
             requests=_get(table, "requests", int, path),
             repetitions=_get(table, "repetitions", int, path),
             warmup_requests=_get(table, "warmup_requests", int, path, 0),
+            subjects=tuple(_get(table, "subjects", list, path, [])),
+            cells=tuple(_get(table, "cells", list, path, [])),
+            warmup_cells=tuple(_get(table, "warmup_cells", list, path, [])),
         )
     return profiles
 
@@ -264,6 +295,9 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
     subjects = tuple(_subject(table, recipe_path) for table in _get(data, "subjects", list, recipe_path))
     if not subjects:
         raise BenchError(f"{recipe_path}: no [[subjects]]: declare at least one")
+    names = [subject.name for subject in subjects]
+    if len(set(names)) != len(names):
+        raise BenchError(f"{recipe_path}: subject names repeat ({', '.join(names)}): make each unique")
     return Recipe(
         name=name,
         title=_get(data, "title", str, recipe_path),

@@ -230,7 +230,8 @@ def run_recipe(
     reporter = reporter or SilentReporter()
     profile = recipe.profile(profile_name)
     settings = effective_settings(recipe.settings)
-    tools = sorted({cell.tool for cell in recipe.cells})
+    plan = recipe.plan(profile)
+    tools = sorted({cell.tool for _, cells in plan for cell in cells})
     for tool in tools:
         if shutil.which(loadtools.tool_path(tool, settings)) is None:
             raise BenchError(
@@ -244,20 +245,20 @@ def run_recipe(
         {tool: [loadtools.tool_path(tool, settings), loadtools.VERSION_FLAGS[tool]] for tool in tools},
     )
     skipped, runnable = [], []
-    for subject in recipe.subjects:
+    for subject, cells in plan:
         missing = missing_requirement(subject)
         if missing:
             skipped.append({"name": subject.name, "label": subject.label, "reason": subject.skip_reason,
                             "detail": missing})
             reporter.step(f"{subject.label}: skipped ({missing})")
         else:
-            runnable.append(subject)
-    reporter.begin(len(runnable) * len(recipe.cells) * profile.repetitions)
+            runnable.append((subject, cells))
+    reporter.begin(sum(len(cells) for _, cells in runnable) * profile.repetitions)
     with sigterm_as_interrupt(), staged_run_directory(data_dir / recipe.name, run_id) as run_dir:
         with ExitStack() as stack:
-            started = _start_subjects(recipe, runnable, settings, stack, run_dir, reporter)
-            warmups = _warm_up(runnable, recipe.cells, started, profile, settings, reporter)
-            measured = _measure_all(runnable, recipe.cells, started, profile, settings, run_dir, reporter)
+            started = _start_subjects(recipe, [s for s, _ in runnable], settings, stack, run_dir, reporter)
+            warmups = _warm_up(runnable, started, profile, settings, reporter)
+            measured = _measure_all(runnable, started, profile, settings, run_dir, reporter)
         document = {
             "format_version": FORMAT_VERSION,
             "recipe": recipe.name,
@@ -270,8 +271,8 @@ def run_recipe(
             "environment": environment,
             "warmups": warmups,
             "subjects": [
-                _subject_document(subject, started[subject.name], recipe.cells, profile, measured)
-                for subject in runnable
+                _subject_document(subject, started[subject.name], cells, profile, measured)
+                for subject, cells in runnable
             ],
             "skipped_subjects": skipped,
         }
@@ -279,18 +280,21 @@ def run_recipe(
     return data_dir / recipe.name / run_id
 
 
+Plan = list[tuple[Subject, list[Cell]]]
+
+
 def _warm_up(
-    subjects: list[Subject], cells: tuple[Cell, ...], started: dict[str, tuple[ServerProcess, HttpReply]],
-    profile: Profile, settings: Settings, reporter: Reporter,
+    plan: Plan, started: dict[str, tuple[ServerProcess, HttpReply]], profile: Profile, settings: Settings,
+    reporter: Reporter,
 ) -> list[dict[str, Any]]:
-    """One discarded run of every ab cell per subject; only its argv and exit code are kept."""
+    """One discarded run of each warm-up cell (default: every ab cell) per subject; argv and exit code kept."""
     records: list[dict[str, Any]] = []
     if profile.warmup_requests <= 0:
         return records
-    for subject in subjects:
+    for subject, cells in plan:
         server, _ = started[subject.name]
         for cell in cells:
-            if cell.tool != "ab":
+            if cell.tool != "ab" or (profile.warmup_cells and cell.name not in profile.warmup_cells):
                 continue
             reporter.status(f"warming up {subject.label}, {cell.label}")
             argv = cell_argv(server, subject, cell, profile.warmup_requests, settings)
@@ -300,13 +304,13 @@ def _warm_up(
 
 
 def _measure_all(
-    subjects: list[Subject], cells: tuple[Cell, ...], started: dict[str, tuple[ServerProcess, HttpReply]],
-    profile: Profile, settings: Settings, run_dir: Path, reporter: Reporter,
+    plan: Plan, started: dict[str, tuple[ServerProcess, HttpReply]], profile: Profile, settings: Settings,
+    run_dir: Path, reporter: Reporter,
 ) -> dict[tuple[str, str], list[Repetition]]:
     """Repetitions outermost, so every subject and cell is measured across the whole run's drift."""
     measured: dict[tuple[str, str], list[Repetition]] = {}
     for index in range(1, profile.repetitions + 1):
-        for subject in subjects:
+        for subject, cells in plan:
             server, _ = started[subject.name]
             for cell in cells:
                 rep = measure(server, subject, cell, profile.requests, settings, run_dir, index)
@@ -319,7 +323,7 @@ def _measure_all(
 
 
 def _subject_document(
-    subject: Subject, started: tuple[ServerProcess, HttpReply], cells: tuple[Cell, ...],
+    subject: Subject, started: tuple[ServerProcess, HttpReply], cells: list[Cell],
     profile: Profile, measured: dict[tuple[str, str], list[Repetition]],
 ) -> dict[str, Any]:
     server, reply = started

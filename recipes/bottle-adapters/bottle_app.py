@@ -1,0 +1,54 @@
+"""Bottle's "Hello World" app on the Bottle server adapter named on the command line.
+
+Usage: python bottle_app.py ADAPTER PORT [--queue N]
+
+--queue raises the listen queue (backlog) through the adapter's own options, for
+the adapters whose default queue is small.
+"""
+
+import argparse
+import sys
+
+parser = argparse.ArgumentParser()
+parser.add_argument("adapter")
+parser.add_argument("port", type=int)
+parser.add_argument("--queue", type=int, help="listen queue size passed through the adapter's options")
+options = parser.parse_args()
+
+# Bottle's gevent and eventlet adapters refuse to start unless the standard
+# library was monkey-patched before anything else was imported.
+if options.adapter == "gevent":
+    from gevent import monkey
+
+    monkey.patch_all()
+elif options.adapter == "eventlet":
+    import eventlet
+
+    eventlet.monkey_patch()
+
+import bottle  # noqa: E402
+
+app = bottle.Bottle()
+
+
+@app.route("/")
+def index() -> str:
+    return "Hello World"
+
+
+def queue_options(adapter: str, size: int) -> dict:
+    """How each adapter with a small default listen queue lets a user raise it."""
+    if adapter == "wsgiref":
+        from wsgiref.simple_server import WSGIServer
+
+        class QueuedWSGIServer(WSGIServer):
+            request_queue_size = size
+
+        return {"server_class": QueuedWSGIServer}
+    if adapter in ("paste", "cheroot"):
+        return {"request_queue_size": size}
+    sys.exit(f"bottle_app.py: no queue option known for adapter {adapter!r}")
+
+
+extra = queue_options(options.adapter, options.queue) if options.queue else {}
+bottle.run(app, server=options.adapter, host="127.0.0.1", port=options.port, quiet=True, **extra)
