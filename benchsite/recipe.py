@@ -36,6 +36,7 @@ class Subject:
     expect: Expectation
     source_files: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()  # modules that must import, else the subject is skipped
+    requires_programs: tuple[str, ...] = ()  # programs that must exist ({bin}: the venv's bin), likewise
     skip_reason: str = ""  # why they may be missing, shown on the page
     role: str = "subject"  # "ceiling": a C server measuring the load tool's own limit
     templates: tuple[tuple[str, str], ...] = ()  # (source in the recipe folder, file in {workdir})
@@ -197,6 +198,7 @@ def _subject(table: dict[str, Any], path: Path) -> Subject:
         ),
         source_files=tuple(_get(table, "source_files", list, path, [])),
         requires=tuple(_get(table, "requires", list, path, [])),
+        requires_programs=tuple(_get(table, "requires_programs", list, path, [])),
         skip_reason=_get(table, "skip_reason", str, path, ""),
         role=_role(_get(table, "role", str, path, "subject"), path),
         templates=tuple((t["source"], t["target"]) for t in _get(table, "templates", list, path, [])),

@@ -32,7 +32,7 @@ from benchsite.processes import (
     running_server,
     wait_until_ready,
 )
-from benchsite.recipe import Cell, Profile, Recipe, Settings, Subject
+from benchsite.recipe import Cell, Profile, Recipe, Settings, Subject, fill_placeholders
 from benchsite.store import FORMAT_VERSION, RUN_FILE, Repetition, repetition_to_dict, staged_run_directory, write_json
 
 
@@ -170,7 +170,11 @@ def new_run_id(profile: Profile) -> str:
 
 
 def missing_requirement(subject: Subject) -> str | None:
-    """Why a subject cannot run here (a module it needs does not import), or None."""
+    """Why a subject cannot run here (a program or module it needs is absent), or None."""
+    for program in subject.requires_programs:
+        path = fill_placeholders(program, {"bin": str(Path(sys.executable).parent)}, subject.name)
+        if shutil.which(path) is None:
+            return f"no {path} on this system"
     for module in subject.requires:
         result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
                                 timeout=120)
@@ -203,12 +207,13 @@ def _start_subjects(
 ) -> dict[str, tuple[ServerProcess, HttpReply]]:
     started = {}
     workroot = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="benchsite-")))
+    workroot.chmod(0o755)  # servers that drop privileges (nginx workers) must read their files
     for offset, subject in enumerate(subjects):
         port = settings.port + offset if settings.port else free_port()
         workdir = workroot / subject.name
         workdir.mkdir()
-        values = {"python": sys.executable, "port": str(port), "host": LOOPBACK,
-                  "recipe_dir": str(recipe.directory.resolve()), "workdir": str(workdir)}
+        values = {"python": sys.executable, "bin": str(Path(sys.executable).parent), "port": str(port),
+                  "host": LOOPBACK, "recipe_dir": str(recipe.directory.resolve()), "workdir": str(workdir)}
         render_templates(subject, recipe, values, run_dir)
         argv = subject.argv(values)
         reporter.status(f"starting {subject.label} on port {port}")

@@ -19,6 +19,7 @@ from benchsite.sphinxext.directives import (
     BenchOverhead,
     BenchRaw,
     BenchResults,
+    BenchSubjects,
 )
 from benchsite.sphinxext.nodes import bench_chart, skip_chart, visit_chart_html, visit_chart_text
 
@@ -32,6 +33,7 @@ DIRECTIVES = {
     "bench-compare": BenchCompare,
     "bench-claims": BenchClaims,
     "bench-overhead": BenchOverhead,
+    "bench-subjects": BenchSubjects,
 }
 
 

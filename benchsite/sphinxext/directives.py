@@ -347,3 +347,20 @@ class BenchOverhead(SphinxDirective):
             ["Recorded", f"{record['started_at']} ({path.parent.name})"],
         ]
         return [table(("Harness vs bare ab", ""), rows)]
+
+
+class BenchSubjects(BenchDirective):
+    """One row per subject: its Server banner, whether it kept ab -k connections alive, or why it did not run."""
+
+    def render(self) -> list[nodes.Node]:
+        run = self.load_run()
+        rows: list[list] = []
+        for subject in run.subjects:
+            honoured = [s.keepalive_honoured for c in subject.cells if c.tool == "ab" and c.keepalive
+                        for s in [summarize(c)] if s.keepalive_honoured is not None]
+            keepalive = "—" if not honoured else fmt_keepalive(all(honoured))
+            role = " (load-tool ceiling)" if subject.role == "ceiling" else ""
+            rows.append([subject.label + role, subject.server_software or "(none sent)", keepalive, "ran"])
+        for skipped in run.skipped:
+            rows.append([skipped.label, "—", "—", f"did not run: {skipped.reason} ({skipped.detail})"])
+        return [table(("Subject", "Server banner", "HTTP/1.0 keep-alive (ab -k)", "Status"), rows)]
