@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import string
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,7 @@ class Profile:
     subjects: tuple[str, ...] = ()  # empty: every subject
     cells: tuple[str, ...] = ()  # empty: every cell
     warmup_cells: tuple[str, ...] = ()  # empty: warm up with every ab cell
+    wrk_duration_s: int = 0  # 0: each wrk cell's own duration
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,9 @@ class Recipe:
         for subject in self.subjects:
             if profile.subjects and subject.name not in profile.subjects:
                 continue
-            cells = [cell for cell in self.cells
+            cells = [replace(cell, duration_s=profile.wrk_duration_s)
+                     if cell.tool == "wrk" and profile.wrk_duration_s else cell
+                     for cell in self.cells
                      if (not profile.cells or cell.name in profile.cells)
                      and (not subject.only_cells or cell.name in subject.only_cells)]
             if cells:
@@ -266,6 +269,7 @@ def _profiles(conf: dict[str, Any], path: Path) -> dict[str, Profile]:
             subjects=tuple(_get(table, "subjects", list, path, [])),
             cells=tuple(_get(table, "cells", list, path, [])),
             warmup_cells=tuple(_get(table, "warmup_cells", list, path, [])),
+            wrk_duration_s=_get(table, "wrk_duration_s", int, path, 0),
         )
     return profiles
 

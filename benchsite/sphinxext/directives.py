@@ -144,7 +144,8 @@ class BenchResults(BenchDirective):
                     fmt_ms(s.time_per_request_ms_median),
                     f"{fmt_ms(s.latency_ms_p50_median)} / {fmt_ms(s.latency_ms_p99_median)}",
                     fmt_keepalive(s.keepalive_honoured),
-                    _status(s, None if subject.role == "ceiling" else ceiling_rps(run, cell.name)),
+                    _status(s, ceiling_rps(run, cell.name) if subject.role == "subject" and cell.tool == "ab"
+                            else None),
                 ])
         for skipped in run.skipped:
             rows.append([skipped.label, "—", "—", "—", "—", "—", "—", "—", "—", "—",
