@@ -223,6 +223,23 @@ def wait_until_ready(server: ServerProcess, path: str, timeout_s: float) -> Http
             time.sleep(POLL_INTERVAL_S)
 
 
+def keeps_http10_alive(port: int, path: str, timeout_s: float = 3.0) -> bool:
+    """Whether the server answers a second HTTP/1.0 keep-alive request on the same connection (as ab -k needs)."""
+    request = f"GET {path} HTTP/1.0\r\nHost: {LOOPBACK}\r\nConnection: Keep-Alive\r\n\r\n".encode()
+    try:
+        with socket.create_connection((LOOPBACK, port), timeout=timeout_s) as sock:
+            for _ in range(2):
+                sock.sendall(request)
+                response = http.client.HTTPResponse(sock)
+                response.begin()
+                response.read()
+                if response.will_close:
+                    return False
+            return True
+    except (OSError, http.client.HTTPException):
+        return False
+
+
 @dataclass(frozen=True)
 class ToolRun:
     """A finished load-tool command: argv, exit code, verbatim output, CPU and wall time."""

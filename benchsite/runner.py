@@ -14,7 +14,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,6 +28,7 @@ from benchsite.processes import (
     ServerProcess,
     free_port,
     http_get,
+    keeps_http10_alive,
     run_tool,
     running_server,
     wait_until_ready,
@@ -164,6 +165,15 @@ def measure(
     )
 
 
+@dataclass(frozen=True)
+class Started:
+    """A running subject, the reply that verified it, and whether it keeps HTTP/1.0 connections alive."""
+
+    server: ServerProcess
+    reply: HttpReply
+    keeps_http10_alive: bool
+
+
 def new_run_id(profile: Profile) -> str:
     """A run id that sorts by time: 20261122T013000Z-full."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{profile.name}"
@@ -204,7 +214,7 @@ def render_templates(subject: Subject, recipe: Recipe, values: dict[str, str], r
 def _start_subjects(
     recipe: Recipe, subjects: list[Subject], settings: Settings, stack: ExitStack, run_dir: Path,
     reporter: Reporter,
-) -> dict[str, tuple[ServerProcess, HttpReply]]:
+) -> dict[str, Started]:
     started = {}
     workroot = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="benchsite-")))
     workroot.chmod(0o755)  # servers that drop privileges (nginx workers) must read their files
@@ -224,7 +234,7 @@ def _start_subjects(
         wait_until_ready(server, subject.path, settings.start_timeout_s)
         reply = http_get(port, subject.path)  # a fresh request, checked before any load
         verify_reply(subject, reply)
-        started[subject.name] = (server, reply)
+        started[subject.name] = Started(server, reply, keeps_http10_alive(port, subject.path))
     return started
 
 
@@ -289,7 +299,7 @@ Plan = list[tuple[Subject, list[Cell]]]
 
 
 def _warm_up(
-    plan: Plan, started: dict[str, tuple[ServerProcess, HttpReply]], profile: Profile, settings: Settings,
+    plan: Plan, started: dict[str, Started], profile: Profile, settings: Settings,
     reporter: Reporter,
 ) -> list[dict[str, Any]]:
     """One discarded run of each warm-up cell (default: every ab cell) per subject; argv and exit code kept."""
@@ -297,7 +307,7 @@ def _warm_up(
     if profile.warmup_requests <= 0:
         return records
     for subject, cells in plan:
-        server, _ = started[subject.name]
+        server = started[subject.name].server
         for cell in cells:
             if cell.tool != "ab" or (profile.warmup_cells and cell.name not in profile.warmup_cells):
                 continue
@@ -309,14 +319,14 @@ def _warm_up(
 
 
 def _measure_all(
-    plan: Plan, started: dict[str, tuple[ServerProcess, HttpReply]], profile: Profile, settings: Settings,
+    plan: Plan, started: dict[str, Started], profile: Profile, settings: Settings,
     run_dir: Path, reporter: Reporter,
 ) -> dict[tuple[str, str], list[Repetition]]:
     """Repetitions outermost, so every subject and cell is measured across the whole run's drift."""
     measured: dict[tuple[str, str], list[Repetition]] = {}
     for index in range(1, profile.repetitions + 1):
         for subject, cells in plan:
-            server, _ = started[subject.name]
+            server = started[subject.name].server
             for cell in cells:
                 rep = measure(server, subject, cell, profile.requests, settings, run_dir, index)
                 measured.setdefault((subject.name, cell.name), []).append(rep)
@@ -328,16 +338,17 @@ def _measure_all(
 
 
 def _subject_document(
-    subject: Subject, started: tuple[ServerProcess, HttpReply], cells: list[Cell],
+    subject: Subject, started: Started, cells: list[Cell],
     profile: Profile, measured: dict[tuple[str, str], list[Repetition]],
 ) -> dict[str, Any]:
-    server, reply = started
+    server, reply = started.server, started.reply
     return {
         "name": subject.name,
         "label": subject.label,
         "role": subject.role,
         "argv": server.argv,
         "server_software": reply.header("Server"),
+        "keeps_http10_alive": started.keeps_http10_alive,
         "verification": _reply_record(reply),
         "cells": [
             {

@@ -81,6 +81,7 @@ class SubjectRecord:
     verification: dict[str, Any]
     cells: tuple[CellRecord, ...]
     role: str = "subject"
+    keeps_http10_alive: bool | None = None  # the start-up probe: a second HTTP/1.0 keep-alive request answered
 
     def cell(self, name: str) -> CellRecord | None:
         return next((cell for cell in self.cells if cell.name == name), None)
@@ -192,6 +193,7 @@ def _subject(data: dict[str, Any]) -> SubjectRecord:
         verification=data["verification"],
         cells=tuple(_cell(cell) for cell in data["cells"]),
         role=data.get("role", "subject"),
+        keeps_http10_alive=data.get("keeps_http10_alive"),
     )
 
 

@@ -89,3 +89,26 @@ def test_an_ab_stall_is_kept_as_a_failed_cell_and_the_run_completes(toy: ToyReci
     assert rep["exit_code"] == 119
     assert rep["error"] == "ab exited with code 119: apr_pollset_poll: The timeout specified has expired (70007)"
     assert processes_mentioning(str(toy.root)) == []
+
+
+def test_a_subject_whose_module_is_missing_is_skipped_with_its_reason(toy: ToyRecipes) -> None:
+    absent = toy_subject(name="absent").replace(
+        'expect = {', 'requires = ["no_such_module_here"]\nskip_reason = "it was never installed"\nexpect = {')
+    toy.add("optional", toy_subject() + absent)
+    result = run_toy(toy, "optional")
+    assert result.returncode == 0, result.stderr
+    [run_dir] = list_runs(toy.data_dir / "optional")
+    document = json.loads((run_dir / "run.json").read_text())
+    assert [s["name"] for s in document["subjects"]] == ["toy"]
+    [skipped] = document["skipped_subjects"]
+    assert skipped["reason"] == "it was never installed"
+    assert skipped["detail"] == (
+        "import no_such_module_here failed: ModuleNotFoundError: No module named 'no_such_module_here'")
+
+
+def test_a_template_with_an_unknown_field_is_a_one_line_error(toy: ToyRecipes) -> None:
+    directory = toy.add("templated", toy_subject().replace(
+        'expect = {', 'templates = [{ source = "server.conf", target = "server.conf" }]\nexpect = {'))
+    (directory / "server.conf").write_text("listen $port\nroot $wrokdir\n")
+    result = run_toy(toy, "templated")
+    assert_clean_failure(result, toy, "templated", "server.conf: unknown field $wrokdir: I know about $bin")

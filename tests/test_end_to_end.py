@@ -6,13 +6,14 @@ import re
 import shutil
 import signal
 import subprocess
+from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
 
 import psutil
 import pytest
 
-from benchsite.ab import parse_ab_output
+from benchsite.loadtools import parse_report
 from benchsite.processes import port_is_free
 from benchsite.sphinxext.tables import fmt_rps, fmt_us
 from benchsite.stats import summarize
@@ -21,19 +22,40 @@ from conftest import INVOKE, REPO, run_invoke
 
 RECIPE = "cherrypy-speed"
 PAGE = Path("recipes") / f"{RECIPE}.html"
+RECIPES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers")
+
+
+@dataclass(frozen=True)
+class Site:
+    """A copy of data/ with one new quick run of every recipe, and the site built from it."""
+
+    data_dir: Path
+    html_dir: Path
+    runs: dict[str, RunRecord]
+    build: subprocess.CompletedProcess
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory: pytest.TempPathFactory) -> RunRecord:
-    """One quick run of cherrypy-speed added to a copy of data/ (never into data/ itself)."""
-    data_dir = tmp_path_factory.mktemp("site") / "data"
+def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    """Quick runs against the real servers and the real load tools (never into data/ itself)."""
+    root = tmp_path_factory.mktemp("site")
+    data_dir = root / "data"
     shutil.copytree(REPO / "data", data_dir)
-    committed = list_runs(data_dir / RECIPE)
-    result = run_invoke("recipe", RECIPE, "--profile", "quick", "--data-dir", str(data_dir))
-    assert result.returncode == 0, result.stderr
-    [run_dir] = [run for run in list_runs(data_dir / RECIPE) if run not in committed]
-    assert run_dir == list_runs(data_dir / RECIPE)[-1]  # the newest run is the one the page shows
-    return load_run(run_dir)
+    runs = {}
+    for recipe in RECIPES:
+        committed = list_runs(data_dir / recipe)
+        result = run_invoke("recipe", recipe, "--profile", "quick", "--data-dir", str(data_dir))
+        assert result.returncode == 0, result.stderr
+        [run_dir] = [run for run in list_runs(data_dir / recipe) if run not in committed]
+        assert run_dir == list_runs(data_dir / recipe)[-1]  # the newest run is the one the page shows
+        runs[recipe] = load_run(run_dir)
+    build = run_invoke("docs", "--output", str(root / "html"), "--data-dir", str(data_dir))
+    return Site(data_dir, root / "html", runs, build)
+
+
+@pytest.fixture(scope="module")
+def quick_run(site: Site) -> RunRecord:
+    return site.runs[RECIPE]
 
 
 def test_the_quick_run_measures_both_subjects_in_all_four_cells(quick_run: RunRecord) -> None:
@@ -50,13 +72,39 @@ def test_the_quick_run_measures_both_subjects_in_all_four_cells(quick_run: RunRe
     assert quick_run.subject("raw-wsgi").server_software.startswith("Cheroot/")
 
 
-def test_parsed_values_equal_the_raw_output_files(quick_run: RunRecord) -> None:
-    for subject in quick_run.subjects:
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_parsed_values_equal_the_raw_output_files(site: Site, recipe: str) -> None:
+    run = site.runs[recipe]
+    for subject in run.subjects:
         for cell in subject.cells:
             for rep in cell.repetitions:
-                assert rep.result == parse_ab_output(quick_run.raw_text(rep))
-                assert rep.result.complete_requests == quick_run.profile["requests"]
+                assert rep.result == parse_report(cell.tool, run.raw_text(rep))
+                if cell.tool == "ab":
+                    assert rep.result.complete_requests == run.profile["requests"]
                 assert rep.argv[-1].startswith("http://127.0.0.1:")
+
+
+def test_every_bottle_adapter_that_installs_answers_and_the_others_say_why(site: Site) -> None:
+    run = site.runs["bottle-adapters"]
+    assert {s.name for s in run.subjects} >= {"wsgiref", "paste", "cheroot", "tornado", "waitress", "gunicorn",
+                                              "twisted", "bjoern", "meinheld", "gevent", "eventlet"}
+    for subject in run.subjects:
+        assert subject.verification["body"] == "Hello World"
+        assert all(not summarize(cell).flagged for cell in subject.cells), subject.name
+    skipped = {s.name: s for s in run.skipped}
+    assert "cherrypy.wsgiserver" in skipped["cherrypy"].detail and "cheroot" in skipped["cherrypy"].reason
+    assert "Python 2" in skipped["fapws3"].reason
+
+
+def test_the_wsgi_servers_run_has_the_ceiling_and_wrk_cells(site: Site) -> None:
+    run = site.runs["wsgi-servers"]
+    assert run.ceiling is not None and run.ceiling.server_software.startswith("nginx/")
+    for subject in run.subjects:
+        assert subject.verification["body"] == "Hello World!"
+        wrk_cell = subject.cell("wrk-c10")
+        assert wrk_cell is not None and summarize(wrk_cell).rps_median > 0
+    assert "wsgiboost" in {s.name for s in run.skipped}
+    assert (run.path / "configs" / "nginx" / "nginx.conf").read_text().count("listen 127.0.0.1:") == 1
 
 
 def test_the_run_records_machine_versions_pinning_and_commands(quick_run: RunRecord) -> None:
@@ -73,56 +121,73 @@ def _build(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
     return run_invoke("docs", "--output", str(tmp_path / "html"), *extra)
 
 
-def _page_text(html_dir: Path) -> str:
-    return unescape((html_dir / PAGE).read_text())
-
-
 def table_rows(html: str) -> list[list[str]]:
     """Every table row of a page as the text of its cells, tags stripped."""
     rows = []
     for row in re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S):
         cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)
-        rows.append([re.sub(r"<[^>]+>", "", cell).strip() for cell in cells])
+        rows.append([unescape(re.sub(r"<[^>]+>", "", cell).strip()) for cell in cells])
     return rows
 
 
-def test_the_page_shows_the_runs_values_chart_and_raw_output(quick_run: RunRecord, tmp_path: Path) -> None:
-    result = _build(tmp_path, "--data-dir", str(quick_run.path.parent.parent))
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
-    html = _page_text(tmp_path / "html")
-    assert quick_run.run_id in html
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> None:
+    assert site.build.returncode == 0, site.build.stdout[-2000:] + site.build.stderr
+    run = site.runs[recipe]
+    html = (site.html_dir / "recipes" / f"{recipe}.html").read_text()
+    assert run.run_id in html
     rows = {(row[0], row[1]): row for row in table_rows(html) if len(row) == 11}
-    for subject in quick_run.subjects:
+    for subject in run.subjects:
+        label = subject.label + (" (load-tool ceiling)" if subject.role == "ceiling" else "")
         for cell in subject.cells:
             summary = summarize(cell)
-            row = rows[(subject.label, cell.label)]
+            row = rows[(label, cell.label)]
             assert row[2] == fmt_rps(summary.rps_median)
             assert row[3] == f"{fmt_rps(summary.rps_min)} – {fmt_rps(summary.rps_max)}"
             assert row[5] == fmt_us(summary.server_cpu_us_per_request_median)
-            assert row[9] == ("honoured" if cell.keepalive else "—")
-            assert f'href="#bench-raw-{RECIPE}-{subject.name}-{cell.name}"' in html
-            server_line = next(line for line in quick_run.raw_text(cell.repetitions[0]).splitlines()
-                               if line.startswith("Requests per second"))
-            assert server_line in html
+            assert f'href="#bench-raw-{recipe}-{subject.name}-{cell.name}"' in html or (
+                f"-raw.html#bench-raw-{recipe}-{subject.name}-{cell.name}" in html)
+    for skipped in run.skipped:
+        assert rows[(skipped.label, "—")][10].startswith(f"DID NOT RUN: {skipped.reason}")
     charts = re.findall(r'<img src="\.\./_images/(bench-[0-9a-f]{16}\.svg)" alt="([^"]+)"', html)
-    assert len(charts) == 2
+    assert len(charts) >= 2
     for name, alt in charts:
-        assert (tmp_path / "html" / "_images" / name).stat().st_size > 1000
-        assert "CherryPy framework" in alt
-    assert "Test 7" in html and "1,008" in html  # the published figures, parsed from the seed's report
-    assert "REPRODUCED" in html or "NOT REPRODUCED" in html
+        assert (site.html_dir / "_images" / name).stat().st_size > 1000
+        assert run.measured[0].label in unescape(alt)
+    assert "REPRODUCED" in html or "COULD NOT RUN" in html
 
 
-def test_the_site_builds_from_the_committed_data_alone(tmp_path: Path) -> None:
-    result = _build(tmp_path)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
-    committed = load_run(list_runs(REPO / "data" / RECIPE)[-1])
-    html = _page_text(tmp_path / "html")
-    assert committed.run_id in html
-    assert committed.profile["name"] == "full"
-    for subject in committed.subjects:
+def test_the_raw_listings_hold_the_tools_output_verbatim(site: Site) -> None:
+    run = site.runs[RECIPE]
+    html = unescape((site.html_dir / PAGE).read_text())
+    for subject in run.subjects:
         for cell in subject.cells:
-            assert fmt_rps(summarize(cell).rps_median) in html
+            line = next(line for line in run.raw_text(cell.repetitions[0]).splitlines()
+                        if line.startswith("Requests per second"))
+            assert line in html
+    assert "Test 7" in html and "1,008.08" in html  # the published figures, parsed from the seed's report
+
+
+@pytest.fixture(scope="module")
+def committed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built by `invoke docs` from the committed data alone."""
+    root = tmp_path_factory.mktemp("committed")
+    result = _build(root)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
+    return root / "html"
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_the_site_builds_from_the_committed_full_runs_alone(committed_site: Path, recipe: str) -> None:
+    committed = load_run(list_runs(REPO / "data" / recipe)[-1])
+    assert committed.profile["name"] == "full"
+    html = unescape((committed_site / "recipes" / f"{recipe}.html").read_text())
+    assert committed.run_id in html
+    medians = {(row[0], row[1]): row[2] for row in table_rows(html) if len(row) == 11}
+    for subject in committed.subjects:
+        label = subject.label + (" (load-tool ceiling)" if subject.role == "ceiling" else "")
+        for cell in subject.cells:
+            assert medians[(label, cell.label)] == fmt_rps(summarize(cell).rps_median)
 
 
 def test_a_broken_data_file_is_a_warning_naming_it_not_a_traceback(tmp_path: Path) -> None:

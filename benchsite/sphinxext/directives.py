@@ -351,7 +351,11 @@ class BenchOverhead(SphinxDirective):
 
 
 class BenchSubjects(BenchDirective):
-    """One row per subject: its Server banner, whether it kept ab -k connections alive, or why it did not run."""
+    """One row per subject: its Server banner, whether it keeps HTTP/1.0 connections alive, or why it did not run.
+
+    Keep-alive comes from the ab -k cells where the run has them, else from the start-up probe
+    (two HTTP/1.0 keep-alive requests on one connection).
+    """
 
     def render(self) -> list[nodes.Node]:
         run = self.load_run()
@@ -359,7 +363,12 @@ class BenchSubjects(BenchDirective):
         for subject in run.subjects:
             honoured = [s.keepalive_honoured for c in subject.cells if c.tool == "ab" and c.keepalive
                         for s in [summarize(c)] if s.keepalive_honoured is not None]
-            keepalive = "—" if not honoured else fmt_keepalive(all(honoured))
+            if honoured:
+                keepalive = fmt_keepalive(all(honoured)) + " (ab -k)"
+            elif subject.keeps_http10_alive is not None:
+                keepalive = fmt_keepalive(subject.keeps_http10_alive) + " (probe)"
+            else:
+                keepalive = "—"
             role = " (load-tool ceiling)" if subject.role == "ceiling" else ""
             rows.append([subject.label + role, subject.server_software or "(none sent)", keepalive, "ran"])
         for skipped in run.skipped:
