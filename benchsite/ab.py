@@ -8,10 +8,11 @@ expression below quotes the report line it reads.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
 from benchsite.errors import BenchError
+from benchsite.report import ToolReport, percentiles_from_json
 
 
 class AbParseError(BenchError):
@@ -30,7 +31,7 @@ class ConnectionTimes:
 
 
 @dataclass(frozen=True)
-class AbResult:
+class AbResult(ToolReport):
     """Everything one ab report says, with units in the field names."""
 
     ab_version: str | None
@@ -62,7 +63,7 @@ class AbResult:
     total_ms: ConnectionTimes
     percentiles_ms: tuple[tuple[int, float], ...]
 
-    tool = "ab"
+    tool: ClassVar[str] = "ab"
 
     @property
     def keepalive_honoured(self) -> bool | None:
@@ -71,27 +72,13 @@ class AbResult:
             return None
         return self.keepalive_requests >= self.complete_requests > 0
 
-    def percentile_ms(self, percent: int) -> float:
-        """The time within which `percent` % of the requests were served."""
-        for served_percent, ms in self.percentiles_ms:
-            if served_percent == percent:
-                return ms
-        raise KeyError(f"ab reported no {percent}% percentile")
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (see `from_dict`)."""
-        data = asdict(self)
-        data["percentiles_ms"] = [list(pair) for pair in self.percentiles_ms]
-        data["tool"] = self.tool
-        return data
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AbResult:
         """Rebuild a result stored by `to_dict`."""
         values = dict(data)
         for name in ("connect_ms", "processing_ms", "waiting_ms", "total_ms"):
             values[name] = ConnectionTimes(**values[name])
-        values["percentiles_ms"] = tuple((int(p), float(ms)) for p, ms in values["percentiles_ms"])
+        values["percentiles_ms"] = percentiles_from_json(values["percentiles_ms"])
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
 

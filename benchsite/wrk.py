@@ -7,10 +7,11 @@ Each regular expression quotes the report line it reads.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
 from benchsite.errors import BenchError
+from benchsite.report import ToolReport, percentiles_from_json
 
 
 class WrkParseError(BenchError):
@@ -26,7 +27,7 @@ def _ms(value: str, unit: str) -> float:
 
 
 @dataclass(frozen=True)
-class WrkResult:
+class WrkResult(ToolReport):
     """What one wrk report says, with units in the field names."""
 
     threads: int
@@ -46,7 +47,7 @@ class WrkResult:
     socket_errors_timeout: int
     non_2xx_responses: int
 
-    tool = "wrk"
+    tool: ClassVar[str] = "wrk"
 
     @property
     def failed_requests(self) -> int:
@@ -62,22 +63,10 @@ class WrkResult:
     def keepalive_honoured(self) -> bool | None:
         return None  # wrk does not report it
 
-    def percentile_ms(self, percent: int) -> float:
-        for served_percent, ms in self.percentiles_ms:
-            if served_percent == percent:
-                return ms
-        raise KeyError(f"wrk reported no {percent}% percentile")
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["percentiles_ms"] = [list(pair) for pair in self.percentiles_ms]
-        data["tool"] = self.tool
-        return data
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WrkResult:
         values = {f.name: data[f.name] for f in fields(cls)}
-        values["percentiles_ms"] = tuple((int(p), float(ms)) for p, ms in values["percentiles_ms"])
+        values["percentiles_ms"] = percentiles_from_json(values["percentiles_ms"])
         return cls(**values)
 
 
