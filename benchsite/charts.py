@@ -6,13 +6,15 @@ import hashlib
 import io
 import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-CHART_STYLE_VERSION = 2  # bump when the drawing code changes, so cached files are redrawn
+# The drawing code is part of what shapes a chart: any change to this file redraws them all.
+_DRAWING_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class Chart:
     def digest(self) -> str:
         """A name for the file: changes whenever the data, options or drawing code change."""
         payload = json.dumps(
-            {"chart": asdict(self), "style": CHART_STYLE_VERSION, "matplotlib": matplotlib.__version__},
+            {"chart": asdict(self), "code": _DRAWING_CODE, "matplotlib": matplotlib.__version__},
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -62,11 +64,22 @@ def _gap(upper: float | None, lower: float | None) -> float:
     return 0.0 if upper is None or lower is None else upper - lower
 
 
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def _colour(index: int) -> tuple[float, float, float]:
+    """Twenty distinct colours: tab20's strong shades first, then its light ones."""
+    palette = plt.get_cmap("tab20").colors
+    order = [*range(0, 20, 2), *range(1, 20, 2)]
+    return palette[order[index % 20]]
+
+
 def _draw_lines(axes: plt.Axes, chart: Chart) -> None:
     positions = range(len(chart.categories))
-    for series in chart.series:
+    for index, series in enumerate(chart.series):
         points = [(x, m) for x, m in zip(positions, series.medians, strict=True) if m is not None]
-        line, = axes.plot([x for x, _ in points], [m for _, m in points], marker="o", label=series.label)
+        line, = axes.plot([x for x, _ in points], [m for _, m in points], marker=_MARKERS[index % len(_MARKERS)],
+                          color=_colour(index), label=series.label)
         failed = [x for x, m in zip(positions, series.medians, strict=True) if m is None]
         if failed:
             axes.plot(failed, [0] * len(failed), marker="x", linestyle="none", color=line.get_color(), markersize=8)
@@ -84,13 +97,16 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
             [_gap(m, lo) for m, lo in zip(series.medians, series.lows, strict=True)],
             [_gap(hi, m) for m, hi in zip(series.medians, series.highs, strict=True)],
         ]
-        bars = axes.bar(xs, heights, width, yerr=errors, capsize=3, label=series.label)
+        bars = axes.bar(xs, heights, width, yerr=errors, capsize=3, label=series.label, color=_colour(index))
         for x, median in zip(xs, series.medians, strict=True):
             if median is None:
                 axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
         axes.bar_label(bars, labels=[f"{m:,.0f}" if m is not None else "" for m in series.medians],
                        fontsize=7, padding=2)
-    axes.legend(loc="upper left", fontsize=8)
+    if count > 3:  # many bars: keep the legend off them
+        axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
+    else:
+        axes.legend(loc="upper left", fontsize=8)
     axes.margins(y=0.15)
 
 

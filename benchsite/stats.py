@@ -51,7 +51,7 @@ def summarize(cell: CellRecord) -> CellSummary:
     good = [rep for rep in cell.repetitions if rep.ok and rep.result is not None]
     results = [rep.result for rep in good if rep.result is not None]
     rps = [result.requests_per_s for result in results]
-    honoured = [result.keepalive_honoured for result in results]
+    honoured = [result.keepalive_honoured for result in results if result.keepalive_honoured is not None]
     return CellSummary(
         repetitions_ok=len(good),
         repetitions_failed=len(cell.repetitions) - len(good),

@@ -19,3 +19,6 @@ exclude_patterns = ["_build"]
 
 # Where the benchmark runs are read from, relative to this file.
 bench_data_dir = "../data"
+
+# Labels and commands from the data must appear verbatim (no curly quotes, no en dashes).
+smartquotes = False

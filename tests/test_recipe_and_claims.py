@@ -17,8 +17,10 @@ from benchsite.claims import (
 from benchsite.errors import BenchError
 from benchsite.published import load_published
 from benchsite.recipe import fill_placeholders, load_recipe
-from benchsite.stats import coefficient_of_variation_percent
-from conftest import REPO
+from benchsite.stats import coefficient_of_variation_percent, summarize
+from benchsite.store import CellRecord, Repetition
+from benchsite.wrk import parse_wrk_output
+from conftest import FIXTURES, REPO
 
 PUBLISHED = REPO / "data" / "cherrypy-speed" / "published.toml"
 
@@ -116,3 +118,13 @@ def test_a_fastest_claim_can_limit_its_competitors() -> None:
                          "among": ["a", "b"]}, "p")
     figures = Table({("a", "c1"): 9.0, ("b", "c1"): 5.0, ("native", "c1"): 50.0})
     assert evaluate(claim, figures, figures).status == REPRODUCED
+
+
+def test_a_wrk_cell_says_nothing_about_keepalive() -> None:
+    result = parse_wrk_output((FIXTURES / "wrk" / "wrk-4.1.0-cheroot-c10.txt").read_text())
+    rep = Repetition(1, ("wrk",), 0, False, "raw.txt", 2.0, 0.1, 0.5, result, None)
+    cell = CellRecord("wrk-c10", "wrk -c 10", "wrk", 10, True, None, (rep,), duration_s=2)
+    summary = summarize(cell)
+    assert summary.keepalive_honoured is None
+    assert summary.rps_median == 1770.08
+    assert summary.server_cpu_us_per_request_median == 0.5 * 1e6 / 3561
