@@ -120,7 +120,9 @@ def render_svg(chart: Chart) -> bytes:
             _draw_lines(axes, chart)
         else:
             _draw_bars(axes, chart)
-        axes.set_xticks(range(len(chart.categories)), chart.categories)
+        many = len(chart.categories) > 6
+        axes.set_xticks(range(len(chart.categories)), chart.categories, rotation=30 if many else 0,
+                        ha="right" if many else "center")
         axes.set_xlabel(chart.x_label)
         axes.set_ylabel(chart.y_label)
         axes.set_title(chart.title)

@@ -27,6 +27,8 @@ class Figures(Protocol):
 
     def keepalive_honoured(self, subject: str, cell: str) -> bool | None: ...
 
+    def cpu_us(self, subject: str, cell: str) -> float | None: ...
+
     def subjects(self) -> list[str]: ...
 
 
@@ -52,6 +54,11 @@ class RunFigures:
         summary = self._summary(subject, cell)
         return summary.keepalive_honoured if summary else None
 
+    def cpu_us(self, subject: str, cell: str) -> float | None:
+        """The load's own CPU per request: for a client under test, the client's."""
+        summary = self._summary(subject, cell)
+        return summary.tool_cpu_us_per_request_median if summary else None
+
     def subjects(self) -> list[str]:
         return [subject.name for subject in self.run.measured]
 
@@ -69,6 +76,10 @@ class PublishedFigures:
     def keepalive_honoured(self, subject: str, cell: str) -> bool | None:
         figure = self.published.figure(subject, cell)
         return figure.result.keepalive_honoured if figure and figure.result else None
+
+    def cpu_us(self, subject: str, cell: str) -> float | None:
+        figure = self.published.figure(subject, cell)
+        return figure.transcribed_cpu_us if figure else None
 
     def subjects(self) -> list[str]:
         return list(dict.fromkeys(result.subject for result in self.published.results))
@@ -90,6 +101,7 @@ class Claim:
     honoured: bool | None = None
     cells: tuple[str, ...] = ()
     among: tuple[str, ...] = ()  # competitors of a "fastest" claim; empty: every subject
+    metric: str = "rps"  # ratio claims: "rps" (requests/s) or "cpu" (client CPU µs per request)
 
     @property
     def rule(self) -> str:
@@ -99,7 +111,8 @@ class Claim:
         if self.kind == "keepalive":
             return f"{self.subject} {self.cell}: keep-alive {'honoured' if self.honoured else 'not honoured'}"
         assert self.numerator and self.denominator
-        ratio = f"req/s {'/'.join(self.numerator)} ÷ {'/'.join(self.denominator)}"
+        unit = "req/s" if self.metric == "rps" else "CPU µs/req"
+        ratio = f"{unit} {'/'.join(self.numerator)} ÷ {'/'.join(self.denominator)}"
         bounds = []
         if self.at_least is not None:
             bounds.append(f"≥ {self.at_least:g}")
@@ -126,8 +139,11 @@ def parse_claim(data: dict[str, Any], source: str) -> Claim:
         if kind == "ratio":
             if "at_least" not in data and "at_most" not in data:
                 raise BenchError(f"{source}: claim {data['id']!r} needs at_least or at_most")
+            metric = data.get("metric", "rps")
+            if metric not in ("rps", "cpu"):
+                raise BenchError(f"{source}: claim {data['id']!r}: metric {metric!r} is unknown: use rps or cpu")
             return Claim(**common, numerator=tuple(data["numerator"]), denominator=tuple(data["denominator"]),
-                         at_least=data.get("at_least"), at_most=data.get("at_most"))
+                         at_least=data.get("at_least"), at_most=data.get("at_most"), metric=metric)
         if kind == "keepalive":
             return Claim(**common, subject=data["subject"], cell=data["cell"], honoured=bool(data["honoured"]))
         if kind == "fastest":
@@ -159,7 +175,8 @@ def _fastest(claim: Claim, figures: Figures) -> tuple[bool | None, str]:
 
 def _ratio(claim: Claim, figures: Figures) -> float | None:
     assert claim.numerator and claim.denominator
-    top, bottom = figures.rps(*claim.numerator), figures.rps(*claim.denominator)
+    value = figures.rps if claim.metric == "rps" else figures.cpu_us
+    top, bottom = value(*claim.numerator), value(*claim.denominator)
     if top is None or bottom is None or bottom == 0:
         return None
     return top / bottom

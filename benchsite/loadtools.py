@@ -6,11 +6,14 @@ from typing import Any
 
 from benchsite import ab, wrk
 from benchsite.ab import AbResult
+from benchsite.clientbench import ClientResult, parse_client_output
 from benchsite.errors import BenchError
 from benchsite.recipe import Cell, Settings
 from benchsite.wrk import WrkResult
 
-LoadResult = AbResult | WrkResult
+LoadResult = AbResult | WrkResult | ClientResult
+
+EXTERNAL_TOOLS = ("ab", "wrk")  # "client" cells run the subject itself
 
 
 def cell_argv(cell: Cell, url: str, requests: int, settings: Settings) -> list[str]:
@@ -28,6 +31,8 @@ def parse_report(tool: str, report: str) -> LoadResult:
     """Parse a tool's report (raises the tool's parse error, a BenchError)."""
     if tool == "wrk":
         return wrk.parse_wrk_output(report)
+    if tool == "client":
+        return parse_client_output(report)
     return ab.parse_ab_output(report)
 
 
@@ -36,6 +41,8 @@ def result_from_dict(data: dict[str, Any]) -> LoadResult:
     tool = data.get("tool", "ab")
     if tool == "wrk":
         return WrkResult.from_dict(data)
+    if tool == "client":
+        return ClientResult.from_dict(data)
     if tool == "ab":
         return AbResult.from_dict(data)
     raise BenchError(f"stored result of unknown tool {tool!r}: update the harness")

@@ -11,8 +11,10 @@ from typing import Any
 
 from benchsite.errors import BenchError
 
-SUPPORTED_TOOLS = ("ab", "wrk")
-ROLES = ("subject", "ceiling")
+SUPPORTED_TOOLS = ("ab", "wrk", "client")
+# subject: a server under load; ceiling: a C server measuring the load tool's limit;
+# server: a service the clients under test talk to; client: a program under test that makes the load itself
+ROLES = ("subject", "ceiling", "server", "client")
 RECIPE_FILE = "recipe.toml"
 
 
@@ -40,11 +42,15 @@ class Subject:
     skip_reason: str = ""  # why they may be missing, shown on the page
     role: str = "subject"  # "ceiling": a C server measuring the load tool's own limit
     templates: tuple[tuple[str, str], ...] = ()  # (source in the recipe folder, file in {workdir})
+    prepare: tuple[str, ...] = ()  # a command run to completion before the subject starts (makes its files)
     only_cells: tuple[str, ...] = ()  # run only these cells (empty: all)
 
     def argv(self, values: dict[str, str]) -> list[str]:
         """The command line with {placeholders} filled in, one token at a time."""
-        return [fill_placeholders(token, values, self.name) for token in self.argv_template]
+        return self.argv_of(self.argv_template, values)
+
+    def argv_of(self, template: tuple[str, ...], values: dict[str, str]) -> list[str]:
+        return [fill_placeholders(token, values, self.name) for token in template]
 
 
 @dataclass(frozen=True)
@@ -57,15 +63,22 @@ class Cell:
     variable_length: bool = False
     duration_s: int = 0  # wrk only: how long it runs
     threads: int = 1  # wrk only
+    scheme: str = "http"  # client cells: http or https
+    path: str = ""  # client cells: the path requested
+    title: str = ""  # client cells: name and label given in the recipe, "name|label"
 
     @property
     def name(self) -> str:
+        if self.title:
+            return self.title.split("|")[0]
         if self.tool == "wrk":
             return f"wrk-c{self.concurrency}"
         return f"c{self.concurrency}" + ("-k" if self.keepalive else "")
 
     @property
     def label(self) -> str:
+        if self.title:
+            return self.title.split("|")[1]
         if self.tool == "wrk":
             return f"wrk -c {self.concurrency}"
         return f"-c {self.concurrency}" + (" -k" if self.keepalive else "")
@@ -83,6 +96,10 @@ class Profile:
     cells: tuple[str, ...] = ()  # empty: every cell
     warmup_cells: tuple[str, ...] = ()  # empty: warm up with every ab cell
     wrk_duration_s: int = 0  # 0: each wrk cell's own duration
+    cell_requests: tuple[tuple[str, int], ...] = ()  # (cell, requests): cells that run another count
+
+    def requests_for(self, cell: Cell) -> int:
+        return dict(self.cell_requests).get(cell.name, self.requests)
 
 
 @dataclass(frozen=True)
@@ -125,6 +142,7 @@ class Recipe:
         cell_names = [c.name for c in self.cells]
         self._check_names(profile.cells, cell_names, f"profile {name!r}: cell")
         self._check_names(profile.warmup_cells, cell_names, f"profile {name!r}: warm-up cell")
+        self._check_names(tuple(dict(profile.cell_requests)), cell_names, f"profile {name!r}: cell_requests cell")
         return profile
 
     def _check_names(self, wanted: tuple[str, ...], known: list[str], what: str) -> None:
@@ -136,14 +154,17 @@ class Recipe:
         """The subjects a profile runs, each with the cells it runs, in recipe order."""
         plan = []
         for subject in self.subjects:
-            if profile.subjects and subject.name not in profile.subjects:
+            if profile.subjects and subject.name not in profile.subjects and subject.role != "server":
                 continue
             cells = [replace(cell, duration_s=profile.wrk_duration_s)
                      if cell.tool == "wrk" and profile.wrk_duration_s else cell
                      for cell in self.cells
                      if (not profile.cells or cell.name in profile.cells)
-                     and (not subject.only_cells or cell.name in subject.only_cells)]
-            if cells:
+                     and (not subject.only_cells or cell.name in subject.only_cells)
+                     and (cell.tool == "client") == (subject.role == "client")]
+            if subject.role == "server":
+                cells = []  # a service the clients talk to: started, never measured itself
+            if cells or subject.role == "server":
                 plan.append((subject, cells))
         return plan
 
@@ -186,7 +207,7 @@ def _get(table: dict[str, Any], key: str, kind: type, path: Path, default: Any =
 
 
 def _subject(table: dict[str, Any], path: Path) -> Subject:
-    expect = _get(table, "expect", dict, path)
+    expect = _get(table, "expect", dict, path, {})
     body = _get(expect, "body", str, path, None)
     headers = _get(expect, "headers", dict, path, {})
     return Subject(
@@ -206,6 +227,7 @@ def _subject(table: dict[str, Any], path: Path) -> Subject:
         role=_role(_get(table, "role", str, path, "subject"), path),
         templates=tuple((t["source"], t["target"]) for t in _get(table, "templates", list, path, [])),
         only_cells=tuple(_get(table, "cells", list, path, [])),
+        prepare=tuple(_get(table, "prepare", list, path, [])),
     )
 
 
@@ -239,6 +261,12 @@ def _matrix_cells(matrix: dict[str, Any], path: Path) -> list[Cell]:
 def _listed_cell(table: dict[str, Any], path: Path) -> Cell:
     """One [[cells]] entry: an ab cell, or a wrk cell (always keep-alive, bounded by duration)."""
     tool = _tool(table, path)
+    if tool == "client":
+        scheme = _get(table, "scheme", str, path, "http")
+        if scheme not in ("http", "https"):
+            raise BenchError(f"{path}: scheme {scheme!r} is unknown: use http or https")
+        return Cell(tool=tool, concurrency=1, keepalive=False, scheme=scheme, path=_get(table, "path", str, path),
+                    title=f"{_get(table, 'name', str, path)}|{_get(table, 'label', str, path)}")
     if tool == "wrk":
         return Cell(tool=tool, concurrency=_get(table, "connections", int, path), keepalive=True,
                     duration_s=_get(table, "duration_s", int, path), threads=_get(table, "threads", int, path, 1))
@@ -270,6 +298,7 @@ def _profiles(conf: dict[str, Any], path: Path) -> dict[str, Profile]:
             cells=tuple(_get(table, "cells", list, path, [])),
             warmup_cells=tuple(_get(table, "warmup_cells", list, path, [])),
             wrk_duration_s=_get(table, "wrk_duration_s", int, path, 0),
+            cell_requests=tuple(_get(table, "cell_requests", dict, path, {}).items()),
         )
     return profiles
 

@@ -124,12 +124,15 @@ def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeo
 
 def measure(
     server: ServerProcess, subject: Subject, cell: Cell, requests: int, settings: Settings,
-    run_dir: Path, index: int,
+    run_dir: Path, index: int, argv: list[str] | None = None,
 ) -> Repetition:
-    """One repetition: the server's CPU time around one bounded ab run, output kept verbatim."""
+    """One repetition: the server's CPU time around one bounded load run, output kept verbatim.
+
+    The load comes from the cell's tool (ab, wrk), or from `argv` itself for a client under test.
+    """
     raw_output = f"raw/{subject.name}/{cell.name}/rep-{index}.txt"
     (run_dir / raw_output).parent.mkdir(parents=True, exist_ok=True)
-    argv = cell_argv(server, subject, cell, requests, settings)
+    argv = argv or cell_argv(server, subject, cell, requests, settings)
     code = server.exit_code()
     if code is not None:
         (run_dir / raw_output).write_text("")
@@ -172,6 +175,7 @@ class Started:
     server: ServerProcess
     reply: HttpReply
     keeps_http10_alive: bool
+    values: dict[str, str]  # the placeholders its command was filled with (port, port2, workdir...)
 
 
 def new_run_id(profile: Profile) -> str:
@@ -179,10 +183,10 @@ def new_run_id(profile: Profile) -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{profile.name}"
 
 
-def missing_requirement(subject: Subject) -> str | None:
+def missing_requirement(recipe: Recipe, subject: Subject) -> str | None:
     """Why a subject cannot run here (a program or module it needs is absent), or None."""
     for program in subject.requires_programs:
-        path = fill_placeholders(program, {"bin": str(Path(sys.executable).parent)}, subject.name)
+        path = fill_placeholders(program, base_values(recipe), subject.name)
         if shutil.which(path) is None:
             return f"no {path} on this system"
     for module in subject.requires:
@@ -211,6 +215,26 @@ def render_templates(subject: Subject, recipe: Recipe, values: dict[str, str], r
             (directory / target).write_text(text)
 
 
+def base_values(recipe: Recipe) -> dict[str, str]:
+    """Placeholders every command may use."""
+    return {"python": sys.executable, "bin": str(Path(sys.executable).parent), "host": LOOPBACK,
+            "recipe_dir": str(recipe.directory.resolve())}
+
+
+def run_prepare(subject: Subject, values: dict[str, str], cwd: Path, log_path: Path) -> None:
+    """Run a subject's preparation command (it makes files in {workdir}); a failure stops the run."""
+    if not subject.prepare:
+        return
+    argv = subject.argv_of(subject.prepare, values)
+    result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text(result.stdout + result.stderr)
+    if result.returncode != 0:
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        raise BenchError(f"preparing {subject.name!r} failed ({lines[-1] if lines else f'exit {result.returncode}'})"
+                         f": run it by hand to see why: {' '.join(argv)}")
+
+
 def _start_subjects(
     recipe: Recipe, subjects: list[Subject], settings: Settings, stack: ExitStack, run_dir: Path,
     reporter: Reporter,
@@ -222,8 +246,8 @@ def _start_subjects(
         port = settings.port + offset if settings.port else free_port()
         workdir = workroot / subject.name
         workdir.mkdir()
-        values = {"python": sys.executable, "bin": str(Path(sys.executable).parent), "port": str(port),
-                  "host": LOOPBACK, "recipe_dir": str(recipe.directory.resolve()), "workdir": str(workdir)}
+        values = {**base_values(recipe), "port": str(port), "port2": str(free_port()), "workdir": str(workdir)}
+        run_prepare(subject, values, recipe.directory, run_dir / "logs" / f"{subject.name}-prepare.log")
         render_templates(subject, recipe, values, run_dir)
         argv = subject.argv(values)
         reporter.status(f"starting {subject.label} on port {port}")
@@ -234,7 +258,7 @@ def _start_subjects(
         wait_until_ready(server, subject.path, settings.start_timeout_s)
         reply = http_get(port, subject.path)  # a fresh request, checked before any load
         verify_reply(subject, reply)
-        started[subject.name] = Started(server, reply, keeps_http10_alive(port, subject.path))
+        started[subject.name] = Started(server, reply, keeps_http10_alive(port, subject.path), values)
     return started
 
 
@@ -247,7 +271,7 @@ def run_recipe(
     settings = effective_settings(recipe.settings)
     plan = recipe.plan(profile)
     tools = sorted({cell.tool for _, cells in plan for cell in cells})
-    for tool in tools:
+    for tool in [tool for tool in tools if tool in loadtools.EXTERNAL_TOOLS]:
         if shutil.which(loadtools.tool_path(tool, settings)) is None:
             raise BenchError(
                 f"no {loadtools.tool_path(tool, settings)} on this system: run `invoke setup` (needs root) "
@@ -257,11 +281,12 @@ def run_recipe(
     started_at = utc_now()
     environment = collect_environment(
         repo_dir, list(recipe.packages),
-        {tool: [loadtools.tool_path(tool, settings), loadtools.VERSION_FLAGS[tool]] for tool in tools},
+        {tool: [loadtools.tool_path(tool, settings), loadtools.VERSION_FLAGS[tool]]
+         for tool in tools if tool in loadtools.EXTERNAL_TOOLS},
     )
     skipped, runnable = [], []
     for subject, cells in plan:
-        missing = missing_requirement(subject)
+        missing = missing_requirement(recipe, subject)
         if missing:
             skipped.append({"name": subject.name, "label": subject.label, "reason": subject.skip_reason,
                             "detail": missing})
@@ -271,9 +296,10 @@ def run_recipe(
     reporter.begin(sum(len(cells) for _, cells in runnable) * profile.repetitions)
     with sigterm_as_interrupt(), staged_run_directory(data_dir / recipe.name, run_id) as run_dir:
         with ExitStack() as stack:
-            started = _start_subjects(recipe, [s for s, _ in runnable], settings, stack, run_dir, reporter)
+            servers = [s for s, _ in runnable if s.role != "client"]
+            started = _start_subjects(recipe, servers, settings, stack, run_dir, reporter)
             warmups = _warm_up(runnable, started, profile, settings, reporter)
-            measured = _measure_all(runnable, started, profile, settings, run_dir, reporter)
+            measured = _measure_all(recipe, runnable, started, profile, settings, run_dir, reporter)
         document = {
             "format_version": FORMAT_VERSION,
             "recipe": recipe.name,
@@ -286,7 +312,8 @@ def run_recipe(
             "environment": environment,
             "warmups": warmups,
             "subjects": [
-                _subject_document(subject, started[subject.name], cells, profile, measured)
+                _subject_document(subject, started.get(subject.name) or _server_of(started, recipe), cells,
+                                  profile, measured)
                 for subject, cells in runnable
             ],
             "skipped_subjects": skipped,
@@ -307,6 +334,8 @@ def _warm_up(
     if profile.warmup_requests <= 0:
         return records
     for subject, cells in plan:
+        if subject.role == "client":  # a client under test warms up inside its own run
+            continue
         server = started[subject.name].server
         for cell in cells:
             if cell.tool != "ab" or (profile.warmup_cells and cell.name not in profile.warmup_cells):
@@ -318,17 +347,35 @@ def _warm_up(
     return records
 
 
+def _server_of(started: dict[str, Started], recipe: Recipe) -> Started:
+    """The service that a recipe's clients talk to (its subject with role "server")."""
+    for subject in recipe.subjects:
+        if subject.role == "server" and subject.name in started:
+            return started[subject.name]
+    raise BenchError(f"{recipe.directory / 'recipe.toml'}: clients need a subject with role = \"server\" to talk to")
+
+
+def client_argv(recipe: Recipe, subject: Subject, cell: Cell, server: Started, profile: Profile) -> list[str]:
+    """The command of a client under test for one cell: the server's URL, request counts, its files."""
+    port = server.values["port2"] if cell.scheme == "https" else server.values["port"]
+    values = {**base_values(recipe), "url": f"{cell.scheme}://{LOOPBACK}:{port}{cell.path}",
+              "requests": str(profile.requests_for(cell)), "warmup": str(profile.warmup_requests),
+              "server_workdir": server.values["workdir"]}
+    return subject.argv(values)
+
+
 def _measure_all(
-    plan: Plan, started: dict[str, Started], profile: Profile, settings: Settings,
+    recipe: Recipe, plan: Plan, started: dict[str, Started], profile: Profile, settings: Settings,
     run_dir: Path, reporter: Reporter,
 ) -> dict[tuple[str, str], list[Repetition]]:
     """Repetitions outermost, so every subject and cell is measured across the whole run's drift."""
     measured: dict[tuple[str, str], list[Repetition]] = {}
     for index in range(1, profile.repetitions + 1):
         for subject, cells in plan:
-            server = started[subject.name].server
+            host = started.get(subject.name) or _server_of(started, recipe)
             for cell in cells:
-                rep = measure(server, subject, cell, profile.requests, settings, run_dir, index)
+                argv = client_argv(recipe, subject, cell, host, profile) if subject.role == "client" else None
+                rep = measure(host.server, subject, cell, profile.requests_for(cell), settings, run_dir, index, argv)
                 measured.setdefault((subject.name, cell.name), []).append(rep)
                 outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"
                 reporter.step(
@@ -346,10 +393,10 @@ def _subject_document(
         "name": subject.name,
         "label": subject.label,
         "role": subject.role,
-        "argv": server.argv,
-        "server_software": reply.header("Server"),
-        "keeps_http10_alive": started.keeps_http10_alive,
-        "verification": _reply_record(reply),
+        "argv": server.argv if subject.role != "client" else list(subject.argv_template),
+        "server_software": reply.header("Server") if subject.role != "client" else None,
+        "keeps_http10_alive": started.keeps_http10_alive if subject.role != "client" else None,
+        "verification": _reply_record(reply) if subject.role != "client" else {},
         "cells": [
             {
                 "name": cell.name,
@@ -357,7 +404,7 @@ def _subject_document(
                 "tool": cell.tool,
                 "concurrency": cell.concurrency,
                 "keepalive": cell.keepalive,
-                "requests": profile.requests if cell.tool == "ab" else None,
+                "requests": profile.requests_for(cell) if cell.tool != "wrk" else None,
                 "duration_s": cell.duration_s if cell.tool == "wrk" else None,
                 "repetitions": [repetition_to_dict(rep) for rep in measured[(subject.name, cell.name)]],
             }

@@ -5,7 +5,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from benchsite.store import CellRecord
+from benchsite.loadtools import LoadResult
+from benchsite.store import CellRecord, Repetition
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,8 @@ class CellSummary:
     latency_ms_p50_median: float | None
     latency_ms_p99_median: float | None
     server_cpu_us_per_request_median: float | None
-    tool_cpu_us_per_request_median: float | None
+    tool_cpu_us_per_request_median: float | None  # for a client under test: its own CPU
+    server_cpu_share_percent_median: float | None  # the server's CPU time over the run's wall time
     failed_requests: int
     non_2xx_responses: int
     keepalive_honoured: bool | None
@@ -34,8 +36,22 @@ class CellSummary:
         return bool(self.repetitions_failed or self.failed_requests or self.non_2xx_responses)
 
 
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
+def _median(values: list[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return statistics.median(present) if present else None
+
+
+def _percentile(result: LoadResult, percent: int) -> float | None:
+    try:
+        return result.percentile_ms(percent)
+    except KeyError:  # client programs report no latency distribution
+        return None
+
+
+def _own_or_measured_cpu(rep: Repetition) -> float | None:
+    """CPU per request the client reported for its timed loop, else the load tool's measured CPU."""
+    own = getattr(rep.result, "cpu_us_per_request", None)
+    return own if own is not None else rep.tool_cpu_us_per_request
 
 
 def coefficient_of_variation_percent(values: list[float]) -> float | None:
@@ -60,14 +76,11 @@ def summarize(cell: CellRecord) -> CellSummary:
         rps_max=max(rps) if rps else None,
         rps_cv_percent=coefficient_of_variation_percent(rps),
         time_per_request_ms_median=_median([r.time_per_request_ms for r in results]),
-        latency_ms_p50_median=_median([r.percentile_ms(50) for r in results]),
-        latency_ms_p99_median=_median([r.percentile_ms(99) for r in results]),
-        server_cpu_us_per_request_median=_median(
-            [v for rep in good if (v := rep.server_cpu_us_per_request) is not None]
-        ),
-        tool_cpu_us_per_request_median=_median(
-            [v for rep in good if (v := rep.tool_cpu_us_per_request) is not None]
-        ),
+        latency_ms_p50_median=_median([_percentile(r, 50) for r in results]),
+        latency_ms_p99_median=_median([_percentile(r, 99) for r in results]),
+        server_cpu_us_per_request_median=_median([rep.server_cpu_us_per_request for rep in good]),
+        tool_cpu_us_per_request_median=_median([_own_or_measured_cpu(rep) for rep in good]),
+        server_cpu_share_percent_median=_median([100 * rep.server_cpu_s / rep.wall_s for rep in good if rep.wall_s]),
         failed_requests=sum(r.failed_requests for r in results),
         non_2xx_responses=sum(r.non_2xx_responses for r in results),
         keepalive_honoured=None if not cell.keepalive or not honoured else all(honoured),

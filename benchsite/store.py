@@ -122,8 +122,8 @@ class RunRecord:
 
     @property
     def measured(self) -> tuple[SubjectRecord, ...]:
-        """The subjects under test (not the load tool's ceiling)."""
-        return tuple(subject for subject in self.subjects if subject.role == "subject")
+        """The subjects under test: servers under load or clients; not a ceiling, not the clients' server."""
+        return tuple(subject for subject in self.subjects if subject.role in ("subject", "client"))
 
     @property
     def ceiling(self) -> SubjectRecord | None:

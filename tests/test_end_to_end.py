@@ -22,7 +22,7 @@ from conftest import INVOKE, REPO, run_invoke
 
 RECIPE = "cherrypy-speed"
 PAGE = Path("recipes") / f"{RECIPE}.html"
-RECIPES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers")
+RECIPES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers", "http-clients")
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def test_parsed_values_equal_the_raw_output_files(site: Site, recipe: str) -> No
                 assert rep.result == parse_report(cell.tool, run.raw_text(rep))
                 if cell.tool == "ab":
                     assert rep.result.complete_requests == run.profile["requests"]
-                assert rep.argv[-1].startswith("http://127.0.0.1:")
+                    assert rep.argv[-1].startswith("http://127.0.0.1:")
 
 
 def test_every_bottle_adapter_that_installs_answers_and_the_others_say_why(site: Site) -> None:
@@ -105,6 +105,24 @@ def test_the_wsgi_servers_run_has_the_ceiling_and_wrk_cells(site: Site) -> None:
         assert wrk_cell is not None and summarize(wrk_cell).rps_median > 0
     assert "wsgiboost" in {s.name for s in run.skipped}
     assert (run.path / "configs" / "nginx" / "nginx.conf").read_text().count("listen 127.0.0.1:") == 1
+
+
+def test_every_client_reports_its_own_cpu_against_the_pinned_api(site: Site) -> None:
+    run = site.runs["http-clients"]
+    assert run.subject("api").role == "server" and run.subject("api").server_software.startswith("nginx/")
+    clients = {s.name for s in run.measured}
+    assert {"pycurl-reuse-discard", "requests-reuse", "requests-noreuse", "urllib3-reuse", "urllib-noreuse",
+            "httpx-reuse", "aiohttp-noreuse"} <= clients
+    for subject in run.measured:
+        for cell in subject.cells:
+            summary = summarize(cell)
+            assert summary.repetitions_ok == 1 and not summary.flagged, (subject.name, summary.failure_reasons)
+            rep = cell.repetitions[0]
+            assert rep.result.complete_requests == run.profile["requests"]
+            assert rep.result.bytes_received == rep.result.complete_requests * int(cell.name.split("-")[1])
+            assert summary.tool_cpu_us_per_request_median == rep.result.cpu_us_per_request > 0
+            assert rep.argv[4].startswith(("http://127.0.0.1:", "https://127.0.0.1:"))
+    assert run.subject("pycurl-reuse-buffer").cell("http-131072") is not None
 
 
 def test_the_run_records_machine_versions_pinning_and_commands(quick_run: RunRecord) -> None:
@@ -153,7 +171,7 @@ def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> 
     assert len(charts) >= 2
     for name, alt in charts:
         assert (site.html_dir / "_images" / name).stat().st_size > 1000
-        assert run.measured[0].label in unescape(alt)
+        assert any(subject.label in unescape(alt) for subject in run.measured)
     assert "REPRODUCED" in html or "COULD NOT RUN" in html
 
 

@@ -22,6 +22,7 @@ from benchsite.sphinxext.directives import (
     BenchSubjects,
 )
 from benchsite.sphinxext.nodes import bench_chart, skip_chart, visit_chart_html, visit_chart_text
+from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
 
 DIRECTIVES = {
     "bench-results": BenchResults,
@@ -34,6 +35,8 @@ DIRECTIVES = {
     "bench-claims": BenchClaims,
     "bench-overhead": BenchOverhead,
     "bench-subjects": BenchSubjects,
+    "bench-pivot": BenchPivot,
+    "bench-difference": BenchDifference,
 }
 
 

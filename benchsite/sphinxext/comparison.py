@@ -34,20 +34,23 @@ class BenchPublished(PublishedDirective):
         published = self.load_published()
         source = nodes.paragraph(text=f"Source: {published.source}.")
         machine = table(("Original setting", ""), [[k, v] for k, v in published.machine.items()])
-        rows = [_published_row(r) for r in published.results]
-        results = table(
-            ("Test", "Subject", "Cell", "Command", "req/s", "Time/req (ms)", "Transfer (KB/s)",
-             "p50 / p99 (ms)", "Keep-Alive requests"),
-            rows,
-        )
+        with_cpu = any(r.transcribed_cpu_us is not None for r in published.results)
+        rows = [_published_row(r, with_cpu) for r in published.results]
+        headers = ["Test", "Subject", "Cell", "Command", "req/s", "Time/req (ms)", "Transfer (KB/s)",
+                   "p50 / p99 (ms)", "Keep-Alive requests"]
+        if with_cpu:
+            headers.insert(5, "Client CPU µs/req")
+        results = table(headers, rows)
         notes = [nodes.paragraph(text=published.notes)] if published.notes else []
         return [source, machine, results, *notes]
 
 
-def _published_row(r: PublishedResult) -> list:
+def _published_row(r: PublishedResult, with_cpu: bool) -> list:
     """Test, subject, cell, command, then the figures: all of ab's where its report was printed."""
     head = [r.test, r.subject, r.cell, nodes.literal(text=r.command) if r.command else "—",
-            f"{r.requests_per_s:,.2f}"]
+            "—" if r.requests_per_s is None else f"{r.requests_per_s:,.2f}"]
+    if with_cpu:
+        head.append("—" if r.transcribed_cpu_us is None else f"{r.transcribed_cpu_us:,.0f}")
     if r.result is None:
         return [*head, "—", "—", "—", "—"]
     return [*head, fmt_ms(r.result.time_per_request_ms), f"{r.result.transfer_rate_kbytes_s:,.2f}",

@@ -123,7 +123,7 @@ class BenchResults(BenchDirective):
     option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "cells": directives.unchanged}
     headers = (
         "Subject", "Load", "Median req/s", "Min – max req/s", "CV", "Server CPU µs/req",
-        "Tool CPU µs/req", "Mean time/req (ms)", "p50 / p99 (ms)", "Keep-alive", "Status",
+        "Load CPU µs/req", "Mean time/req (ms)", "p50 / p99 (ms)", "Keep-alive", "Status",
     )
 
     def render(self) -> list[nodes.Node]:
@@ -158,7 +158,8 @@ class BenchResults(BenchDirective):
         return (
             f"Run {run.run_id} ({profile['name']} profile): {profile['repetitions']} repetitions per cell "
             f"(ab -n {profile['requests']}) after a discarded warm-up of {profile['warmup_requests']} requests; "
-            "medians over the repetitions, CV = standard deviation / mean of req/s. "
+            "medians over the repetitions, CV = standard deviation / mean of req/s; load CPU is the load "
+            "tool's (ab, wrk) or, for a client under test, the client's own. "
             "Each median links to the raw output it came from."
         )
 
@@ -179,7 +180,7 @@ class BenchChart(BenchDirective):
 
     option_spec: ClassVar[dict] = {
         **BenchDirective.option_spec,
-        "metric": lambda value: directives.choice(value, ("rps", "server-cpu")),
+        "metric": lambda value: directives.choice(value, ("rps", "server-cpu", "client-cpu")),
         "kind": lambda value: directives.choice(value, ("bar", "line")),
         "cells": directives.unchanged,
         "subjects": directives.unchanged,
@@ -188,13 +189,15 @@ class BenchChart(BenchDirective):
     metrics: ClassVar[dict[str, tuple[str, str]]] = {
         "rps": ("median requests per second", "req/s"),
         "server-cpu": ("server CPU time per request (µs, median)", "µs"),
+        "client-cpu": ("client CPU time per request (µs, median)", "µs"),
     }
 
     def render(self) -> list[nodes.Node]:
         metric, kind = self.options.get("metric", "rps"), self.options.get("kind", "bar")
         run = self.load_run()
         cells = selected(self.options.get("cells"), run.cell_names, "cells", run.run_file)
-        names = selected(self.options.get("subjects"), tuple(s.name for s in run.subjects), "subjects", run.run_file)
+        charted = tuple(s.name for s in run.subjects if s.cells)
+        names = selected(self.options.get("subjects"), charted, "subjects", run.run_file)
         y_label, unit = self.metrics[metric]
         series = []
         for name in names:
@@ -206,7 +209,9 @@ class BenchChart(BenchDirective):
                 lows = tuple(s.rps_min if s else None for s in summaries)
                 highs = tuple(s.rps_max if s else None for s in summaries)
             else:
-                medians = tuple(s.server_cpu_us_per_request_median if s else None for s in summaries)
+                cpu = (lambda s: s.server_cpu_us_per_request_median) if metric == "server-cpu" else (
+                    lambda s: s.tool_cpu_us_per_request_median)
+                medians = tuple(cpu(s) if s else None for s in summaries)
                 lows = highs = tuple(None for _ in summaries)
             series.append(Series(subject.label, medians, lows, highs))
         labels = tuple(next(c.label for s in run.subjects for c in s.cells if c.name == cell) for cell in cells)
@@ -369,8 +374,9 @@ class BenchSubjects(BenchDirective):
                 keepalive = fmt_keepalive(subject.keeps_http10_alive) + " (probe)"
             else:
                 keepalive = "—"
-            role = " (load-tool ceiling)" if subject.role == "ceiling" else ""
-            rows.append([subject.label + role, subject.server_software or "(none sent)", keepalive, "ran"])
+            role = {"ceiling": " (load-tool ceiling)", "server": " (the clients' server)"}.get(subject.role, "")
+            banner = "—" if subject.role == "client" else subject.server_software or "(none sent)"
+            rows.append([subject.label + role, banner, keepalive, "ran"])
         for skipped in run.skipped:
             rows.append([skipped.label, "—", "—", f"did not run: {skipped.reason} ({skipped.detail})"])
         return [table(("Subject", "Server banner", "HTTP/1.0 keep-alive (ab -k)", "Status"), rows)]

@@ -1,0 +1,89 @@
+"""HTTP clients as the subjects under test: each client program reports on its own run.
+
+A client program makes N sequential requests after a warm-up it excludes, timing
+itself, and prints one JSON object (the format below). The harness keeps that
+line verbatim and reads it back into a ClientResult.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from benchsite.errors import BenchError
+from benchsite.report import ToolReport
+
+CLIENT_REPORT_KEYS = ("client", "mode", "url", "requests", "cpu_s", "wall_s", "bytes_received", "errors",
+                      "non_2xx_responses", "versions")
+
+
+class ClientParseError(BenchError):
+    """A client program printed something other than its one-line JSON report."""
+
+
+@dataclass(frozen=True)
+class ClientResult(ToolReport):
+    """One client run: its own CPU and wall time over the measured requests."""
+
+    client: str
+    mode: str
+    url: str
+    complete_requests: int
+    cpu_s: float
+    wall_s: float
+    bytes_received: int
+    errors: int
+    non_2xx_responses: int
+    versions: dict[str, str]
+    percentiles_ms: tuple[tuple[int, float], ...] = ()
+
+    tool: ClassVar[str] = "client"
+
+    @property
+    def requests_per_s(self) -> float:
+        return self.complete_requests / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def cpu_us_per_request(self) -> float | None:
+        """The client process's own CPU time per request, the seed's main measure."""
+        return self.cpu_s * 1e6 / self.complete_requests if self.complete_requests else None
+
+    @property
+    def time_per_request_ms(self) -> float:
+        return self.wall_s * 1000 / self.complete_requests if self.complete_requests else 0.0
+
+    @property
+    def failed_requests(self) -> int:
+        return self.errors
+
+    @property
+    def keepalive_honoured(self) -> bool | None:
+        return None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClientResult:
+        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        values["percentiles_ms"] = ()
+        return cls(**values)
+
+
+def parse_client_output(report: str) -> ClientResult:
+    """Read the client's JSON line; anything else is an error naming what is missing."""
+    lines = [line for line in report.splitlines() if line.strip()]
+    if not lines:
+        raise ClientParseError("the client printed nothing: it must print one JSON report line")
+    try:
+        data = json.loads(lines[-1])
+    except json.JSONDecodeError as error:
+        raise ClientParseError(f"the client's last line is not JSON ({error.msg})") from None
+    missing = [key for key in CLIENT_REPORT_KEYS if key not in data]
+    if missing:
+        raise ClientParseError(f"the client's report lacks {', '.join(missing)}")
+    return ClientResult(
+        client=data["client"], mode=data["mode"], url=data["url"],
+        complete_requests=int(data["requests"]) - int(data["errors"]),
+        cpu_s=float(data["cpu_s"]), wall_s=float(data["wall_s"]), bytes_received=int(data["bytes_received"]),
+        errors=int(data["errors"]), non_2xx_responses=int(data["non_2xx_responses"]),
+        versions={str(k): str(v) for k, v in data["versions"].items()},
+    )

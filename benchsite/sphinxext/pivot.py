@@ -1,0 +1,134 @@
+"""Directives that lay one metric out as a grid (subjects × cells), and differences between subjects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+
+from benchsite.claims import PublishedFigures
+from benchsite.errors import BenchError
+from benchsite.published import Published
+from benchsite.sphinxext.comparison import PublishedDirective
+from benchsite.sphinxext.directives import BenchDirective, selected
+from benchsite.sphinxext.tables import fmt_percent, fmt_rps, fmt_us, table
+from benchsite.stats import CellSummary, summarize
+from benchsite.store import RunRecord
+
+# metric -> (heading, value from today's summary, value from the published page, format)
+METRICS: dict[str, tuple[str, Callable[[CellSummary], float | None], str | None, Callable]] = {
+    "rps": ("median requests/s", lambda s: s.rps_median, "rps", fmt_rps),
+    "client-cpu": ("client CPU µs per request (median)", lambda s: s.tool_cpu_us_per_request_median, "cpu_us", fmt_us),
+    "server-cpu": ("server CPU µs per request (median)", lambda s: s.server_cpu_us_per_request_median, None, fmt_us),
+    "server-share": ("server CPU share of the run's wall time", lambda s: s.server_cpu_share_percent_median, None,
+                     fmt_percent),
+}
+
+
+def _metric(value: str) -> str:
+    return directives.choice(value, tuple(METRICS))
+
+
+def today_value(run: RunRecord, metric: str, subject: str, cell: str) -> float | None:
+    """A cell's figure today; None where it did not run or any repetition failed."""
+    record = run.subject(subject)
+    cell_record = record.cell(cell) if record else None
+    if cell_record is None:
+        return None
+    summary = summarize(cell_record)
+    return None if summary.repetitions_failed else METRICS[metric][1](summary)
+
+
+def published_value(published: Published | None, metric: str, subject: str, cell: str) -> float | None:
+    name = METRICS[metric][2]
+    if published is None or name is None:
+        return None
+    return getattr(PublishedFigures(published), name)(subject, cell)
+
+
+class BenchPivot(PublishedDirective):
+    """One metric for every subject (rows) and cell (columns), or transposed; optionally beside the original's."""
+
+    option_spec: ClassVar[dict] = {
+        **BenchDirective.option_spec,
+        "metric": _metric,
+        "rows": lambda value: directives.choice(value, ("subjects", "cells")),
+        "subjects": directives.unchanged,
+        "cells": directives.unchanged,
+        "published": directives.flag,
+    }
+
+    def render(self) -> list[nodes.Node]:
+        run = self.load_run()
+        metric = self.options.get("metric", "rps")
+        heading, _, published_name, fmt = METRICS[metric]
+        published = self.load_published() if "published" in self.options else None
+        if published is not None and published_name is None:
+            raise BenchError(f"bench-pivot: the original pages have no {metric!r} figures: drop :published:")
+        names = tuple(s.name for s in run.measured) + tuple(s.name for s in run.skipped)
+        subjects = selected(self.options.get("subjects"), names, "subjects", run.run_file)
+        cells = selected(self.options.get("cells"), run.cell_names, "cells", run.run_file)
+        labels = {s.name: s.label for s in (*run.measured, *run.skipped)}
+        cell_labels = {c.name: c.label for s in run.subjects for c in s.cells}
+        by_subject = self.options.get("rows", "subjects") == "subjects"
+        rows_names, column_names = (subjects, cells) if by_subject else (cells, subjects)
+        row_labels, column_labels = (labels, cell_labels) if by_subject else (cell_labels, labels)
+        headers = [""]
+        for column in column_names:
+            headers.append(column_labels[column])
+            if published is not None:
+                headers.append(f"{column_labels[column]} (published)")
+        rows = []
+        for row in rows_names:
+            line = [row_labels[row]]
+            for column in column_names:
+                subject, cell = (row, column) if by_subject else (column, row)
+                line.append(fmt(today_value(run, metric, subject, cell)))
+                if published is not None:
+                    line.append(fmt(published_value(published, metric, subject, cell)))
+            rows.append(line)
+        caption = nodes.paragraph(text=f"{heading[0].upper()}{heading[1:]}, run {run.run_id}"
+                                  + ("; the original's figures beside today's." if published else "."))
+        return [caption, table(headers, rows)]
+
+
+class BenchDifference(PublishedDirective):
+    """The difference of one metric between pairs of subjects, e.g. what opening a connection costs."""
+
+    required_arguments = 1
+    option_spec: ClassVar[dict] = {
+        **BenchDirective.option_spec,
+        "metric": _metric,
+        "pairs": directives.unchanged_required,
+        "cells": directives.unchanged_required,
+    }
+
+    def render(self) -> list[nodes.Node]:
+        run, published = self.load_run(), self.load_published()
+        metric = self.options.get("metric", "client-cpu")
+        heading, _, _, fmt = METRICS[metric]
+        pairs = []
+        for text in self.options["pairs"].split(","):
+            parts = [part.strip() for part in text.split(" - ")]
+            if len(parts) != 2:
+                raise BenchError(f"bench-difference: pair {text.strip()!r} must read 'subject - subject'")
+            pairs.append(parts)
+        cells = selected(self.options["cells"], run.cell_names, "cells", run.run_file)
+        labels = {s.name: s.label for s in (*run.measured, *run.skipped)}
+        rows = []
+        for first, second in pairs:
+            for name in (first, second):
+                if name not in labels:
+                    raise BenchError(f"bench-difference: {name!r} is not a subject of {run.run_file}")
+            for cell in cells:
+                today = _difference(today_value(run, metric, first, cell), today_value(run, metric, second, cell))
+                then = _difference(published_value(published, metric, first, cell),
+                                   published_value(published, metric, second, cell))
+                rows.append([f"{labels[first]} − {labels[second]}", cell, fmt(then), fmt(today)])
+        return [table((f"Difference in {heading}", "Cell", "Published", "Today"), rows)]
+
+
+def _difference(first: float | None, second: float | None) -> float | None:
+    return None if first is None or second is None else first - second
