@@ -175,6 +175,18 @@ def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> 
     assert "REPRODUCED" in html or "COULD NOT RUN" in html
 
 
+def test_the_clients_page_sets_todays_figures_beside_the_originals(site: Site) -> None:
+    run = site.runs["http-clients"]
+    html = (site.html_dir / "recipes" / "http-clients.html").read_text()
+    pivot = {row[0]: row for row in table_rows(html) if len(row) == 5}
+    requests_reuse = run.subject("requests-reuse")
+    row = pivot[requests_reuse.label]
+    assert row[1] == fmt_rps(summarize(requests_reuse.cell("http-1024")).rps_median)
+    assert row[2] == "1,071"  # 1070.6839916342 on the original page
+    assert row[3] == fmt_rps(summarize(requests_reuse.cell("https-1024")).rps_median)
+    assert row[4] == "1,009"
+
+
 def test_the_raw_listings_hold_the_tools_output_verbatim(site: Site) -> None:
     run = site.runs[RECIPE]
     html = unescape((site.html_dir / PAGE).read_text())
