@@ -240,6 +240,25 @@ def keeps_http10_alive(port: int, path: str, timeout_s: float = 3.0) -> bool:
         return False
 
 
+def wait_until_accepting(server: ServerProcess, timeout_s: float) -> None:
+    """Poll until the server accepts TCP connections (for backends that do not speak HTTP)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        code = server.exit_code()
+        if code is not None:
+            detail = last_lines(server.log_path)
+            raise BenchError(f"subject {server.name!r} exited with code {code} at start"
+                             + (f" ({detail})" if detail else "") + f": run it by hand: {' '.join(server.argv)}")
+        try:
+            with socket.create_connection((LOOPBACK, server.port), timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise BenchError(f"subject {server.name!r} did not accept connections on port {server.port} "
+                                 f"within {timeout_s:g} s: raise start_timeout_s in the recipe's conf file") from None
+            time.sleep(POLL_INTERVAL_S)
+
+
 @dataclass(frozen=True)
 class ToolRun:
     """A finished load-tool command: argv, exit code, verbatim output, CPU and wall time."""

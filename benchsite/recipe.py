@@ -43,6 +43,7 @@ class Subject:
     role: str = "subject"  # "ceiling": a C server measuring the load tool's own limit
     templates: tuple[tuple[str, str], ...] = ()  # (source in the recipe folder, file in {workdir})
     prepare: tuple[str, ...] = ()  # a command run to completion before the subject starts (makes its files)
+    probe: str = "http"  # readiness: "http" (a verified GET) or "tcp" (accepts connections: an SCGI backend)
     only_cells: tuple[str, ...] = ()  # run only these cells (empty: all)
 
     def argv(self, values: dict[str, str]) -> list[str]:
@@ -228,7 +229,14 @@ def _subject(table: dict[str, Any], path: Path) -> Subject:
         templates=tuple((t["source"], t["target"]) for t in _get(table, "templates", list, path, [])),
         only_cells=tuple(_get(table, "cells", list, path, [])),
         prepare=tuple(_get(table, "prepare", list, path, [])),
+        probe=_probe(_get(table, "probe", str, path, "http"), path),
     )
+
+
+def _probe(probe: str, path: Path) -> str:
+    if probe not in ("http", "tcp"):
+        raise BenchError(f"{path}: probe {probe!r} is unknown: use http or tcp")
+    return probe
 
 
 def _role(role: str, path: Path) -> str:
@@ -270,9 +278,11 @@ def _listed_cell(table: dict[str, Any], path: Path) -> Cell:
     if tool == "wrk":
         return Cell(tool=tool, concurrency=_get(table, "connections", int, path), keepalive=True,
                     duration_s=_get(table, "duration_s", int, path), threads=_get(table, "threads", int, path, 1))
+    title = f"{table['name']}|{_get(table, 'label', str, path)}" if "name" in table else ""
     return Cell(tool=tool, concurrency=_get(table, "concurrency", int, path),
                 keepalive=_get(table, "keepalive", bool, path, False),
-                variable_length=_get(table, "variable_length", bool, path, False))
+                variable_length=_get(table, "variable_length", bool, path, False),
+                path=_get(table, "path", str, path, ""), title=title)
 
 
 def _cells(data: dict[str, Any], path: Path) -> tuple[Cell, ...]:

@@ -5,12 +5,16 @@ The result is one new run directory under data/<recipe>/, or nothing at all.
 
 from __future__ import annotations
 
+import getpass
+import grp
 import os
+import pwd
 import shutil
 import signal
 import string
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -31,6 +35,7 @@ from benchsite.processes import (
     keeps_http10_alive,
     run_tool,
     running_server,
+    wait_until_accepting,
     wait_until_ready,
 )
 from benchsite.recipe import Cell, Profile, Recipe, Settings, Subject, fill_placeholders
@@ -111,7 +116,8 @@ def _reply_record(reply: HttpReply) -> dict[str, Any]:
 
 
 def cell_argv(server: ServerProcess, subject: Subject, cell: Cell, requests: int, settings: Settings) -> list[str]:
-    return loadtools.cell_argv(cell, f"http://{LOOPBACK}:{server.port}{subject.path}", requests, settings)
+    path = cell.path or subject.path
+    return loadtools.cell_argv(cell, f"http://{LOOPBACK}:{server.port}{path}", requests, settings)
 
 
 def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeout_s: float) -> str:
@@ -124,7 +130,7 @@ def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeo
 
 def measure(
     server: ServerProcess, subject: Subject, cell: Cell, requests: int, settings: Settings,
-    run_dir: Path, index: int, argv: list[str] | None = None,
+    run_dir: Path, index: int, argv: list[str] | None = None, backends: dict[str, ServerProcess] | None = None,
 ) -> Repetition:
     """One repetition: the server's CPU time around one bounded load run, output kept verbatim.
 
@@ -138,9 +144,12 @@ def measure(
         (run_dir / raw_output).write_text("")
         return Repetition(index, tuple(argv), -1, False, raw_output, 0.0, 0.0, 0.0, None,
                           f"the server had exited with code {code} before this repetition")
+    backends = {name: process for name, process in (backends or {}).items() if process is not server}
     cpu_before = server.tree_cpu_s()
+    backends_before = {name: process.tree_cpu_s() for name, process in backends.items()}
     run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
     server_cpu_s = server.tree_cpu_s() - cpu_before
+    backend_cpu_s = {name: round(process.tree_cpu_s() - backends_before[name], 6) for name, process in backends.items()}
     (run_dir / raw_output).write_text(run.stdout)
     result, error = None, None
     if run.exit_code != 0 or run.timed_out:
@@ -165,6 +174,7 @@ def measure(
         server_cpu_s=round(server_cpu_s, 6),
         result=result,
         error=error,
+        backend_cpu_s=backend_cpu_s,
     )
 
 
@@ -173,8 +183,8 @@ class Started:
     """A running subject, the reply that verified it, and whether it keeps HTTP/1.0 connections alive."""
 
     server: ServerProcess
-    reply: HttpReply
-    keeps_http10_alive: bool
+    reply: HttpReply | None  # None: probed over TCP only (a backend that does not speak HTTP)
+    keeps_http10_alive: bool | None
     values: dict[str, str]  # the placeholders its command was filled with (port, port2, workdir...)
 
 
@@ -216,9 +226,11 @@ def render_templates(subject: Subject, recipe: Recipe, values: dict[str, str], r
 
 
 def base_values(recipe: Recipe) -> dict[str, str]:
-    """Placeholders every command may use."""
+    """Placeholders every command and template may use."""
+    user = "www-data" if os.geteuid() == 0 else getpass.getuser()  # who servers that drop privileges become
     return {"python": sys.executable, "bin": str(Path(sys.executable).parent), "host": LOOPBACK,
-            "recipe_dir": str(recipe.directory.resolve())}
+            "recipe_dir": str(recipe.directory.resolve()), "site_packages": sysconfig.get_paths()["purelib"],
+            "user": user, "group": grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name}
 
 
 def run_prepare(subject: Subject, values: dict[str, str], cwd: Path, log_path: Path) -> None:
@@ -242,11 +254,14 @@ def _start_subjects(
     started = {}
     workroot = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="benchsite-")))
     workroot.chmod(0o755)  # servers that drop privileges (nginx workers) must read their files
+    ports: dict[str, str] = {}  # port_<subject>: later subjects' configs reach earlier ones (backends)
     for offset, subject in enumerate(subjects):
         port = settings.port + offset if settings.port else free_port()
         workdir = workroot / subject.name
         workdir.mkdir()
-        values = {**base_values(recipe), "port": str(port), "port2": str(free_port()), "workdir": str(workdir)}
+        values = {**base_values(recipe), **ports, "port": str(port), "port2": str(free_port()),
+                  "workdir": str(workdir)}
+        ports[f"port_{subject.name.replace('-', '_')}"] = str(port)
         run_prepare(subject, values, recipe.directory, run_dir / "logs" / f"{subject.name}-prepare.log")
         render_templates(subject, recipe, values, run_dir)
         argv = subject.argv(values)
@@ -255,6 +270,10 @@ def _start_subjects(
             running_server(subject.name, argv, port, settings.server_cpu,
                            run_dir / "logs" / f"{subject.name}.log", cwd=recipe.directory)
         )
+        if subject.probe == "tcp":
+            wait_until_accepting(server, settings.start_timeout_s)
+            started[subject.name] = Started(server, None, None, values)
+            continue
         wait_until_ready(server, subject.path, settings.start_timeout_s)
         reply = http_get(port, subject.path)  # a fresh request, checked before any load
         verify_reply(subject, reply)
@@ -370,12 +389,14 @@ def _measure_all(
 ) -> dict[tuple[str, str], list[Repetition]]:
     """Repetitions outermost, so every subject and cell is measured across the whole run's drift."""
     measured: dict[tuple[str, str], list[Repetition]] = {}
+    backends = {subject.name: started[subject.name].server for subject, _ in plan if subject.role == "server"}
     for index in range(1, profile.repetitions + 1):
         for subject, cells in plan:
             host = started.get(subject.name) or _server_of(started, recipe)
             for cell in cells:
                 argv = client_argv(recipe, subject, cell, host, profile) if subject.role == "client" else None
-                rep = measure(host.server, subject, cell, profile.requests_for(cell), settings, run_dir, index, argv)
+                rep = measure(host.server, subject, cell, profile.requests_for(cell), settings, run_dir, index, argv,
+                              backends)
                 measured.setdefault((subject.name, cell.name), []).append(rep)
                 outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"
                 reporter.step(
@@ -389,6 +410,9 @@ def _subject_document(
     profile: Profile, measured: dict[tuple[str, str], list[Repetition]],
 ) -> dict[str, Any]:
     server, reply = started.server, started.reply
+    if reply is None:
+        return {"name": subject.name, "label": subject.label, "role": subject.role, "argv": server.argv,
+                "server_software": None, "keeps_http10_alive": None, "verification": {}, "cells": []}
     return {
         "name": subject.name,
         "label": subject.label,

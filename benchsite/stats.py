@@ -25,6 +25,7 @@ class CellSummary:
     server_cpu_us_per_request_median: float | None
     tool_cpu_us_per_request_median: float | None  # for a client under test: its own CPU
     server_cpu_share_percent_median: float | None  # the server's CPU time over the run's wall time
+    backend_cpu_share_percent_median: float | None  # the backends' (role server) CPU over the wall time
     failed_requests: int
     non_2xx_responses: int
     keepalive_honoured: bool | None
@@ -81,6 +82,9 @@ def summarize(cell: CellRecord) -> CellSummary:
         server_cpu_us_per_request_median=_median([rep.server_cpu_us_per_request for rep in good]),
         tool_cpu_us_per_request_median=_median([_own_or_measured_cpu(rep) for rep in good]),
         server_cpu_share_percent_median=_median([100 * rep.server_cpu_s / rep.wall_s for rep in good if rep.wall_s]),
+        backend_cpu_share_percent_median=_median(
+            [100 * sum(rep.backend_cpu_s.values()) / rep.wall_s for rep in good if rep.wall_s and rep.backend_cpu_s]
+        ),
         failed_requests=sum(r.failed_requests for r in results),
         non_2xx_responses=sum(r.non_2xx_responses for r in results),
         keepalive_honoured=None if not cell.keepalive or not honoured else all(honoured),

@@ -12,7 +12,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ class Repetition:
     server_cpu_s: float
     result: LoadResult | None
     error: str | None
+    backend_cpu_s: dict[str, float] = field(default_factory=dict)  # CPU of each backend (role server)
 
     @property
     def ok(self) -> bool:
@@ -153,6 +154,7 @@ def repetition_to_dict(rep: Repetition) -> dict[str, Any]:
         "server_cpu_s": rep.server_cpu_s,
         "result": None if rep.result is None else rep.result.to_dict(),
         "error": rep.error,
+        "backend_cpu_s": rep.backend_cpu_s,
     }
 
 
@@ -168,6 +170,7 @@ def _repetition(data: dict[str, Any]) -> Repetition:
         server_cpu_s=data["server_cpu_s"],
         result=None if data["result"] is None else result_from_dict(data["result"]),
         error=data["error"],
+        backend_cpu_s=data.get("backend_cpu_s", {}),
     )
 
 

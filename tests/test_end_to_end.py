@@ -22,7 +22,7 @@ from conftest import INVOKE, REPO, run_invoke
 
 RECIPE = "cherrypy-speed"
 PAGE = Path("recipes") / f"{RECIPE}.html"
-RECIPES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers", "http-clients")
+RECIPES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers", "http-clients", "cherokee-vs-apache")
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,34 @@ def test_every_client_reports_its_own_cpu_against_the_pinned_api(site: Site) -> 
             assert summary.tool_cpu_us_per_request_median == rep.result.cpu_us_per_request > 0
             assert rep.argv[4].startswith(("http://127.0.0.1:", "https://127.0.0.1:"))
     assert run.subject("pycurl-reuse-buffer").cell("http-131072") is not None
+
+
+def test_apache_nginx_and_lighttpd_serve_the_three_cases_from_private_instances(site: Site) -> None:
+    run = site.runs["cherokee-vs-apache"]
+    servers = {s.name: s for s in run.measured}
+    assert set(servers) == {"apache", "nginx", "lighttpd"}
+    assert "mod_wsgi" in servers["apache"].server_software
+    for subject in servers.values():
+        for cell in subject.cells:
+            summary = summarize(cell)
+            assert summary.repetitions_ok == 1 and not summary.flagged, (subject.name, summary.failure_reasons)
+        static = subject.cell("static").repetitions[0].result
+        assert static.html_transferred_bytes == 67859 * static.complete_requests
+        feed = subject.cell("feed").repetitions[0]
+        assert "-l" in feed.argv and feed.argv[-1].endswith("/feeds/")
+        assert 13000 < feed.result.html_transferred_bytes / feed.result.complete_requests < 14500
+        scgi = subject.cell("scgi").repetitions[0].result
+        assert scgi.html_transferred_bytes == 693 * scgi.complete_requests
+    assert subject_backend_cpu(run, "nginx", "feed", "django-scgi") > 0
+    assert subject_backend_cpu(run, "nginx", "scgi", "hello-scgi") > 0
+    assert [s.name for s in run.skipped] == ["cherokee"]
+    for name in ("apache", "nginx", "lighttpd"):
+        assert (run.path / "configs" / name).is_dir()
+    assert not [p for p in psutil.process_iter(["cmdline"]) if "benchsite-" in " ".join(p.info["cmdline"] or [])]
+
+
+def subject_backend_cpu(run: RunRecord, subject: str, cell: str, backend: str) -> float:
+    return run.subject(subject).cell(cell).repetitions[0].backend_cpu_s[backend]
 
 
 def test_the_run_records_machine_versions_pinning_and_commands(quick_run: RunRecord) -> None:

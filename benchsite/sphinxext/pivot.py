@@ -24,6 +24,8 @@ METRICS: dict[str, tuple[str, Callable[[CellSummary], float | None], str | None,
     "server-cpu": ("server CPU µs per request (median)", lambda s: s.server_cpu_us_per_request_median, None, fmt_us),
     "server-share": ("server CPU share of the run's wall time", lambda s: s.server_cpu_share_percent_median, None,
                      fmt_percent),
+    "backend-share": ("the backends' CPU share of the run's wall time", lambda s: s.backend_cpu_share_percent_median,
+                      None, fmt_percent),
 }
 
 

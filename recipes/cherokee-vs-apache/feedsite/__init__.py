@@ -1,0 +1,1 @@
+"""A minimal Django site whose one page is an RSS feed, like the original benchmark's /feeds/."""
