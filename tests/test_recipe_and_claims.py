@@ -33,7 +33,7 @@ def test_the_cherrypy_recipe_has_two_subjects_and_the_same_four_cells() -> None:
 
 
 def test_an_unknown_recipe_lists_the_known_ones() -> None:
-    known = "bottle-adapters, cherrypy-speed, http-clients, wsgi-servers"
+    known = "bottle-adapters, cherokee-vs-apache, cherrypy-speed, http-clients, wsgi-servers"
     with pytest.raises(BenchError, match=f"unknown recipe 'nope': I know about {known}"):
         load_recipe("nope", REPO / "recipes", REPO / "conf")
 
