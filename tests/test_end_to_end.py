@@ -13,8 +13,18 @@ from pathlib import Path
 import psutil
 import pytest
 
+from benchsite.claims import (
+    COULD_NOT_RUN,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    PublishedFigures,
+    RunFigures,
+    evaluate,
+    parse_claim,
+)
 from benchsite.loadtools import parse_report
 from benchsite.processes import port_is_free
+from benchsite.published import load_published
 from benchsite.sphinxext.tables import fmt_rps, fmt_us
 from benchsite.stats import summarize
 from benchsite.store import RunRecord, list_runs, load_run
@@ -246,6 +256,20 @@ def test_the_site_builds_from_the_committed_full_runs_alone(committed_site: Path
         label = subject.label + (" (load-tool ceiling)" if subject.role == "ceiling" else "")
         for cell in subject.cells:
             assert medians[(label, cell.label)] == fmt_rps(summarize(cell).rps_median)
+
+
+def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None:
+    html = (committed_site / "index.html").read_text()
+    rows = {row[0]: row[4] for row in table_rows(html) if len(row) == 5}
+    for recipe in RECIPES:
+        run = load_run(list_runs(REPO / "data" / recipe)[-1])
+        published = load_published(REPO / "data" / recipe / "published.toml")
+        verdicts = [evaluate(parse_claim(claim, "published.toml"), RunFigures(run), PublishedFigures(published))
+                    for claim in published.claims]
+        counts = [sum(v.status == status for v in verdicts) for status in (REPRODUCED, NOT_REPRODUCED, COULD_NOT_RUN)]
+        assert rows[run.title] == " / ".join(map(str, counts))
+    verdict_page = unescape((committed_site / "verdicts.html").read_text())
+    assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
 
 
 def test_a_broken_data_file_is_a_warning_naming_it_not_a_traceback(tmp_path: Path) -> None:

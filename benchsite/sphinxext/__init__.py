@@ -23,6 +23,7 @@ from benchsite.sphinxext.directives import (
 )
 from benchsite.sphinxext.nodes import bench_chart, skip_chart, visit_chart_html, visit_chart_text
 from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
+from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
 
 DIRECTIVES = {
     "bench-results": BenchResults,
@@ -37,6 +38,8 @@ DIRECTIVES = {
     "bench-subjects": BenchSubjects,
     "bench-pivot": BenchPivot,
     "bench-difference": BenchDifference,
+    "bench-summary": BenchSummary,
+    "bench-verdicts": BenchVerdicts,
 }
 
 

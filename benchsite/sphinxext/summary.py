@@ -1,0 +1,99 @@
+"""Directives that look across every recipe: the front page's summary and the page of all verdicts."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.util.docutils import SphinxDirective
+
+from benchsite.claims import (
+    COULD_NOT_RUN,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    PublishedFigures,
+    RunFigures,
+    Verdict,
+    evaluate,
+    parse_claim,
+)
+from benchsite.errors import BenchError
+from benchsite.published import PUBLISHED_FILE, load_published
+from benchsite.sphinxext.tables import table
+from benchsite.store import RunRecord, latest_run, load_run
+
+
+def link_to_page(docname: str, text: str) -> nodes.paragraph:
+    """A link to another page of the site (a missing page is a warning under -n)."""
+    reference = addnodes.pending_xref("", nodes.inline(text=text), refdomain="std", reftype="doc",
+                                      reftarget=f"/{docname}", refexplicit=True, refwarn=True)
+    paragraph = nodes.paragraph()
+    paragraph += reference
+    return paragraph
+
+
+class AcrossRecipes(SphinxDirective):
+    """Every recipe that has published figures and a run under bench_data_dir."""
+
+    def recipes(self) -> list[tuple[str, RunRecord, list[Verdict]]]:
+        data_dir = (Path(self.env.app.confdir) / self.config.bench_data_dir).resolve()
+        self.env.note_dependency(str(data_dir))
+        found = []
+        for published_path in sorted(data_dir.glob(f"*/{PUBLISHED_FILE}")):
+            recipe_dir = published_path.parent
+            self.env.note_dependency(str(recipe_dir))
+            run_path = latest_run(recipe_dir)
+            if run_path is None:
+                raise BenchError(f"{recipe_dir}: published figures but no run: run `invoke recipe {recipe_dir.name}`")
+            run, published = load_run(run_path), load_published(published_path)
+            self.env.note_dependency(str(run.run_file))
+            for file in published.files:
+                self.env.note_dependency(str(file))
+            today, before = RunFigures(run), PublishedFigures(published)
+            verdicts = [evaluate(parse_claim(claim, str(published_path)), today, before) for claim in published.claims]
+            found.append((recipe_dir.name, run, verdicts))
+        return found
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            return self.render()
+        except BenchError as error:
+            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
+
+    def render(self) -> list[nodes.Node]:
+        raise NotImplementedError
+
+
+class BenchSummary(AcrossRecipes):
+    """One row per recipe: the page, the run shown, the machine, and how its original conclusions fared."""
+
+    def render(self) -> list[nodes.Node]:
+        rows = []
+        for name, run, verdicts in self.recipes():
+            counts = Counter(verdict.status for verdict in verdicts)
+            headline = verdicts[0] if verdicts else None
+            rows.append([
+                link_to_page(f"recipes/{name}", run.title),
+                f"{run.run_id} ({run.profile['name']}), {run.started_at[:10]}",
+                f"{run.environment.get('cpu_model', '?')}, {run.environment.get('cpu_count', '?')} CPUs",
+                "—" if headline is None else f"{headline.claim.text} Published {headline.published}, "
+                f"today {headline.today}: {headline.status}.",
+                f"{counts[REPRODUCED]} / {counts[NOT_REPRODUCED]} / {counts[COULD_NOT_RUN]}",
+            ])
+        return [table(("Page", "Run shown", "Machine", "Headline claim", "Reproduced / not / could not run"), rows)]
+
+
+class BenchVerdicts(AcrossRecipes):
+    """Every original conclusion of every page, with its rule and today's verdict."""
+
+    def render(self) -> list[nodes.Node]:
+        rows = []
+        for name, run, verdicts in self.recipes():
+            for verdict in verdicts:
+                rows.append([link_to_page(f"recipes/{name}", run.title), verdict.claim.text,
+                             nodes.literal(text=verdict.claim.rule), verdict.published, verdict.today,
+                             nodes.strong(text=verdict.status.upper())])
+        return [table(("Page", "Original conclusion", "Rule", "Published", "Today", "Verdict"), rows,
+                      classes=["bench-claims"])]
