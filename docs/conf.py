@@ -22,3 +22,4 @@ bench_data_dir = "../data"
 
 # Labels and commands from the data must appear verbatim (no curly quotes, no en dashes).
 smartquotes = False
+html_favicon = "_static/favicon.svg"

@@ -70,6 +70,15 @@ class ToyRecipes:
         return directory
 
 
+@pytest.fixture(scope="session")
+def committed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built by `invoke docs` from the committed data alone."""
+    root = tmp_path_factory.mktemp("committed")
+    result = run_invoke("docs", "--output", str(root / "html"))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
+    return root / "html"
+
+
 @pytest.fixture
 def toy(tmp_path: Path) -> ToyRecipes:
     return ToyRecipes(tmp_path)

@@ -236,15 +236,6 @@ def test_the_raw_listings_hold_the_tools_output_verbatim(site: Site) -> None:
     assert "Test 7" in html and "1,008.08" in html  # the published figures, parsed from the seed's report
 
 
-@pytest.fixture(scope="module")
-def committed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site built by `invoke docs` from the committed data alone."""
-    root = tmp_path_factory.mktemp("committed")
-    result = _build(root)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
-    return root / "html"
-
-
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_the_site_builds_from_the_committed_full_runs_alone(committed_site: Path, recipe: str) -> None:
     committed = load_run(list_runs(REPO / "data" / recipe)[-1])

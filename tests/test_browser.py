@@ -1,0 +1,89 @@
+"""Every page of the built site in headless Chromium: images rendered, no console errors, no broken links."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import pytest
+
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
+                                reason="needs Debian's chromium and chromium-driver (invoke setup installs them)")
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(committed_site: Path) -> Iterator[str]:
+    """The committed site served on a free loopback port for the browser."""
+    handler = functools.partial(QuietHandler, directory=str(committed_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
+                 "--window-size=1400,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def pages(site: Path) -> list[str]:
+    return sorted(str(path.relative_to(site)) for path in site.rglob("*.html")
+                  if not path.relative_to(site).parts[0].startswith("_"))
+
+
+def test_every_page_renders_its_images_logs_no_errors_and_links_only_to_pages_that_exist(
+    committed_site: Path, site_url: str, browser: object, tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    screenshots = tmp_path_factory.mktemp("screenshots")
+    checked = pages(committed_site)
+    assert {"index.html", "verdicts.html", "recipes/cherrypy-speed.html"} <= set(checked)
+    problems = []
+    for page in checked:
+        url = urljoin(site_url, page)
+        browser.get(url)
+        browser.save_screenshot(str(screenshots / (page.replace("/", "_") + ".png")))
+        broken_images = browser.execute_script(
+            "return [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
+        problems += [f"{page}: image did not render: {src}" for src in broken_images]
+        problems += [f"{page}: console {entry['level']}: {entry['message']}"
+                     for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+        for href in browser.execute_script("return [...document.querySelectorAll('a[href]')].map(a => a.href)"):
+            target = urlparse(href)
+            if not href.startswith(site_url) or not target.path:
+                continue
+            local = committed_site / target.path.removeprefix(urlparse(site_url).path)
+            if target.path.endswith("/"):
+                local = local / "index.html"
+            if not local.exists():
+                problems.append(f"{page}: broken link {href}")
+    assert not problems, "\n".join(problems)
+    assert len(list(screenshots.iterdir())) == len(checked)
