@@ -149,6 +149,20 @@ def overhead(
           f"({rounds} rounds each; raw outputs in {result.run_dir.relative_to(ROOT)})")
 
 
+@task(help={"name": "the new recipe's name: lowercase letters, digits and hyphens (e.g. my-servers)"})
+def new_page(c: Context, name: str) -> None:
+    """Scaffold a working recipe: its subject, cell and profiles, its conf, its page and its test."""
+    from benchsite.scaffold import new_page as scaffold
+
+    try:
+        written = scaffold(name, ROOT)
+    except BenchError as error:
+        raise Exit(f"error: {error}", code=1) from None
+    for path in written:
+        print(f"wrote {path.relative_to(ROOT)}")
+    print(f"next: invoke recipe {name} --profile quick && invoke docs")
+
+
 @task
 def setup(c: Context) -> None:
     """Install the system packages the recipes need (ab, wrk...): as root, or print the command."""
@@ -161,7 +175,7 @@ def setup(c: Context) -> None:
             raise Exit(f"error: `{' '.join(argv)}` failed: see apt's message above", code=1)
 
 
-ns = Collection(recipe, recipes, docs, serve, test, overhead, setup)
+ns = Collection(recipe, recipes, docs, serve, test, overhead, new_page, setup)
 ns.configure(
     {
         "bench": {

@@ -154,6 +154,18 @@ def parse_claim(data: dict[str, Any], source: str) -> Claim:
     raise BenchError(f"{source}: claim kind {kind!r} is unknown: use 'ratio', 'keepalive' or 'fastest'")
 
 
+def check_names(claim: Claim, subjects: set[str], cells: set[str], source: str) -> None:
+    """A claim naming a subject or cell the recipe does not have is an error that names both."""
+    pairs = [pair for pair in (claim.numerator, claim.denominator) if pair]
+    named_subjects = {s for s, _ in pairs} | {s for s in (claim.subject, *claim.among) if s}
+    named_cells = {c for _, c in pairs} | {c for c in (claim.cell, *claim.cells) if c}
+    for kind, named, known in (("subject", named_subjects, subjects), ("cell", named_cells, cells)):
+        unknown = sorted(named - known)
+        if unknown:
+            raise BenchError(f"{source}: claim {claim.id!r} names unknown {kind} {', '.join(unknown)}: "
+                             f"I know about {', '.join(sorted(known))}")
+
+
 def _fastest(claim: Claim, figures: Figures) -> tuple[bool | None, str]:
     """Whether the subject beat every competitor with a figure in every cell, and the count."""
     assert claim.subject

@@ -202,7 +202,7 @@ def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> 
             assert row[3] == f"{fmt_rps(summary.rps_min)} – {fmt_rps(summary.rps_max)}"
             assert row[5] == fmt_us(summary.server_cpu_us_per_request_median)
             assert f'href="#bench-raw-{recipe}-{subject.name}-{cell.name}"' in html or (
-                f"-raw.html#bench-raw-{recipe}-{subject.name}-{cell.name}" in html)
+                f"raw/{recipe}.html#bench-raw-{recipe}-{subject.name}-{cell.name}" in html)
     for skipped in run.skipped:
         assert rows[(skipped.label, "—")][10].startswith(f"DID NOT RUN: {skipped.reason}")
     charts = re.findall(r'<img src="\.\./_images/(bench-[0-9a-f]{16}\.svg)" alt="([^"]+)"', html)
@@ -298,3 +298,15 @@ def test_ctrl_c_mid_run_stops_every_server_and_keeps_no_run(tmp_path: Path) -> N
     assert not any(child.is_running() and child.status() != psutil.STATUS_ZOMBIE for child in children)
     assert all(port_is_free(port) for port in ports)
     assert list((data_dir / RECIPE).iterdir()) == []
+
+
+def test_a_claim_naming_an_unknown_cell_is_a_warning_naming_the_file(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "data", data)
+    published = data / RECIPE / "published.toml"
+    text = published.read_text().replace('numerator = ["raw-wsgi", "c1"]', 'numerator = ["raw-wsgi", "c2"]', 1)
+    published.write_text(text)
+    result = _build(tmp_path, "--data-dir", str(data))
+    assert result.returncode != 0
+    assert f"WARNING: {published}: claim 'raw-beats-framework-c1' names unknown cell c2: I know about c1, c1-k" in (
+        result.stdout + result.stderr)

@@ -16,6 +16,7 @@ from benchsite.sphinxext.directives import (
     BenchChart,
     BenchCommands,
     BenchEnvironment,
+    BenchHistory,
     BenchOverhead,
     BenchRaw,
     BenchResults,
@@ -39,6 +40,7 @@ DIRECTIVES = {
     "bench-pivot": BenchPivot,
     "bench-difference": BenchDifference,
     "bench-summary": BenchSummary,
+    "bench-history": BenchHistory,
     "bench-verdicts": BenchVerdicts,
 }
 

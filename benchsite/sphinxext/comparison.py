@@ -7,7 +7,7 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from benchsite.claims import PublishedFigures, RunFigures, evaluate, parse_claim
+from benchsite.claims import PublishedFigures, RunFigures, check_names, evaluate, parse_claim
 from benchsite.errors import BenchError
 from benchsite.published import PUBLISHED_FILE, Published, PublishedResult, load_published
 from benchsite.sphinxext.directives import BenchDirective
@@ -126,8 +126,12 @@ class BenchClaims(PublishedDirective):
         run, published = self.load_run(), self.load_published()
         today, before = RunFigures(run), PublishedFigures(published)
         rows = []
+        subjects = {s.name for s in (*run.subjects, *run.skipped)} | {r.subject for r in published.results}
+        cells = set(run.cell_names) | {r.cell for r in published.results}
         for data in published.claims:
-            verdict = evaluate(parse_claim(data, str(published.path)), today, before)
+            claim = parse_claim(data, str(published.path))
+            check_names(claim, subjects, cells, str(published.path))
+            verdict = evaluate(claim, today, before)
             status = nodes.strong(text=verdict.status.upper())
             rows.append([verdict.claim.text, nodes.literal(text=verdict.claim.rule),
                          verdict.published, verdict.today, status])

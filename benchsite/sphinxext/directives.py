@@ -380,3 +380,39 @@ class BenchSubjects(BenchDirective):
         for skipped in run.skipped:
             rows.append([skipped.label, "—", "—", f"did not run: {skipped.reason} ({skipped.detail})"])
         return [table(("Subject", "Server banner", "HTTP/1.0 keep-alive (ab -k)", "Status"), rows)]
+
+
+class BenchHistory(BenchDirective):
+    """Every stored run of a recipe (machine, date, profile, versions) and its cells' medians side by side."""
+
+    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "cells": directives.unchanged}
+
+    def render(self) -> list[nodes.Node]:
+        recipe_dir = self.data_dir() / self.recipe
+        self.note(recipe_dir)
+        runs = [load_run(path) for path in list_runs(recipe_dir)]
+        if not runs:
+            raise BenchError(f"{recipe_dir}: no run of recipe {self.recipe!r}: run `invoke recipe {self.recipe}`")
+        for run in runs:
+            self.note(run.run_file)
+        listing = table(("Run", "Profile", "Started (UTC)", "Machine", "Versions"), [
+            [run.run_id, run.profile["name"], run.started_at,
+             f"{run.environment.get('cpu_model', '?')}, {run.environment.get('cpu_count', '?')} CPUs, "
+             f"{run.environment.get('os', '?')}",
+             ", ".join(f"{k} {v}" for k, v in run.environment.get("packages", {}).items())]
+            for run in runs
+        ])
+        latest = runs[-1]
+        cells = selected(self.options.get("cells"), latest.cell_names, "cells", latest.run_file)
+        rows = []
+        for subject in latest.measured:
+            for cell in cells:
+                values = []
+                for run in runs:
+                    record = run.subject(subject.name)
+                    cell_record = record.cell(cell) if record else None
+                    values.append(fmt_rps(summarize(cell_record).rps_median) if cell_record else "—")
+                rows.append([subject.label, cell, *values])
+        medians = table(("Subject", "Cell", *(run.run_id for run in runs)), rows)
+        note = nodes.paragraph(text=f"The page shows the latest run, {latest.run_id}; median req/s of every run:")
+        return [listing, note, medians]

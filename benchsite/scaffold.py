@@ -1,0 +1,139 @@
+"""`invoke new-page NAME`: a working recipe, its conf, its page and its test, ready to run and build."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from string import Template
+
+from benchsite.errors import BenchError
+
+NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+RECIPE = Template('''# $title: what this page compares. Add subjects and cells; see docs/contributing.rst.
+title = "$title"
+packages = ["cheroot"]
+
+[[subjects]]
+name = "hello"
+label = "Hello app on cheroot"
+argv = ["{python}", "app.py", "{port}"]
+expect = { status = 200, body = "Hello" }
+
+[matrix]
+tool = "ab"
+concurrency = [10]
+keepalive = [false]
+''')
+
+APP = '''"""The subject of this recipe: a WSGI app on cheroot. Usage: python app.py PORT"""
+
+import sys
+
+from cheroot import wsgi
+
+
+def app(environ, start_response):
+    body = b"Hello"
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+if __name__ == "__main__":
+    wsgi.Server(("127.0.0.1", int(sys.argv[1])), app).safe_start()
+'''
+
+CONF = Template('''# Tunable parameters of the $name recipe.
+
+[settings]
+server_cpu = 0
+tool_cpu = 1
+port = 0
+socket_timeout_s = 30
+cell_timeout_s = 300
+start_timeout_s = 20
+
+[profiles.quick]
+requests = 200
+repetitions = 1
+warmup_requests = 50
+
+[profiles.full]
+requests = 1000
+repetitions = 5
+warmup_requests = 500
+''')
+
+PAGE = Template('''$title
+$underline
+
+The question
+------------
+
+What this page measures, and which published benchmark it revisits.
+
+.. literalinclude:: ../../recipes/$name/app.py
+   :language: python
+
+The load
+--------
+
+.. bench-commands:: $name
+
+Results
+-------
+
+.. bench-results:: $name
+
+.. bench-chart:: $name
+
+.. To compare with a published benchmark, add data/$name/published.toml (see
+   docs/contributing.rst), then the directives bench-published, bench-compare and bench-claims.
+
+The machine
+-----------
+
+.. bench-environment:: $name
+
+Raw output
+----------
+
+.. bench-raw:: $name
+''')
+
+TEST = Template('''"""The $name recipe runs against its real server (scaffolded by invoke new-page)."""
+
+from benchsite.store import list_runs, load_run
+from conftest import run_invoke
+
+
+def test_the_quick_profile_measures_every_cell(tmp_path):
+    result = run_invoke("recipe", "$name", "--profile", "quick", "--data-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    run = load_run(list_runs(tmp_path / "$name")[-1])
+    for subject in run.subjects:
+        for cell in subject.cells:
+            assert all(rep.ok for rep in cell.repetitions), (subject.name, cell.name)
+''')
+
+
+def new_page(name: str, root: Path) -> list[Path]:
+    """Write the files of a new recipe page; refuse a bad name or one that exists."""
+    if not NAME.match(name):
+        raise BenchError(f"{name!r} is not a recipe name: use lowercase letters, digits and hyphens (like my-servers)")
+    title = name.replace("-", " ").capitalize()
+    files = {
+        root / "recipes" / name / "recipe.toml": RECIPE.substitute(title=title),
+        root / "recipes" / name / "app.py": APP,
+        root / "conf" / f"{name}.toml": CONF.substitute(name=name),
+        root / "docs" / "recipes" / f"{name}.rst": PAGE.substitute(name=name, title=title,
+                                                                   underline="=" * len(title)),
+        root / "tests" / f"test_recipe_{name.replace('-', '_')}.py": TEST.substitute(name=name),
+    }
+    existing = [str(path.relative_to(root)) for path in files if path.exists()]
+    if existing:
+        raise BenchError(f"{', '.join(existing)} already exist: pick another name or remove them")
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return list(files)

@@ -1,0 +1,36 @@
+"""invoke new-page: straight after scaffolding, the quick profile runs and the docs build shows the page."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+
+
+def invoke_in(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "invoke", *args], cwd=root, capture_output=True, text=True,
+                          timeout=600, env=os.environ.copy())
+
+
+def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    for part in ("benchsite", "conf", "data", "docs", "recipes", "tests"):
+        shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("_build", "__pycache__"))
+    shutil.copy(REPO / "tasks.py", root / "tasks.py")
+    created = invoke_in(root, "new-page", "demo-servers")
+    assert created.returncode == 0, created.stderr
+    assert (root / "tests" / "test_recipe_demo_servers.py").is_file()
+    run = invoke_in(root, "recipe", "demo-servers", "--profile", "quick")
+    assert run.returncode == 0, run.stderr
+    docs = invoke_in(root, "docs")
+    assert docs.returncode == 0, docs.stdout[-2000:] + docs.stderr
+    page = (root / "docs" / "_build" / "html" / "recipes" / "demo-servers.html").read_text()
+    assert "Hello app on cheroot" in page and '<img src="../_images/bench-' in page
+    again = invoke_in(root, "new-page", "demo-servers")
+    assert again.returncode == 1 and again.stderr.strip().startswith("error: recipes/demo-servers/recipe.toml")
+    assert invoke_in(root, "new-page", "Bad_Name").stderr.strip() == (
+        "error: 'Bad_Name' is not a recipe name: use lowercase letters, digits and hyphens (like my-servers)")
