@@ -10,7 +10,10 @@ project = "Reproducible web-server benchmarks"
 author = "The benchmark site's contributors"
 copyright = "2026, " + author
 
-extensions = ["benchsite.sphinxext"]
+extensions = ["benchsite.sphinxext", "sphinx_copybutton"]
+# Copy buttons copy the command, not the prompt or the comments' output.
+copybutton_prompt_text = "$ "
+copybutton_only_copy_prompt_lines = True
 html_theme = "sphinx_rtd_theme"
 html_static_path = ["_static"]
 html_css_files = ["bench.css"]

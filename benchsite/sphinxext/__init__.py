@@ -47,6 +47,8 @@ DIRECTIVES = {
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("bench_data_dir", "../data", "env", types=[str])
+    app.add_config_value("bench_recipes_dir", "../recipes", "env", types=[str])
+    app.add_config_value("bench_conf_dir", "../conf", "env", types=[str])
     skip = (skip_chart, None)
     app.add_node(
         bench_chart,

@@ -126,8 +126,9 @@ class BenchClaims(PublishedDirective):
         run, published = self.load_run(), self.load_published()
         today, before = RunFigures(run), PublishedFigures(published)
         rows = []
-        subjects = {s.name for s in (*run.subjects, *run.skipped)} | {r.subject for r in published.results}
-        cells = set(run.cell_names) | {r.cell for r in published.results}
+        subjects, cells = self.declared_names(run)
+        subjects |= {r.subject for r in published.results}
+        cells |= {r.cell for r in published.results}
         for data in published.claims:
             claim = parse_claim(data, str(published.path))
             check_names(claim, subjects, cells, str(published.path))

@@ -15,6 +15,7 @@ from sphinx.util.docutils import SphinxDirective
 from benchsite.charts import Chart, Series
 from benchsite.environment import ENVIRONMENT_KEYS
 from benchsite.errors import BenchError
+from benchsite.recipe import RECIPE_FILE, load_recipe
 from benchsite.sphinxext.nodes import bench_chart
 from benchsite.sphinxext.tables import (
     fmt_keepalive,
@@ -67,6 +68,16 @@ class BenchDirective(SphinxDirective):
         run = load_run(path)
         self.note(run.run_file)
         return run
+
+    def declared_names(self, run: RunRecord) -> tuple[set[str], set[str]]:
+        """Subject and cell names the recipe declares (a quick run may have fewer), else the run's."""
+        confdir = Path(self.env.app.confdir)
+        recipes_dir = (confdir / self.config.bench_recipes_dir).resolve()
+        if not (recipes_dir / self.recipe / RECIPE_FILE).is_file():
+            return {s.name for s in (*run.subjects, *run.skipped)}, set(run.cell_names)
+        self.note(recipes_dir / self.recipe / RECIPE_FILE)
+        recipe = load_recipe(self.recipe, recipes_dir, (confdir / self.config.bench_conf_dir).resolve())
+        return {s.name for s in recipe.subjects}, {c.name for c in recipe.cells}
 
     def run(self) -> list[nodes.Node]:
         try:
@@ -415,4 +426,24 @@ class BenchHistory(BenchDirective):
                 rows.append([subject.label, cell, *values])
         medians = table(("Subject", "Cell", *(run.run_id for run in runs)), rows)
         note = nodes.paragraph(text=f"The page shows the latest run, {latest.run_id}; median req/s of every run:")
-        return [listing, note, medians]
+        return [listing, note, medians, self._chart(runs, latest, cells)]
+
+    def _chart(self, runs: list[RunRecord], latest: RunRecord, cells: tuple[str, ...]) -> nodes.Node:
+        """Median req/s over the runs: one line per subject and cell."""
+        series = []
+        for subject in latest.measured:
+            for cell in cells:
+                medians = []
+                for run in runs:
+                    record = run.subject(subject.name)
+                    cell_record = record.cell(cell) if record else None
+                    summary = summarize(cell_record) if cell_record else None
+                    medians.append(summary.rps_median if summary and not summary.repetitions_failed else None)
+                series.append(Series(f"{subject.label}, {cell}", tuple(medians), tuple(medians), tuple(medians)))
+        chart = Chart(kind="line", title=f"{latest.title}: median req/s by run", x_label="run",
+                      y_label="median requests per second", categories=tuple(run.run_id for run in runs),
+                      series=tuple(series))
+        node = bench_chart()
+        node["chart"] = chart
+        node["alt"] = chart.alt_text("req/s")
+        return node
