@@ -188,6 +188,21 @@ class Started:
     values: dict[str, str]  # the placeholders its command was filled with (port, port2, workdir...)
 
 
+LOG_TAIL_BYTES = 64 * 1024
+
+
+def trim_logs(directory: Path) -> None:
+    """Keep the last 64 KiB of each server log: the end says why a server stopped; access logs add megabytes."""
+    for log in directory.glob("*.log"):
+        size = log.stat().st_size
+        if size > LOG_TAIL_BYTES:
+            with log.open("rb") as handle:
+                handle.seek(size - LOG_TAIL_BYTES)
+                tail = handle.read()
+            log.write_bytes(f"[harness] the first {size - LOG_TAIL_BYTES} bytes of this log were dropped\n".encode()
+                            + tail)
+
+
 def new_run_id(profile: Profile) -> str:
     """A run id that sorts by time: 20261122T013000Z-full."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{profile.name}"
@@ -315,6 +330,7 @@ def run_recipe(
     reporter.begin(sum(len(cells) for _, cells in runnable) * profile.repetitions)
     with sigterm_as_interrupt(), staged_run_directory(data_dir / recipe.name, run_id) as run_dir:
         with ExitStack() as stack:
+            stack.callback(trim_logs, run_dir / "logs")
             servers = [s for s, _ in runnable if s.role != "client"]
             started = _start_subjects(recipe, servers, settings, stack, run_dir, reporter)
             warmups = _warm_up(runnable, started, profile, settings, reporter)

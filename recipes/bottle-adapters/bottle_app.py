@@ -50,5 +50,10 @@ def queue_options(adapter: str, size: int) -> dict:
     sys.exit(f"bottle_app.py: no queue option known for adapter {adapter!r}")
 
 
+if options.adapter == "meinheld":  # quiet=True does not reach meinheld's own access log
+    from meinheld import server as meinheld_server
+
+    meinheld_server.set_access_logger(None)
+
 extra = queue_options(options.adapter, options.queue) if options.queue else {}
 bottle.run(app, server=options.adapter, host="127.0.0.1", port=options.port, quiet=True, **extra)

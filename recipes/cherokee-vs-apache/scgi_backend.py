@@ -4,6 +4,7 @@ Usage: python scgi_backend.py feed PORT DATABASE_PATH
        python scgi_backend.py hello PORT
 """
 
+import logging
 import os
 import sys
 
@@ -28,4 +29,5 @@ def feed_application():
 
 if __name__ == "__main__":
     application = feed_application() if sys.argv[1] == "feed" else hello
-    WSGIServer(application, bindAddress=("127.0.0.1", int(sys.argv[2]))).run()
+    # loggingLevel WARNING: no log line per request (flup logs every request at INFO).
+    WSGIServer(application, bindAddress=("127.0.0.1", int(sys.argv[2])), loggingLevel=logging.WARNING).run()

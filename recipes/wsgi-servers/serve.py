@@ -27,6 +27,7 @@ def fastwsgi(port: int) -> None:
 def meinheld(port: int) -> None:
     from meinheld import server
 
+    server.set_access_logger(None)  # no per-request log line, like every other server here
     server.listen((HOST, port))
     server.run(app)
 
