@@ -8,18 +8,36 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from invoke import Collection, Context, Exit, task
 
+from benchsite.errors import BenchError
+
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT))
-
-from benchsite.errors import BenchError  # noqa: E402
-
 APT_PACKAGES_FILE = ROOT / "conf" / "apt-packages.txt"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reported(body: F) -> F:
+    """The one way a task ends on a user's mistake: a one-line error and exit 1; Ctrl-C exits 130."""
+
+    @functools.wraps(body)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return body(*args, **kwargs)
+        except BenchError as error:
+            raise Exit(f"error: {error}", code=1) from None
+        except KeyboardInterrupt:
+            raise Exit("interrupted: every server this task started is stopped; an unfinished run is not kept",
+                       code=130) from None
+
+    return run  # type: ignore[return-value]
 
 
 def _path(c: Context, key: str) -> Path:
@@ -34,38 +52,38 @@ def _apt_packages() -> list[str]:
 @task(
     help={
         "name": "the recipe to run (see `invoke recipes`), or 'all' for every recipe",
-        "profile": "'quick' (a smoke run, used by the tests) or 'full' (what the site publishes)",
+        "profile": "'full' (the default: what the site publishes) or 'quick' (a smoke run, used by the tests)",
         "data_dir": "where the new run directory goes (default: data/)",
     }
 )
+@reported
 def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "") -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
-    from benchsite.progress import RichReporter
-    from benchsite.recipe import available_recipes, load_recipe
-    from benchsite.runner import run_recipe
+    from benchsite.model.recipe import available_recipes, load_recipe
+    from benchsite.run.progress import RichReporter
+    from benchsite.model.published import check_published_claims
+    from benchsite.run.runner import run_recipe
 
     recipes_dir, conf_dir = _path(c, "recipes_dir"), _path(c, "conf_dir")
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
     names = available_recipes(recipes_dir) if name == "all" else [name]
-    try:
-        for recipe_name in names:
-            loaded = load_recipe(recipe_name, recipes_dir, conf_dir)
-            print(f"{loaded.name}: {loaded.title} (profile {profile})", file=sys.stderr)
-            with RichReporter() as reporter:
-                run_dir = run_recipe(loaded, profile, target, ROOT, reporter)
-            shown = run_dir.relative_to(ROOT) if run_dir.is_relative_to(ROOT) else run_dir
-            print(f"wrote {shown}; build the site with `invoke docs`", file=sys.stderr)
-    except BenchError as error:
-        raise Exit(f"error: {error}", code=1) from None
-    except KeyboardInterrupt:
-        raise Exit("interrupted: servers stopped, no run directory kept", code=130) from None
+    loaded = [load_recipe(recipe_name, recipes_dir, conf_dir) for recipe_name in names]  # all checked first
+    for each in loaded:
+        each.profile(profile)
+        check_published_claims(each, _path(c, "data_dir"))
+    for each in loaded:
+        print(f"{each.name}: {each.title} (profile {profile})", file=sys.stderr)
+        with RichReporter() as reporter:
+            run_dir = run_recipe(each, profile, target, ROOT, reporter)
+        shown = run_dir.relative_to(ROOT) if run_dir.is_relative_to(ROOT) else run_dir
+        print(f"wrote {shown}; build the site with `invoke docs`", file=sys.stderr)
 
 
 @task
 def recipes(c: Context) -> None:
     """List the recipes with their latest stored run."""
-    from benchsite.recipe import available_recipes, load_recipe
-    from benchsite.store import list_runs
+    from benchsite.model.recipe import available_recipes, load_recipe
+    from benchsite.results.store import list_runs
 
     for name in available_recipes(_path(c, "recipes_dir")):
         try:
@@ -95,25 +113,43 @@ def docs(c: Context, data_dir: str = "", output: str = "") -> None:
         raise Exit("error: the docs build failed: fix the warnings above", code=1)
 
 
-@task(help={"port": "port on 127.0.0.1 to serve the built site on"})
-def serve(c: Context, port: int = 8000) -> None:
+def _port(text: str) -> int:
+    """A TCP port from the command line: 0 (any free one) to 65535."""
+    if not text.isdigit() or int(text) > 65535:
+        raise BenchError(f"--port {text!r} is not a port: give a number from 1 to 65535, or 0 for any free port")
+    return int(text)
+
+
+@task(help={"port": "port on 127.0.0.1 to serve the built site on (0: any free port)"})
+@reported
+def serve(c: Context, port: str = "8000") -> None:
     """Preview the built site on http://127.0.0.1:PORT/ (build it first with `invoke docs`)."""
     directory = _path(c, "build_dir")
     if not (directory / "index.html").is_file():
-        raise Exit(f"error: no built site in {directory}: run `invoke docs` first", code=1)
+        raise BenchError(f"no built site in {directory}: run `invoke docs` first")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
-        print(f"serving {directory} on http://127.0.0.1:{port}/ (Ctrl-C stops)", file=sys.stderr)
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", _port(port)), handler)
+    except OSError as error:
+        raise BenchError(f"cannot listen on 127.0.0.1:{port} ({error.strerror}): choose another --port") from None
+    with server:
+        bound = server.server_address[1]
+        print(f"serving {directory} on http://127.0.0.1:{bound}/ (Ctrl-C stops)", file=sys.stderr)
         try:
             server.serve_forever()
         except KeyboardInterrupt:
             pass
 
 
-@task(help={"args": "extra pytest arguments, e.g. '-k parser -x'"})
+@task(help={"args": "extra pytest arguments, quoted as in a shell, e.g. '-k \"parser and not wrk\" -x'"})
+@reported
 def test(c: Context, args: str = "") -> None:
     """Run the test suite (real servers, real ab, real docs builds)."""
-    result = subprocess.run([sys.executable, "-m", "pytest", *args.split()], cwd=ROOT)
+    try:
+        extra = shlex.split(args)
+    except ValueError as error:
+        raise BenchError(f"--args {args!r} cannot be split as a shell would ({error}): fix the quoting") from None
+    result = subprocess.run([sys.executable, "-m", "pytest", *extra], cwd=ROOT)
     if result.returncode != 0:
         raise Exit(code=result.returncode)
 
@@ -127,40 +163,45 @@ def test(c: Context, args: str = "") -> None:
         "requests": "ab -n for every run",
     }
 )
+@reported
 def overhead(
     c: Context, recipe_name: str = "cherrypy-speed", subject: str = "raw-wsgi", cell: str = "c10",
     rounds: int = 20, requests: int = 1000,
 ) -> None:
     """Benchmark the harness: its req/s against bare `ab` of the same argv, interleaved."""
-    from benchsite.overhead import compare_with_bare_ab
-    from benchsite.recipe import load_recipe
+    from benchsite.model.recipe import load_recipe
+    from benchsite.run.overhead import compare_with_bare_ab
 
-    try:
-        loaded = load_recipe(recipe_name, _path(c, "recipes_dir"), _path(c, "conf_dir"))
-        result = compare_with_bare_ab(loaded, subject, cell, rounds, requests, _path(c, "data_dir"), ROOT)
-    except BenchError as error:
-        raise Exit(f"error: {error}", code=1) from None
-    except KeyboardInterrupt:
-        raise Exit("interrupted: server stopped, nothing kept", code=130) from None
-    from statistics import median
-
-    print(f"harness median {median(result.harness_rps):,.1f} req/s, bare ab median "
-          f"{median(result.bare_rps):,.1f} req/s: {result.difference_percent:+.1f}% "
-          f"({rounds} rounds each; raw outputs in {result.run_dir.relative_to(ROOT)})")
+    if rounds < 1 or requests < 1:
+        raise BenchError("--rounds and --requests must be at least 1")
+    loaded = load_recipe(recipe_name, _path(c, "recipes_dir"), _path(c, "conf_dir"))
+    record, run_dir = compare_with_bare_ab(loaded, subject, cell, rounds, requests, _path(c, "data_dir"), ROOT)
+    print(f"harness median {record.harness_rps_median:,.1f} req/s, bare ab median "
+          f"{record.bare_rps_median:,.1f} req/s: {record.difference_percent:+.1f}% "
+          f"({rounds} rounds each; raw outputs in {run_dir})")
 
 
 @task(help={"name": "the new recipe's name: lowercase letters, digits and hyphens (e.g. my-servers)"})
+@reported
 def new_page(c: Context, name: str) -> None:
     """Scaffold a working recipe: its subject, cell and profiles, its conf, its page and its test."""
     from benchsite.scaffold import new_page as scaffold
 
-    try:
-        written = scaffold(name, ROOT)
-    except BenchError as error:
-        raise Exit(f"error: {error}", code=1) from None
+    written = scaffold(name, ROOT)
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
     print(f"next: invoke recipe {name} --profile quick && invoke docs")
+
+
+@task(help={"data_dir": "the data directory to upgrade (default: data/)"})
+@reported
+def upgrade_data(c: Context, data_dir: str = "") -> None:
+    """Rewrite every stored run.json and overhead.json in the current format (raw outputs untouched)."""
+    from benchsite.results.store import upgrade_data_dir
+
+    directory = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
+    for path, old in upgrade_data_dir(directory):
+        print(f"upgraded {path.relative_to(directory)} from format version {old}")
 
 
 @task
@@ -175,7 +216,7 @@ def setup(c: Context) -> None:
             raise Exit(f"error: `{' '.join(argv)}` failed: see apt's message above", code=1)
 
 
-ns = Collection(recipe, recipes, docs, serve, test, overhead, new_page, setup)
+ns = Collection(recipe, recipes, docs, serve, test, overhead, new_page, upgrade_data, setup)
 ns.configure(
     {
         "bench": {

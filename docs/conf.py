@@ -1,11 +1,5 @@
 """Sphinx configuration of the benchmark site."""
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 project = "Reproducible web-server benchmarks"
 author = "The benchmark site's contributors"
 copyright = "2026, " + author

@@ -7,12 +7,13 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from benchsite.claims import PublishedFigures, RunFigures, check_names, evaluate, parse_claim
 from benchsite.errors import BenchError
-from benchsite.published import PUBLISHED_FILE, Published, PublishedResult, load_published
+from benchsite.model.published import PUBLISHED_FILE, Published, PublishedResult, load_published
+from benchsite.model.run import AbCell, RunDocument
+from benchsite.results.claims import PublishedFigures, verdicts
+from benchsite.results.figures import FLAG_LEGEND, figure
 from benchsite.sphinxext.directives import BenchDirective
-from benchsite.sphinxext.tables import fmt_ms, fmt_ratio, table
-from benchsite.store import RunRecord
+from benchsite.sphinxext.tables import fmt_ms, fmt_plain, fmt_ratio, table
 
 
 class PublishedDirective(BenchDirective):
@@ -34,7 +35,7 @@ class BenchPublished(PublishedDirective):
         published = self.load_published()
         source = nodes.paragraph(text=f"Source: {published.source}.")
         machine = table(("Original setting", ""), [[k, v] for k, v in published.machine.items()])
-        with_cpu = any(r.transcribed_cpu_us is not None for r in published.results)
+        with_cpu = any(r.cpu_us_per_request is not None for r in published.results)
         rows = [_published_row(r, with_cpu) for r in published.results]
         headers = ["Test", "Subject", "Cell", "Command", "req/s", "Time/req (ms)", "Transfer (KB/s)",
                    "p50 / p99 (ms)", "Keep-Alive requests"]
@@ -50,11 +51,11 @@ def _published_row(r: PublishedResult, with_cpu: bool) -> list:
     head = [r.test, r.subject, r.cell, nodes.literal(text=r.command) if r.command else "—",
             "—" if r.requests_per_s is None else f"{r.requests_per_s:,.2f}"]
     if with_cpu:
-        head.append("—" if r.transcribed_cpu_us is None else f"{r.transcribed_cpu_us:,.0f}")
+        head.append("—" if r.cpu_us_per_request is None else f"{r.cpu_us_per_request:,.0f}")
     if r.result is None:
         return [*head, "—", "—", "—", "—"]
     return [*head, fmt_ms(r.result.time_per_request_ms), f"{r.result.transfer_rate_kbytes_s:,.2f}",
-            f"{r.result.percentile_ms(50):g} / {r.result.percentile_ms(99):g}",
+            f"{fmt_plain(r.result.percentile_ms(50))} / {fmt_plain(r.result.percentile_ms(99))}",
             "—" if r.result.keepalive_requests is None else str(r.result.keepalive_requests)]
 
 
@@ -71,20 +72,23 @@ class BenchCompare(PublishedDirective):
         run, published = self.load_run(), self.load_published()
         vary = self.options.get("vary", "subject")
         pairs = self._pairs(run, published, vary)
-        today, before = RunFigures(run), PublishedFigures(published)
-        rows = []
+        before = PublishedFigures(published)
+        rows, any_flagged = [], False
         for label, top, bottom in pairs:
             then = _ratio(before.rps(*top), before.rps(*bottom))
-            now = _ratio(today.rps(*top), today.rps(*bottom))
-            change = "—" if then is None or now is None else f"{now / then:.2f}×"
-            rows.append([label, fmt_ratio(then), fmt_ratio(now), change])
-        return [table(("Ratio of req/s", "Published", "Today", "Today ÷ published"), rows)]
+            now, flagged = _today_ratio(run, top, bottom)
+            any_flagged = any_flagged or flagged
+            mark = " ⚑" if flagged else ""
+            change = "—" if then is None or now is None else f"{now / then:.2f}×{mark}"
+            rows.append([label, fmt_ratio(then), fmt_ratio(now) + (mark if now is not None else ""), change])
+        legend = [nodes.paragraph(text=FLAG_LEGEND)] if any_flagged else []
+        return [table(("Ratio of req/s", "Published", "Today", "Today ÷ published"), rows), *legend]
 
     def _pairs(
-        self, run: RunRecord, published: Published, vary: str
+        self, run: RunDocument, published: Published, vary: str
     ) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
         """(row label, numerator, denominator) for every pair that differs in `vary` alone (ab cells)."""
-        cells = [c for c in run.measured[0].cells if c.tool == "ab"] if run.measured else []
+        cells = [c for c in run.measured[0].cells if isinstance(c, AbCell)] if run.measured else []
         labels = {s.name: s.label for s in (*run.measured, *run.skipped)}
         for result in published.results:
             labels.setdefault(result.subject, result.subject)
@@ -115,6 +119,13 @@ class BenchCompare(PublishedDirective):
         return pairs
 
 
+def _today_ratio(run: RunDocument, top: tuple[str, str], bottom: tuple[str, str]) -> tuple[float | None, bool]:
+    """Today's ratio of median req/s (None where a side did not run or failed), and whether a side is flagged."""
+    figures = [figure(run, *top), figure(run, *bottom)]
+    medians = [f.summary.rps_median if f else None for f in figures]
+    return _ratio(*medians), any(f is not None and not f.usable for f in figures)
+
+
 def _ratio(top: float | None, bottom: float | None) -> float | None:
     return None if top is None or bottom is None or bottom == 0 else top / bottom
 
@@ -124,15 +135,10 @@ class BenchClaims(PublishedDirective):
 
     def render(self) -> list[nodes.Node]:
         run, published = self.load_run(), self.load_published()
-        today, before = RunFigures(run), PublishedFigures(published)
         rows = []
         subjects, cells = self.declared_names(run)
-        subjects |= {r.subject for r in published.results}
-        cells |= {r.cell for r in published.results}
-        for data in published.claims:
-            claim = parse_claim(data, str(published.path))
-            check_names(claim, subjects, cells, str(published.path))
-            verdict = evaluate(claim, today, before)
+        published.check_names(subjects, cells)
+        for verdict in verdicts(run, published):
             status = nodes.strong(text=verdict.status.upper())
             rows.append([verdict.claim.text, nodes.literal(text=verdict.claim.rule),
                          verdict.published, verdict.today, status])

@@ -12,10 +12,15 @@ from docutils.parsers.rst import directives
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
-from benchsite.charts import Chart, Series
-from benchsite.environment import ENVIRONMENT_KEYS
 from benchsite.errors import BenchError
-from benchsite.recipe import RECIPE_FILE, load_recipe
+from benchsite.model.base import read_json
+from benchsite.model.overhead import OVERHEAD_DIR, OVERHEAD_FILE, OverheadRecord
+from benchsite.model.recipe import RECIPE_FILE, Settings, load_recipe
+from benchsite.model.run import AbCell, ClientCell, Environment, Repetition, RunDocument, WrkCell
+from benchsite.results.figures import figure
+from benchsite.results.stats import summarize
+from benchsite.results.store import latest_run, list_runs, load_run
+from benchsite.sphinxext.charts import Chart, Series
 from benchsite.sphinxext.nodes import bench_chart
 from benchsite.sphinxext.tables import (
     fmt_keepalive,
@@ -26,8 +31,8 @@ from benchsite.sphinxext.tables import (
     literal,
     table,
 )
-from benchsite.stats import CellSummary, summarize
-from benchsite.store import CellRecord, Repetition, RunRecord, latest_run, list_runs, load_run
+
+CellRun = AbCell | WrkCell | ClientCell
 
 
 class BenchDirective(SphinxDirective):
@@ -47,7 +52,7 @@ class BenchDirective(SphinxDirective):
         """Rebuild this page when the file (or the folder of runs) changes."""
         self.env.note_dependency(str(path))
 
-    def load_run(self) -> RunRecord:
+    def load_run(self) -> RunDocument:
         """The run named by :run:, else the latest run of the recipe."""
         recipe_dir = self.data_dir() / self.recipe
         self.note(recipe_dir)
@@ -69,7 +74,7 @@ class BenchDirective(SphinxDirective):
         self.note(run.run_file)
         return run
 
-    def declared_names(self, run: RunRecord) -> tuple[set[str], set[str]]:
+    def declared_names(self, run: RunDocument) -> tuple[set[str], set[str]]:
         """Subject and cell names the recipe declares (a quick run may have fewer), else the run's."""
         confdir = Path(self.env.app.confdir)
         recipes_dir = (confdir / self.config.bench_recipes_dir).resolve()
@@ -77,7 +82,7 @@ class BenchDirective(SphinxDirective):
             return {s.name for s in (*run.subjects, *run.skipped)}, set(run.cell_names)
         self.note(recipes_dir / self.recipe / RECIPE_FILE)
         recipe = load_recipe(self.recipe, recipes_dir, (confdir / self.config.bench_conf_dir).resolve())
-        return {s.name for s in recipe.subjects}, {c.name for c in recipe.cells}
+        return {s.name for s in recipe.subjects}, {c.name for c in recipe.loads}
 
     def run(self) -> list[nodes.Node]:
         try:
@@ -105,29 +110,6 @@ def link_to_raw(text: str, label: str) -> nodes.paragraph:
     return paragraph
 
 
-def _status(summary: CellSummary, ceiling_rps: float | None) -> str:
-    if summary.repetitions_failed:
-        reasons = "; ".join(summary.failure_reasons)
-        total = summary.repetitions_ok + summary.repetitions_failed
-        return f"FAILED {summary.repetitions_failed} of {total} runs: {reasons}"
-    problems = []
-    if summary.failed_requests:
-        problems.append(f"{summary.failed_requests} failed requests")
-    if summary.non_2xx_responses:
-        problems.append(f"{summary.non_2xx_responses} non-2xx responses")
-    if ceiling_rps and summary.rps_median and summary.rps_median > ceiling_rps / 2:
-        problems.append(f"at {100 * summary.rps_median / ceiling_rps:.0f}% of the load tool's ceiling: "
-                        "the tool, not the server, may be the limit")
-    return "FLAGGED: " + ", ".join(problems) if problems else "ok"
-
-
-def ceiling_rps(run: RunRecord, cell_name: str) -> float | None:
-    """The median req/s of the run's ceiling subject (a C server on a static file) in one cell."""
-    ceiling = run.ceiling
-    cell = ceiling.cell(cell_name) if ceiling else None
-    return summarize(cell).rps_median if cell else None
-
-
 class BenchResults(BenchDirective):
     """A table of every subject and cell: median req/s, spread, CPU cost, latency, flags."""
 
@@ -146,7 +128,9 @@ class BenchResults(BenchDirective):
             for cell in subject.cells:
                 if cell.name not in wanted:
                     continue
-                s = summarize(cell)
+                found = figure(run, subject.name, cell.name)
+                assert found is not None
+                s = found.summary
                 rows.append([
                     label, cell.label,
                     link_to_raw(fmt_rps(s.rps_median), raw_label(run.recipe, subject.name, cell.name)),
@@ -155,8 +139,7 @@ class BenchResults(BenchDirective):
                     fmt_ms(s.time_per_request_ms_median),
                     f"{fmt_ms(s.latency_ms_p50_median)} / {fmt_ms(s.latency_ms_p99_median)}",
                     fmt_keepalive(s.keepalive_honoured),
-                    _status(s, ceiling_rps(run, cell.name) if subject.role == "subject" and cell.tool == "ab"
-                            else None),
+                    found.status,
                 ])
         for skipped in run.skipped:
             rows.append([skipped.label, "—", "—", "—", "—", "—", "—", "—", "—", "—",
@@ -164,11 +147,11 @@ class BenchResults(BenchDirective):
         return [nodes.paragraph(text=self._caption(run)), table(self.headers, rows)]
 
     @staticmethod
-    def _caption(run: RunRecord) -> str:
+    def _caption(run: RunDocument) -> str:
         profile = run.profile
         return (
-            f"Run {run.run_id} ({profile['name']} profile): {profile['repetitions']} repetitions per cell "
-            f"(ab -n {profile['requests']}) after a discarded warm-up of {profile['warmup_requests']} requests; "
+            f"Run {run.run_id} ({profile.name} profile): {profile.repetitions} repetitions per cell "
+            f"(ab -n {profile.requests}) after a discarded warm-up of {profile.warmup_requests} requests; "
             "medians over the repetitions, CV = standard deviation / mean of req/s; load CPU is the load "
             "tool's (ab, wrk) or, for a client under test, the client's own. "
             "Each median links to the raw output it came from."
@@ -214,7 +197,9 @@ class BenchChart(BenchDirective):
         for name in names:
             subject = run.subject(name)
             assert subject is not None
-            summaries = [summarize(c) if (c := subject.cell(cell)) else None for cell in cells]
+            figures = [figure(run, name, cell) for cell in cells]
+            summaries = [f.summary if f else None for f in figures]
+            flagged = tuple(bool(f and not f.usable) for f in figures)
             if metric == "rps":
                 medians = tuple(s.rps_median if s and not s.repetitions_failed else None for s in summaries)
                 lows = tuple(s.rps_min if s else None for s in summaries)
@@ -224,8 +209,8 @@ class BenchChart(BenchDirective):
                     lambda s: s.tool_cpu_us_per_request_median)
                 medians = tuple(cpu(s) if s else None for s in summaries)
                 lows = highs = tuple(None for _ in summaries)
-            series.append(Series(subject.label, medians, lows, highs))
-        labels = tuple(next(c.label for s in run.subjects for c in s.cells if c.name == cell) for cell in cells)
+            series.append(Series(subject.label, medians, lows, highs, flagged))
+        labels = tuple(run.cell_label(cell) for cell in cells)
         chart = Chart(kind=kind, title=f"{run.title} — run {run.run_id}",
                       x_label=self.options.get("x-label", "load setting"),
                       y_label=y_label + (" (whiskers: min–max)" if kind == "bar" and metric == "rps" else ""),
@@ -236,7 +221,7 @@ class BenchChart(BenchDirective):
         return [node]
 
 
-def median_repetition(cell: CellRecord) -> Repetition:
+def median_repetition(cell: CellRun) -> Repetition:
     """The repetition whose req/s is the median (the first one if none succeeded)."""
     good = [rep for rep in cell.repetitions if rep.ok and rep.result]
     if not good:
@@ -270,7 +255,7 @@ class BenchRaw(BenchDirective):
             raise BenchError(f"bench-raw: no subject {wanted_subject!r} with cell {wanted_cell!r} in {run.run_file}")
         return output
 
-    def _listing(self, run: RunRecord, subject_name: str, subject_label: str, cell: CellRecord) -> list[nodes.Node]:
+    def _listing(self, run: RunDocument, subject_name: str, subject_label: str, cell: CellRun) -> list[nodes.Node]:
         index = self.options.get("rep")
         if index:
             rep = next((r for r in cell.repetitions if r.index == index), None)
@@ -280,7 +265,7 @@ class BenchRaw(BenchDirective):
         else:
             rep = median_repetition(cell)
             which = f"repetition {rep.index} of {len(cell.repetitions)}, the median by req/s"
-        raw_path = run.path / rep.raw_output
+        raw_path = run.raw_file(rep)  # confined to the run directory
         self.note(raw_path)
         text = f"$ {shlex.join(rep.argv)}\n" + (run.raw_text(rep) or "(ab printed nothing)\n")
         if rep.error:
@@ -300,30 +285,24 @@ class BenchEnvironment(BenchDirective):
         run = self.load_run()
         env, settings, profile = run.environment, run.settings, run.profile
         rows: list[list[str]] = [
-            ["Run", f"{run.run_id} ({profile['name']} profile)"],
+            ["Run", f"{run.run_id} ({profile.name} profile)"],
             ["Started / finished (UTC)", f"{run.started_at} / {run.finished_at}"],
-            ["Load per cell", f"ab -n {profile['requests']}, {profile['repetitions']} repetitions, "
-                              f"warm-up {profile['warmup_requests']} requests"],
+            ["Load per cell", f"ab -n {profile.requests}, {profile.repetitions} repetitions, "
+                              f"warm-up {profile.warmup_requests} requests"],
             ["CPU pinning", _pinning(settings)],
-            ["ab socket timeout / run time limit",
-             f"{settings['socket_timeout_s']} s / {settings['cell_timeout_s']} s"],
+            ["ab socket timeout / run time limit", f"{settings.socket_timeout_s} s / {settings.cell_timeout_s:g} s"],
         ]
-        for key, (label, unit) in ENVIRONMENT_KEYS.items():
-            value = env.get(key, "not recorded")
-            if isinstance(value, dict):
-                value = ", ".join(f"{name} {version}" for name, version in value.items())
-            elif isinstance(value, list):
-                value = ", ".join(str(item) for item in value)
-            rows.append([label, f"{value} {unit}".strip()])
+        for key, (label, _) in Environment.LABELS.items():
+            rows.append([label, env.shown(key)])
         for subject in run.subjects:
             rows.append([f"Server banner: {subject.label}", subject.server_software or "(none sent)"])
         return [table(("", "Value"), rows, classes=["bench-environment"])]
 
 
-def _pinning(settings: dict) -> str:
-    if settings.get("server_cpu") is None:
+def _pinning(settings: Settings) -> str:
+    if settings.server_cpu is None:
         return "none (fewer than two CPUs available)"
-    return f"servers on CPU {settings['server_cpu']}, ab on CPU {settings['tool_cpu']}"
+    return f"servers on CPU {settings.server_cpu}, ab on CPU {settings.tool_cpu}"
 
 
 class BenchCommands(BenchDirective):
@@ -346,22 +325,25 @@ class BenchOverhead(SphinxDirective):
     """The harness's own benchmark: its req/s against bare ab of the same argv (latest record)."""
 
     def run(self) -> list[nodes.Node]:
-        from benchsite.overhead import OVERHEAD_DIR, load_latest_overhead
-
         directory = (Path(self.env.app.confdir) / self.config.bench_data_dir / OVERHEAD_DIR).resolve()
         self.env.note_dependency(str(directory))
+        files = sorted(directory.glob(f"*/{OVERHEAD_FILE}"))
+        if not files:
+            message = f"{directory}: no harness benchmark recorded: run `invoke overhead` and commit it"
+            return [self.state.document.reporter.warning(message, line=self.lineno)]
+        path = files[-1]
+        self.env.note_dependency(str(path))
         try:
-            record, path = load_latest_overhead(directory)
+            record = OverheadRecord.read(read_json(path), path)
         except BenchError as error:
             return [self.state.document.reporter.warning(str(error), line=self.lineno)]
-        self.env.note_dependency(str(path))
         rows = [
-            ["Command", shlex.join(record["ab_argv"])],
-            ["Rounds (each way, interleaved)", str(record["rounds"])],
-            ["Median req/s through the harness", fmt_rps(record["harness_rps_median"])],
-            ["Median req/s of bare ab (taskset, same CPU)", fmt_rps(record["bare_rps_median"])],
-            ["Difference", f"{record['difference_percent']:+.1f}%"],
-            ["Recorded", f"{record['started_at']} ({path.parent.name})"],
+            ["Command", shlex.join(record.ab_argv)],
+            ["Rounds (each way, interleaved)", str(record.rounds)],
+            ["Median req/s through the harness", fmt_rps(record.harness_rps_median)],
+            ["Median req/s of bare ab (taskset, same CPU)", fmt_rps(record.bare_rps_median)],
+            ["Difference", f"{record.difference_percent:+.1f}%"],
+            ["Recorded", f"{record.started_at} ({path.parent.name})"],
         ]
         return [table(("Harness vs bare ab", ""), rows)]
 
@@ -385,7 +367,7 @@ class BenchSubjects(BenchDirective):
                 keepalive = fmt_keepalive(subject.keeps_http10_alive) + " (probe)"
             else:
                 keepalive = "—"
-            role = {"ceiling": " (load-tool ceiling)", "server": " (the clients' server)"}.get(subject.role, "")
+            role = {"ceiling": " (load-tool ceiling)", "backend": " (backend)"}.get(subject.role, "")
             banner = "—" if subject.role == "client" else subject.server_software or "(none sent)"
             rows.append([subject.label + role, banner, keepalive, "ran"])
         for skipped in run.skipped:
@@ -407,10 +389,9 @@ class BenchHistory(BenchDirective):
         for run in runs:
             self.note(run.run_file)
         listing = table(("Run", "Profile", "Started (UTC)", "Machine", "Versions"), [
-            [run.run_id, run.profile["name"], run.started_at,
-             f"{run.environment.get('cpu_model', '?')}, {run.environment.get('cpu_count', '?')} CPUs, "
-             f"{run.environment.get('os', '?')}",
-             ", ".join(f"{k} {v}" for k, v in run.environment.get("packages", {}).items())]
+            [run.run_id, run.profile.name, run.started_at,
+             f"{run.environment.cpu_model}, {run.environment.cpu_count} CPUs, {run.environment.os}",
+             run.environment.shown("packages")]
             for run in runs
         ])
         latest = runs[-1]
@@ -428,7 +409,7 @@ class BenchHistory(BenchDirective):
         note = nodes.paragraph(text=f"The page shows the latest run, {latest.run_id}; median req/s of every run:")
         return [listing, note, medians, self._chart(runs, latest, cells)]
 
-    def _chart(self, runs: list[RunRecord], latest: RunRecord, cells: tuple[str, ...]) -> nodes.Node:
+    def _chart(self, runs: list[RunDocument], latest: RunDocument, cells: tuple[str, ...]) -> nodes.Node:
         """Median req/s over the runs: one line per subject and cell."""
         series = []
         for subject in latest.measured:

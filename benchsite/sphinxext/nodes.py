@@ -10,7 +10,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.writers.html5 import HTML5Translator
 
-from benchsite.charts import render_svg
+from benchsite.sphinxext.charts import render_svg
 
 
 class bench_chart(nodes.General, nodes.Element):  # noqa: N801 - docutils naming

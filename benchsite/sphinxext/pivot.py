@@ -8,14 +8,15 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from benchsite.claims import PublishedFigures
 from benchsite.errors import BenchError
-from benchsite.published import Published
+from benchsite.model.published import Published
+from benchsite.model.run import RunDocument
+from benchsite.results.claims import PublishedFigures
+from benchsite.results.figures import FLAG_LEGEND, figure
+from benchsite.results.stats import CellSummary
 from benchsite.sphinxext.comparison import PublishedDirective
 from benchsite.sphinxext.directives import BenchDirective, selected
 from benchsite.sphinxext.tables import fmt_percent, fmt_rps, fmt_us, table
-from benchsite.stats import CellSummary, summarize
-from benchsite.store import RunRecord
 
 # metric -> (heading, value from today's summary, value from the published page, format)
 METRICS: dict[str, tuple[str, Callable[[CellSummary], float | None], str | None, Callable]] = {
@@ -33,14 +34,12 @@ def _metric(value: str) -> str:
     return directives.choice(value, tuple(METRICS))
 
 
-def today_value(run: RunRecord, metric: str, subject: str, cell: str) -> float | None:
-    """A cell's figure today; None where it did not run or any repetition failed."""
-    record = run.subject(subject)
-    cell_record = record.cell(cell) if record else None
-    if cell_record is None:
-        return None
-    summary = summarize(cell_record)
-    return None if summary.repetitions_failed else METRICS[metric][1](summary)
+def today_value(run: RunDocument, metric: str, subject: str, cell: str) -> tuple[float | None, bool]:
+    """A cell's figure today (None where it did not run or every repetition failed), and whether it is flagged."""
+    found = figure(run, subject, cell)
+    if found is None:
+        return None, False
+    return METRICS[metric][1](found.summary), not found.usable
 
 
 def published_value(published: Published | None, metric: str, subject: str, cell: str) -> float | None:
@@ -83,17 +82,21 @@ class BenchPivot(PublishedDirective):
             if published is not None:
                 headers.append(f"{column_labels[column]} (published)")
         rows = []
+        any_flagged = False
         for row in rows_names:
             line = [row_labels[row]]
             for column in column_names:
                 subject, cell = (row, column) if by_subject else (column, row)
-                line.append(fmt(today_value(run, metric, subject, cell)))
+                value, flagged = today_value(run, metric, subject, cell)
+                any_flagged = any_flagged or flagged
+                line.append(fmt(value) + (" ⚑" if flagged else ""))
                 if published is not None:
                     line.append(fmt(published_value(published, metric, subject, cell)))
             rows.append(line)
         caption = nodes.paragraph(text=f"{heading[0].upper()}{heading[1:]}, run {run.run_id}"
                                   + ("; the original's figures beside today's." if published else "."))
-        return [caption, table(headers, rows)]
+        legend = [nodes.paragraph(text=FLAG_LEGEND)] if any_flagged else []
+        return [caption, table(headers, rows), *legend]
 
 
 class BenchDifference(PublishedDirective):
@@ -125,11 +128,16 @@ class BenchDifference(PublishedDirective):
                 if name not in labels:
                     raise BenchError(f"bench-difference: {name!r} is not a subject of {run.run_file}")
             for cell in cells:
-                today = _difference(today_value(run, metric, first, cell), today_value(run, metric, second, cell))
+                today = _difference(_usable_value(run, metric, first, cell), _usable_value(run, metric, second, cell))
                 then = _difference(published_value(published, metric, first, cell),
                                    published_value(published, metric, second, cell))
                 rows.append([f"{labels[first]} − {labels[second]}", cell, fmt(then), fmt(today)])
         return [table((f"Difference in {heading}", "Cell", "Published", "Today"), rows)]
+
+
+def _usable_value(run: RunDocument, metric: str, subject: str, cell: str) -> float | None:
+    value, flagged = today_value(run, metric, subject, cell)
+    return None if flagged else value
 
 
 def _difference(first: float | None, second: float | None) -> float | None:

@@ -9,20 +9,12 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
-from benchsite.claims import (
-    COULD_NOT_RUN,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    PublishedFigures,
-    RunFigures,
-    Verdict,
-    evaluate,
-    parse_claim,
-)
 from benchsite.errors import BenchError
-from benchsite.published import PUBLISHED_FILE, load_published
+from benchsite.model.published import PUBLISHED_FILE, load_published
+from benchsite.model.run import RunDocument
+from benchsite.results.claims import COULD_NOT_RUN, NOT_REPRODUCED, REPRODUCED, Verdict, verdicts
+from benchsite.results.store import latest_run, load_run
 from benchsite.sphinxext.tables import table
-from benchsite.store import RunRecord, latest_run, load_run
 
 
 def link_to_page(docname: str, text: str) -> nodes.paragraph:
@@ -37,7 +29,7 @@ def link_to_page(docname: str, text: str) -> nodes.paragraph:
 class AcrossRecipes(SphinxDirective):
     """Every recipe that has published figures and a run under bench_data_dir."""
 
-    def recipes(self) -> list[tuple[str, RunRecord, list[Verdict]]]:
+    def recipes(self) -> list[tuple[str, RunDocument, list[Verdict]]]:
         data_dir = (Path(self.env.app.confdir) / self.config.bench_data_dir).resolve()
         self.env.note_dependency(str(data_dir))
         found = []
@@ -51,9 +43,7 @@ class AcrossRecipes(SphinxDirective):
             self.env.note_dependency(str(run.run_file))
             for file in published.files:
                 self.env.note_dependency(str(file))
-            today, before = RunFigures(run), PublishedFigures(published)
-            verdicts = [evaluate(parse_claim(claim, str(published_path)), today, before) for claim in published.claims]
-            found.append((recipe_dir.name, run, verdicts))
+            found.append((recipe_dir.name, run, verdicts(run, published)))
         return found
 
     def run(self) -> list[nodes.Node]:
@@ -71,13 +61,13 @@ class BenchSummary(AcrossRecipes):
 
     def render(self) -> list[nodes.Node]:
         rows = []
-        for name, run, verdicts in self.recipes():
-            counts = Counter(verdict.status for verdict in verdicts)
-            headline = verdicts[0] if verdicts else None
+        for name, run, decided in self.recipes():
+            counts = Counter(verdict.status for verdict in decided)
+            headline = decided[0] if decided else None
             rows.append([
                 link_to_page(f"recipes/{name}", run.title),
-                f"{run.run_id} ({run.profile['name']}), {run.started_at[:10]}",
-                f"{run.environment.get('cpu_model', '?')}, {run.environment.get('cpu_count', '?')} CPUs",
+                f"{run.run_id} ({run.profile.name}), {run.started_at[:10]}",
+                f"{run.environment.cpu_model}, {run.environment.cpu_count} CPUs",
                 "—" if headline is None else f"{headline.claim.text} Published {headline.published}, "
                 f"today {headline.today}: {headline.status}.",
                 f"{counts[REPRODUCED]} / {counts[NOT_REPRODUCED]} / {counts[COULD_NOT_RUN]}",
@@ -90,8 +80,8 @@ class BenchVerdicts(AcrossRecipes):
 
     def render(self) -> list[nodes.Node]:
         rows = []
-        for name, run, verdicts in self.recipes():
-            for verdict in verdicts:
+        for name, run, decided in self.recipes():
+            for verdict in decided:
                 rows.append([link_to_page(f"recipes/{name}", run.title), verdict.claim.text,
                              nodes.literal(text=verdict.claim.rule), verdict.published, verdict.today,
                              nodes.strong(text=verdict.status.upper())])

@@ -25,6 +25,11 @@ def fmt_percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}%"
 
 
+def fmt_plain(value: float | None) -> str:
+    """A number as its report printed it (ab's whole milliseconds stay whole)."""
+    return "—" if value is None else f"{value:g}"
+
+
 def fmt_ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 

@@ -8,11 +8,11 @@ line verbatim and reads it back into a ClientResult.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Literal
 
 from benchsite.errors import BenchError
-from benchsite.report import ToolReport
+from benchsite.model.base import Pair, Record, Seq
+from benchsite.tools.report import Count, Positive, ToolReport, build_report
 
 CLIENT_REPORT_KEYS = ("client", "mode", "url", "requests", "cpu_s", "wall_s", "bytes_received", "errors",
                       "non_2xx_responses", "versions")
@@ -22,23 +22,21 @@ class ClientParseError(BenchError):
     """A client program printed something other than its one-line JSON report."""
 
 
-@dataclass(frozen=True)
-class ClientResult(ToolReport):
+class ClientResult(ToolReport, Record):
     """One client run: its own CPU and wall time over the measured requests."""
 
+    tool: Literal["client"] = "client"
     client: str
     mode: str
     url: str
-    complete_requests: int
-    cpu_s: float
-    wall_s: float
-    bytes_received: int
-    errors: int
-    non_2xx_responses: int
+    complete_requests: Count
+    cpu_s: Positive
+    wall_s: Positive
+    bytes_received: Count
+    errors: Count
+    non_2xx_responses: Count
     versions: dict[str, str]
-    percentiles_ms: tuple[tuple[int, float], ...] = ()
-
-    tool: ClassVar[str] = "client"
+    percentiles_ms: Seq[Pair[int, float]] = ()  # a client program reports no latency distribution
 
     @property
     def requests_per_s(self) -> float:
@@ -61,12 +59,6 @@ class ClientResult(ToolReport):
     def keepalive_honoured(self) -> bool | None:
         return None
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ClientResult:
-        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
-        values["percentiles_ms"] = ()
-        return cls(**values)
-
 
 def parse_client_output(report: str) -> ClientResult:
     """Read the client's JSON line; anything else is an error naming what is missing."""
@@ -80,10 +72,14 @@ def parse_client_output(report: str) -> ClientResult:
     missing = [key for key in CLIENT_REPORT_KEYS if key not in data]
     if missing:
         raise ClientParseError(f"the client's report lacks {', '.join(missing)}")
-    return ClientResult(
-        client=data["client"], mode=data["mode"], url=data["url"],
-        complete_requests=int(data["requests"]) - int(data["errors"]),
-        cpu_s=float(data["cpu_s"]), wall_s=float(data["wall_s"]), bytes_received=int(data["bytes_received"]),
-        errors=int(data["errors"]), non_2xx_responses=int(data["non_2xx_responses"]),
-        versions={str(k): str(v) for k, v in data["versions"].items()},
-    )
+    try:
+        values = dict(
+            client=str(data["client"]), mode=str(data["mode"]), url=str(data["url"]),
+            complete_requests=int(data["requests"]) - int(data["errors"]),
+            cpu_s=float(data["cpu_s"]), wall_s=float(data["wall_s"]), bytes_received=int(data["bytes_received"]),
+            errors=int(data["errors"]), non_2xx_responses=int(data["non_2xx_responses"]),
+            versions={str(k): str(v) for k, v in dict(data["versions"]).items()},
+        )
+    except (TypeError, ValueError) as error:
+        raise ClientParseError(f"the client's report has a value of the wrong type ({error})") from None
+    return build_report(ClientResult, values, ClientParseError, "the client")

@@ -8,19 +8,20 @@ expression below quotes the report line it reads.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, Literal
+
+from pydantic import Field
 
 from benchsite.errors import BenchError
-from benchsite.report import ToolReport, percentiles_from_json
+from benchsite.model.base import Record
+from benchsite.tools.report import Count, Percentiles, Positive, Rate, ToolReport, build_report
 
 
 class AbParseError(BenchError):
     """ab printed something that is not a complete report."""
 
 
-@dataclass(frozen=True)
-class ConnectionTimes:
+class ConnectionTimes(Record):
     """One row of ab's "Connection Times (ms)" table."""
 
     min_ms: float
@@ -30,40 +31,39 @@ class ConnectionTimes:
     max_ms: float
 
 
-@dataclass(frozen=True)
-class AbResult(ToolReport):
+class AbResult(ToolReport, Record):
     """Everything one ab report says, with units in the field names."""
 
+    tool: Literal["ab"] = "ab"
     ab_version: str | None
     server_software: str
     server_hostname: str
-    server_port: int
+    server_port: int = Field(ge=0, le=65535)
     document_path: str
-    document_length_bytes: int | None  # None: "Variable" (ab -l)
-    concurrency: int
-    time_taken_s: float
-    complete_requests: int
-    failed_requests: int
-    failed_connect: int
-    failed_receive: int
-    failed_length: int
-    failed_exceptions: int
-    write_errors: int
-    keepalive_requests: int | None  # None: ab ran without -k
-    non_2xx_responses: int
+    document_length_bytes: Count | None  # None: "Variable" (ab -l)
+    concurrency: int = Field(ge=1)
+    time_taken_s: Positive
+    complete_requests: Count
+    failed_requests: Count
+    failed_connect: Count
+    failed_receive: Count
+    failed_length: Count
+    failed_exceptions: Count
+    write_errors: Count
+    keepalive_requests: Count | None  # None: ab ran without -k
+    non_2xx_responses: Count
+    # Old 32-bit builds (the Cherokee page's Windows ab) overflow past 2 GiB and print a negative count.
     total_transferred_bytes: int
     html_transferred_bytes: int
-    requests_per_s: float
-    time_per_request_ms: float
-    time_per_request_all_ms: float
-    transfer_rate_kbytes_s: float
+    requests_per_s: Rate
+    time_per_request_ms: Positive
+    time_per_request_all_ms: Positive
+    transfer_rate_kbytes_s: float  # negative too where the byte count overflowed
     connect_ms: ConnectionTimes
     processing_ms: ConnectionTimes
     waiting_ms: ConnectionTimes
     total_ms: ConnectionTimes
-    percentiles_ms: tuple[tuple[int, float], ...]
-
-    tool: ClassVar[str] = "ab"
+    percentiles_ms: Percentiles
 
     @property
     def keepalive_honoured(self) -> bool | None:
@@ -71,16 +71,6 @@ class AbResult(ToolReport):
         if self.keepalive_requests is None:
             return None
         return self.keepalive_requests >= self.complete_requests > 0
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AbResult:
-        """Rebuild a result stored by `to_dict`."""
-        values = dict(data)
-        for name in ("connect_ms", "processing_ms", "waiting_ms", "total_ms"):
-            values[name] = ConnectionTimes(**values[name])
-        values["percentiles_ms"] = percentiles_from_json(values["percentiles_ms"])
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in known})
 
 
 _INT = r"(-?\d+)"
@@ -175,8 +165,8 @@ def _connection_row(name: str, report: str) -> ConnectionTimes:
         raise AbParseError(
             f"ab output has no '{name}:' row in its Connection Times table: the report is cut short"
         )
-    numbers = [float(group) for group in match.groups()]
-    return ConnectionTimes(*numbers)
+    low, mean, sd, median, high = (float(group) for group in match.groups())
+    return ConnectionTimes(min_ms=low, mean_ms=mean, sd_ms=sd, median_ms=median, max_ms=high)
 
 
 def parse_ab_output(report: str) -> AbResult:
@@ -219,7 +209,7 @@ def parse_ab_output(report: str) -> AbResult:
             "ab output has no complete 'Percentage of the requests served' table: the report is cut short"
         )
     values["percentiles_ms"] = percentiles
-    return AbResult(**values)
+    return build_report(AbResult, values, AbParseError, "ab")
 
 
 def build_argv(

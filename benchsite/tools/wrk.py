@@ -7,11 +7,11 @@ Each regular expression quotes the report line it reads.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Literal
 
 from benchsite.errors import BenchError
-from benchsite.report import ToolReport, percentiles_from_json
+from benchsite.model.base import Record
+from benchsite.tools.report import Count, Percentiles, Positive, Rate, ToolReport, build_report
 
 
 class WrkParseError(BenchError):
@@ -26,28 +26,26 @@ def _ms(value: str, unit: str) -> float:
     return float(value) * _TIME_UNITS_MS[unit]
 
 
-@dataclass(frozen=True)
-class WrkResult(ToolReport):
+class WrkResult(ToolReport, Record):
     """What one wrk report says, with units in the field names."""
 
-    threads: int
-    connections: int
-    duration_s: float
-    complete_requests: int
-    bytes_read: int
-    requests_per_s: float
-    transfer_bytes_per_s: float
-    latency_ms_mean: float
-    latency_ms_stdev: float
-    latency_ms_max: float
-    percentiles_ms: tuple[tuple[int, float], ...]
-    socket_errors_connect: int
-    socket_errors_read: int
-    socket_errors_write: int
-    socket_errors_timeout: int
-    non_2xx_responses: int
-
-    tool: ClassVar[str] = "wrk"
+    tool: Literal["wrk"] = "wrk"
+    threads: Count
+    connections: Count
+    duration_s: Positive
+    complete_requests: Count
+    bytes_read: Count
+    requests_per_s: Rate
+    transfer_bytes_per_s: Positive
+    latency_ms_mean: Positive
+    latency_ms_stdev: Positive
+    latency_ms_max: Positive
+    percentiles_ms: Percentiles
+    socket_errors_connect: Count
+    socket_errors_read: Count
+    socket_errors_write: Count
+    socket_errors_timeout: Count
+    non_2xx_responses: Count
 
     @property
     def failed_requests(self) -> int:
@@ -62,12 +60,6 @@ class WrkResult(ToolReport):
     @property
     def keepalive_honoured(self) -> bool | None:
         return None  # wrk does not report it
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WrkResult:
-        values = {f.name: data[f.name] for f in fields(cls)}
-        values["percentiles_ms"] = percentiles_from_json(values["percentiles_ms"])
-        return cls(**values)
 
 
 # Running 2s test @ http://127.0.0.1:8099/
@@ -112,7 +104,7 @@ def parse_wrk_output(report: str) -> WrkResult:
         raise WrkParseError("wrk output has no complete 'Latency Distribution': run wrk with --latency")
     errors = _SOCKET_ERRORS.search(report)
     non_2xx = _NON_2XX.search(report)
-    return WrkResult(
+    values = dict(
         threads=int(threads.group(1)),
         connections=int(threads.group(2)),
         duration_s=float(duration.group(1)) * {"s": 1, "m": 60, "h": 3600}[duration.group(2)],
@@ -130,6 +122,7 @@ def parse_wrk_output(report: str) -> WrkResult:
         socket_errors_timeout=int(errors.group(4)) if errors else 0,
         non_2xx_responses=int(non_2xx.group(1)) if non_2xx else 0,
     )
+    return build_report(WrkResult, values, WrkParseError, "wrk")
 
 
 def build_argv(

@@ -25,6 +25,10 @@ class Series:
     medians: tuple[float | None, ...]
     lows: tuple[float | None, ...]
     highs: tuple[float | None, ...]
+    flagged: tuple[bool, ...] = ()  # per category: a figure not to take at face value (drawn hatched)
+
+    def is_flagged(self, index: int) -> bool:
+        return bool(self.flagged) and self.flagged[index]
 
 
 @dataclass(frozen=True)
@@ -46,13 +50,18 @@ class Chart:
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
+    @property
+    def any_flagged(self) -> bool:
+        return any(series.flagged and any(series.flagged) for series in self.series)
+
     def alt_text(self, unit: str) -> str:
         """What the chart shows, in words, value by value."""
         parts = []
         for series in self.series:
             values = ", ".join(
                 f"{category}: {'failed' if median is None else f'{median:,.0f} {unit}'}"
-                for category, median in zip(self.categories, series.medians, strict=True)
+                + (" (flagged)" if series.is_flagged(index) else "")
+                for index, (category, median) in enumerate(zip(self.categories, series.medians, strict=True))
             )
             parts.append(f"{series.label} ({values})")
         shape = "Bar chart" if self.kind == "bar" else "Line chart"
@@ -83,6 +92,11 @@ def _draw_lines(axes: plt.Axes, chart: Chart) -> None:
         failed = [x for x, m in zip(positions, series.medians, strict=True) if m is None]
         if failed:
             axes.plot(failed, [0] * len(failed), marker="x", linestyle="none", color=line.get_color(), markersize=8)
+        flagged = [(x, m) for x, m in zip(positions, series.medians, strict=True)
+                   if m is not None and series.is_flagged(x)]
+        if flagged:  # a ring around each flagged point
+            axes.plot([x for x, _ in flagged], [m for _, m in flagged], marker="o", linestyle="none",
+                      markersize=12, markerfacecolor="none", markeredgecolor="black")
     axes.set_ylim(bottom=0)
     axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
 
@@ -98,6 +112,10 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
             [_gap(hi, m) for m, hi in zip(series.medians, series.highs, strict=True)],
         ]
         bars = axes.bar(xs, heights, width, yerr=errors, capsize=3, label=series.label, color=_colour(index))
+        for position, bar in enumerate(bars):
+            if series.is_flagged(position):
+                bar.set_hatch("///")
+                bar.set_edgecolor("black")
         for x, median in zip(xs, series.medians, strict=True):
             if median is None:
                 axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
@@ -126,6 +144,10 @@ def render_svg(chart: Chart) -> bytes:
         axes.set_xlabel(chart.x_label)
         axes.set_ylabel(chart.y_label)
         axes.set_title(chart.title)
+        if chart.any_flagged:
+            marks = "hatched bars" if chart.kind == "bar" else "ringed points"
+            figure.text(0.0, 0.0, f"{marks}: flagged figures (failed requests, errors, or at the load tool's ceiling)",
+                        fontsize=7, ha="left", va="bottom")
         axes.grid(axis="y", alpha=0.3)
         buffer = io.BytesIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None})

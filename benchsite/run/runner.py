@@ -18,15 +18,44 @@ import sysconfig
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchsite import loadtools
-from benchsite.environment import collect_environment, utc_now
 from benchsite.errors import BenchError
-from benchsite.processes import (
+from benchsite.model.recipe import (
+    AbLoad,
+    AnyLoad,
+    Backend,
+    Ceiling,
+    Client,
+    ClientLoad,
+    HttpSubject,
+    Profile,
+    Recipe,
+    Server,
+    Settings,
+    WrkLoad,
+    fill_all,
+    fill_placeholders,
+)
+from benchsite.model.run import (
+    FORMAT_VERSION,
+    RUN_FILE,
+    AbCell,
+    ClientCell,
+    Repetition,
+    RunDocument,
+    SkippedSubject,
+    SubjectRun,
+    Verification,
+    Warmup,
+    WrkCell,
+)
+from benchsite.results.store import new_run_id, staged_run_directory, write_json
+from benchsite.run.environment import collect_environment, utc_now
+from benchsite.run.loads import load_argv, tool_path
+from benchsite.run.processes import (
     LOOPBACK,
     HttpReply,
     ServerProcess,
@@ -38,8 +67,9 @@ from benchsite.processes import (
     wait_until_accepting,
     wait_until_ready,
 )
-from benchsite.recipe import Cell, Profile, Recipe, Settings, Subject, fill_placeholders
-from benchsite.store import FORMAT_VERSION, RUN_FILE, Repetition, repetition_to_dict, staged_run_directory, write_json
+from benchsite.tools import EXTERNAL_TOOLS, VERSION_FLAGS, parse_report
+
+AnySubject = Server | Ceiling | Backend | Client
 
 
 class Reporter(Protocol):
@@ -84,19 +114,19 @@ def effective_settings(settings: Settings) -> Settings:
     cpus = os.sched_getaffinity(0)
     wanted = {settings.server_cpu, settings.tool_cpu} - {None}
     if len(cpus) < 2 or not wanted <= cpus:
-        return replace(settings, server_cpu=None, tool_cpu=None)
+        return settings.model_copy(update={"server_cpu": None, "tool_cpu": None})
     return settings
 
 
-def verify_reply(subject: Subject, reply: HttpReply) -> None:
+def verify_reply(subject: HttpSubject, reply: HttpReply) -> None:
     """Check status, exact body and headers before any load; a mismatch stops the run."""
     expect = subject.expect
     problems = []
     if reply.status != expect.status:
         problems.append(f"status {reply.status} (expected {expect.status})")
-    if expect.body is not None and reply.body != expect.body:
-        problems.append(f"body {reply.body[:60]!r} (expected {expect.body!r})")
-    for name, value in expect.headers:
+    if expect.body_bytes is not None and reply.body != expect.body_bytes:
+        problems.append(f"body {reply.body[:60]!r} (expected {expect.body_bytes!r})")
+    for name, value in sorted(expect.headers.items()):
         if reply.header(name) != value:
             problems.append(f"header {name}: {reply.header(name)!r} (expected {value!r})")
     if problems:
@@ -106,18 +136,15 @@ def verify_reply(subject: Subject, reply: HttpReply) -> None:
         )
 
 
-def _reply_record(reply: HttpReply) -> dict[str, Any]:
-    return {
-        "status": reply.status,
-        "headers": [list(pair) for pair in reply.headers],
-        "body": reply.body[:500].decode(errors="replace"),
-        "body_bytes": len(reply.body),
-    }
+def _verification(reply: HttpReply) -> Verification:
+    return Verification(status=reply.status, headers=tuple(reply.headers),
+                        body=reply.body[:500].decode(errors="replace"), body_bytes=len(reply.body))
 
 
-def cell_argv(server: ServerProcess, subject: Subject, cell: Cell, requests: int, settings: Settings) -> list[str]:
-    path = cell.path or subject.path
-    return loadtools.cell_argv(cell, f"http://{LOOPBACK}:{server.port}{path}", requests, settings)
+def cell_argv(server: ServerProcess, subject: HttpSubject, load: AbLoad | WrkLoad, requests: int,
+              settings: Settings) -> list[str]:
+    path = load.path or subject.path
+    return load_argv(load, f"http://{LOOPBACK}:{server.port}{path}", requests, settings)
 
 
 def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeout_s: float) -> str:
@@ -129,39 +156,40 @@ def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeo
 
 
 def measure(
-    server: ServerProcess, subject: Subject, cell: Cell, requests: int, settings: Settings,
-    run_dir: Path, index: int, argv: list[str] | None = None, backends: dict[str, ServerProcess] | None = None,
+    server: ServerProcess, subject_name: str, load: AnyLoad, argv: list[str], settings: Settings,
+    run_dir: Path, index: int, backends: dict[str, ServerProcess] | None = None,
 ) -> Repetition:
     """One repetition: the server's CPU time around one bounded load run, output kept verbatim.
 
     The load comes from the cell's tool (ab, wrk), or from `argv` itself for a client under test.
     """
-    raw_output = f"raw/{subject.name}/{cell.name}/rep-{index}.txt"
+    raw_output = f"raw/{subject_name}/{load.name}/rep-{index}.txt"
     (run_dir / raw_output).parent.mkdir(parents=True, exist_ok=True)
-    argv = argv or cell_argv(server, subject, cell, requests, settings)
     code = server.exit_code()
     if code is not None:
         (run_dir / raw_output).write_text("")
-        return Repetition(index, tuple(argv), -1, False, raw_output, 0.0, 0.0, 0.0, None,
-                          f"the server had exited with code {code} before this repetition")
+        return Repetition(index=index, argv=tuple(argv), exit_code=-1, timed_out=False, raw_output=raw_output,
+                          wall_s=0.0, tool_cpu_s=0.0, server_cpu_s=0.0, backend_cpu_s={}, result=None,
+                          error=f"the server had exited with code {code} before this repetition")
     backends = {name: process for name, process in (backends or {}).items() if process is not server}
     cpu_before = server.tree_cpu_s()
     backends_before = {name: process.tree_cpu_s() for name, process in backends.items()}
     run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
-    server_cpu_s = server.tree_cpu_s() - cpu_before
-    backend_cpu_s = {name: round(process.tree_cpu_s() - backends_before[name], 6) for name, process in backends.items()}
+    server_cpu_s = max(0.0, server.tree_cpu_s() - cpu_before)  # a child that exited takes its CPU time along
+    backend_cpu_s = {name: round(max(0.0, process.tree_cpu_s() - backends_before[name]), 6)
+                     for name, process in backends.items()}
     (run_dir / raw_output).write_text(run.stdout)
     result, error = None, None
     if run.exit_code != 0 or run.timed_out:
         (run_dir / raw_output).with_suffix(".stderr.txt").write_text(run.stderr)
-        error = _tool_failure(cell.tool, run.exit_code, run.timed_out, run.stderr, settings.cell_timeout_s)
+        error = _tool_failure(load.tool, run.exit_code, run.timed_out, run.stderr, settings.cell_timeout_s)
     else:
         try:
-            result = loadtools.parse_report(cell.tool, run.stdout)
+            result = parse_report(load.tool, run.stdout)
         except BenchError as parse_error:
             raise BenchError(
                 f"{' '.join(argv)} printed output this harness cannot read ({parse_error}); "
-                f"check that `{argv[0]}` is the real {cell.tool}"
+                f"check that `{argv[0]}` is the real {load.tool}"
             ) from None
     return Repetition(
         index=index,
@@ -182,6 +210,7 @@ def measure(
 class Started:
     """A running subject, the reply that verified it, and whether it keeps HTTP/1.0 connections alive."""
 
+    subject: Server | Ceiling | Backend
     server: ServerProcess
     reply: HttpReply | None  # None: probed over TCP only (a backend that does not speak HTTP)
     keeps_http10_alive: bool | None
@@ -203,12 +232,7 @@ def trim_logs(directory: Path) -> None:
                             + tail)
 
 
-def new_run_id(profile: Profile) -> str:
-    """A run id that sorts by time: 20261122T013000Z-full."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{profile.name}"
-
-
-def missing_requirement(recipe: Recipe, subject: Subject) -> str | None:
+def missing_requirement(recipe: Recipe, subject: AnySubject) -> str | None:
     """Why a subject cannot run here (a program or module it needs is absent), or None."""
     for program in subject.requires_programs:
         path = fill_placeholders(program, base_values(recipe), subject.name)
@@ -223,9 +247,10 @@ def missing_requirement(recipe: Recipe, subject: Subject) -> str | None:
     return None
 
 
-def render_templates(subject: Subject, recipe: Recipe, values: dict[str, str], run_dir: Path) -> None:
+def render_templates(subject: AnySubject, recipe: Recipe, values: dict[str, str], run_dir: Path) -> None:
     """Fill the subject's config templates ($name fields) into {workdir}; keep a copy in the run."""
-    for source, target in subject.templates:
+    for template in subject.templates:
+        source, target = template.source, template.target
         try:
             text = string.Template((recipe.directory / source).read_text()).substitute(values)
         except KeyError as error:
@@ -233,8 +258,10 @@ def render_templates(subject: Subject, recipe: Recipe, values: dict[str, str], r
             raise BenchError(
                 f"{recipe.directory / source}: unknown field ${error.args[0]}: I know about {known}"
             ) from None
-        except OSError as error:
-            raise BenchError(f"{recipe.directory / source}: cannot read the template ({error.strerror})") from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise BenchError(f"{recipe.directory / source}: cannot read the template ({error})") from None
+        except ValueError as error:  # a lone $ or ${ without a name
+            raise BenchError(f"{recipe.directory / source}: {error}: write $$ for a literal $") from None
         for directory in (Path(values["workdir"]), run_dir / "configs" / subject.name):
             (directory / target).parent.mkdir(parents=True, exist_ok=True)
             (directory / target).write_text(text)
@@ -248,11 +275,11 @@ def base_values(recipe: Recipe) -> dict[str, str]:
             "user": user, "group": grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name}
 
 
-def run_prepare(subject: Subject, values: dict[str, str], cwd: Path, log_path: Path) -> None:
+def run_prepare(subject: AnySubject, values: dict[str, str], cwd: Path, log_path: Path) -> None:
     """Run a subject's preparation command (it makes files in {workdir}); a failure stops the run."""
     if not subject.prepare:
         return
-    argv = subject.argv_of(subject.prepare, values)
+    argv = fill_all(subject.prepare, values, subject.name)
     result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text(result.stdout + result.stderr)
@@ -263,7 +290,7 @@ def run_prepare(subject: Subject, values: dict[str, str], cwd: Path, log_path: P
 
 
 def _start_subjects(
-    recipe: Recipe, subjects: list[Subject], settings: Settings, stack: ExitStack, run_dir: Path,
+    recipe: Recipe, subjects: list[Server | Ceiling | Backend], settings: Settings, stack: ExitStack, run_dir: Path,
     reporter: Reporter,
 ) -> dict[str, Started]:
     started = {}
@@ -279,20 +306,20 @@ def _start_subjects(
         ports[f"port_{subject.name.replace('-', '_')}"] = str(port)
         run_prepare(subject, values, recipe.directory, run_dir / "logs" / f"{subject.name}-prepare.log")
         render_templates(subject, recipe, values, run_dir)
-        argv = subject.argv(values)
+        argv = subject.command(values)
         reporter.status(f"starting {subject.label} on port {port}")
         server = stack.enter_context(
             running_server(subject.name, argv, port, settings.server_cpu,
                            run_dir / "logs" / f"{subject.name}.log", cwd=recipe.directory)
         )
-        if subject.probe == "tcp":
+        if isinstance(subject, Backend) and subject.probe == "tcp":
             wait_until_accepting(server, settings.start_timeout_s)
-            started[subject.name] = Started(server, None, None, values)
+            started[subject.name] = Started(subject, server, None, None, values)
             continue
         wait_until_ready(server, subject.path, settings.start_timeout_s)
         reply = http_get(port, subject.path)  # a fresh request, checked before any load
         verify_reply(subject, reply)
-        started[subject.name] = Started(server, reply, keeps_http10_alive(port, subject.path), values)
+        started[subject.name] = Started(subject, server, reply, keeps_http10_alive(port, subject.path), values)
     return started
 
 
@@ -304,99 +331,101 @@ def run_recipe(
     profile = recipe.profile(profile_name)
     settings = effective_settings(recipe.settings)
     plan = recipe.plan(profile)
-    tools = sorted({cell.tool for _, cells in plan for cell in cells})
-    for tool in [tool for tool in tools if tool in loadtools.EXTERNAL_TOOLS]:
-        if shutil.which(loadtools.tool_path(tool, settings)) is None:
+    tools = sorted({load.tool for _, loads in plan for load in loads} & set(EXTERNAL_TOOLS))
+    for tool in tools:
+        if shutil.which(tool_path(tool, settings)) is None:
             raise BenchError(
-                f"no {loadtools.tool_path(tool, settings)} on this system: run `invoke setup` (needs root) "
+                f"no {tool_path(tool, settings)} on this system: run `invoke setup` (needs root) "
                 f"to install the load tools"
             )
-    run_id = new_run_id(profile)
+    run_id = new_run_id(profile.name)
     started_at = utc_now()
     environment = collect_environment(
-        repo_dir, list(recipe.packages),
-        {tool: [loadtools.tool_path(tool, settings), loadtools.VERSION_FLAGS[tool]]
-         for tool in tools if tool in loadtools.EXTERNAL_TOOLS},
+        repo_dir, list(recipe.packages), {tool: [tool_path(tool, settings), VERSION_FLAGS[tool]] for tool in tools}
     )
     skipped, runnable = [], []
-    for subject, cells in plan:
+    for subject, loads in plan:
         missing = missing_requirement(recipe, subject)
         if missing:
-            skipped.append({"name": subject.name, "label": subject.label, "reason": subject.skip_reason,
-                            "detail": missing})
+            skipped.append(SkippedSubject(name=subject.name, label=subject.label, reason=subject.skip_reason,
+                                          detail=missing))
             reporter.step(f"{subject.label}: skipped ({missing})")
         else:
-            runnable.append((subject, cells))
-    reporter.begin(sum(len(cells) for _, cells in runnable) * profile.repetitions)
+            runnable.append((subject, loads))
+    reporter.begin(sum(len(loads) for _, loads in runnable) * profile.repetitions)
     with sigterm_as_interrupt(), staged_run_directory(data_dir / recipe.name, run_id) as run_dir:
         with ExitStack() as stack:
             stack.callback(trim_logs, run_dir / "logs")
-            servers = [s for s, _ in runnable if s.role != "client"]
+            servers = [s for s, _ in runnable if not isinstance(s, Client)]
             started = _start_subjects(recipe, servers, settings, stack, run_dir, reporter)
             warmups = _warm_up(runnable, started, profile, settings, reporter)
             measured = _measure_all(recipe, runnable, started, profile, settings, run_dir, reporter)
-        document = {
-            "format_version": FORMAT_VERSION,
-            "recipe": recipe.name,
-            "title": recipe.title,
-            "run_id": run_id,
-            "profile": asdict(profile),
-            "started_at": started_at,
-            "finished_at": utc_now(),
-            "settings": asdict(settings),
-            "environment": environment,
-            "warmups": warmups,
-            "subjects": [
-                _subject_document(subject, started.get(subject.name) or _server_of(started, recipe), cells,
-                                  profile, measured)
-                for subject, cells in runnable
-            ],
-            "skipped_subjects": skipped,
-        }
-        write_json(run_dir / RUN_FILE, document)
+        document = RunDocument(
+            format_version=FORMAT_VERSION,
+            recipe=recipe.name,
+            title=recipe.title,
+            run_id=run_id,
+            profile=profile,
+            started_at=started_at,
+            finished_at=utc_now(),
+            settings=settings,
+            environment=environment,
+            warmups=tuple(warmups),
+            subjects=tuple(_subject_run(subject, started, loads, profile, measured) for subject, loads in runnable),
+            skipped=tuple(skipped),
+        )
+        write_json(run_dir / RUN_FILE, document.to_json())
     return data_dir / recipe.name / run_id
 
 
-Plan = list[tuple[Subject, list[Cell]]]
+Plan = list[tuple[AnySubject, list[AnyLoad]]]
 
 
 def _warm_up(
-    plan: Plan, started: dict[str, Started], profile: Profile, settings: Settings,
-    reporter: Reporter,
-) -> list[dict[str, Any]]:
+    plan: Plan, started: dict[str, Started], profile: Profile, settings: Settings, reporter: Reporter,
+) -> list[Warmup]:
     """One discarded run of each warm-up cell (default: every ab cell) per subject; argv and exit code kept."""
-    records: list[dict[str, Any]] = []
+    records: list[Warmup] = []
     if profile.warmup_requests <= 0:
         return records
-    for subject, cells in plan:
-        if subject.role == "client":  # a client under test warms up inside its own run
+    for subject, loads in plan:
+        if not isinstance(subject, Server | Ceiling):  # a client under test warms up inside its own run
             continue
         server = started[subject.name].server
-        for cell in cells:
-            if cell.tool != "ab" or (profile.warmup_cells and cell.name not in profile.warmup_cells):
+        for load in loads:
+            if not isinstance(load, AbLoad) or (profile.warmup_cells and load.name not in profile.warmup_cells):
                 continue
-            reporter.status(f"warming up {subject.label}, {cell.label}")
-            argv = cell_argv(server, subject, cell, profile.warmup_requests, settings)
+            reporter.status(f"warming up {subject.label}, {load.label}")
+            argv = cell_argv(server, subject, load, profile.warmup_requests, settings)
             run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
-            records.append({"subject": subject.name, "cell": cell.name, "argv": argv, "exit_code": run.exit_code})
+            records.append(Warmup(subject=subject.name, cell=load.name, argv=tuple(argv), exit_code=run.exit_code))
     return records
 
 
-def _server_of(started: dict[str, Started], recipe: Recipe) -> Started:
-    """The service that a recipe's clients talk to (its subject with role "server")."""
-    for subject in recipe.subjects:
-        if subject.role == "server" and subject.name in started:
-            return started[subject.name]
-    raise BenchError(f"{recipe.directory / 'recipe.toml'}: clients need a subject with role = \"server\" to talk to")
+def _backend(started: dict[str, Started]) -> Started:
+    """The service that a recipe's clients talk to (its subject of kind backend; the schema ensures one)."""
+    return next(s for s in started.values() if isinstance(s.subject, Backend))
 
 
-def client_argv(recipe: Recipe, subject: Subject, cell: Cell, server: Started, profile: Profile) -> list[str]:
-    """The command of a client under test for one cell: the server's URL, request counts, its files."""
-    port = server.values["port2"] if cell.scheme == "https" else server.values["port"]
-    values = {**base_values(recipe), "url": f"{cell.scheme}://{LOOPBACK}:{port}{cell.path}",
-              "requests": str(profile.requests_for(cell)), "warmup": str(profile.warmup_requests),
-              "server_workdir": server.values["workdir"]}
-    return subject.argv(values)
+def client_argv(recipe: Recipe, subject: Client, load: ClientLoad, backend: Started, profile: Profile) -> list[str]:
+    """The command of a client under test for one cell: the backend's URL, request counts, its files."""
+    port = backend.values["port2"] if load.scheme == "https" else backend.values["port"]
+    values = {**base_values(recipe), "url": f"{load.scheme}://{LOOPBACK}:{port}{load.path}",
+              "requests": str(profile.requests_for(load)), "warmup": str(profile.warmup_requests),
+              "server_workdir": backend.values["workdir"]}
+    return subject.command(values)
+
+
+def _repetition_argv(recipe: Recipe, subject: AnySubject, load: AnyLoad, started: dict[str, Started],
+                     profile: Profile, settings: Settings) -> tuple[ServerProcess, list[str]]:
+    """The process whose CPU a repetition measures, and the command that makes the load."""
+    if isinstance(subject, Client) and isinstance(load, ClientLoad):
+        backend = _backend(started)
+        return backend.server, client_argv(recipe, subject, load, backend, profile)
+    if isinstance(subject, Server | Ceiling) and isinstance(load, AbLoad | WrkLoad):
+        server = started[subject.name].server
+        return server, cell_argv(server, subject, load, profile.requests_for(load), settings)
+    raise BenchError(f"{recipe.recipe_path}: {subject.name} cannot run cell {load.name} ({load.tool})")
 
 
 def _measure_all(
@@ -405,49 +434,46 @@ def _measure_all(
 ) -> dict[tuple[str, str], list[Repetition]]:
     """Repetitions outermost, so every subject and cell is measured across the whole run's drift."""
     measured: dict[tuple[str, str], list[Repetition]] = {}
-    backends = {subject.name: started[subject.name].server for subject, _ in plan if subject.role == "server"}
+    backends = {name: s.server for name, s in started.items() if isinstance(s.subject, Backend)}
     for index in range(1, profile.repetitions + 1):
-        for subject, cells in plan:
-            host = started.get(subject.name) or _server_of(started, recipe)
-            for cell in cells:
-                argv = client_argv(recipe, subject, cell, host, profile) if subject.role == "client" else None
-                rep = measure(host.server, subject, cell, profile.requests_for(cell), settings, run_dir, index, argv,
-                              backends)
-                measured.setdefault((subject.name, cell.name), []).append(rep)
+        for subject, loads in plan:
+            for load in loads:
+                server, argv = _repetition_argv(recipe, subject, load, started, profile, settings)
+                rep = measure(server, subject.name, load, argv, settings, run_dir, index, backends)
+                measured.setdefault((subject.name, load.name), []).append(rep)
                 outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"
-                reporter.step(
-                    f"{subject.label} {cell.label} rep {index}/{profile.repetitions}: {outcome}"
-                )
+                reporter.step(f"{subject.label} {load.label} rep {index}/{profile.repetitions}: {outcome}")
     return measured
 
 
-def _subject_document(
-    subject: Subject, started: Started, cells: list[Cell],
-    profile: Profile, measured: dict[tuple[str, str], list[Repetition]],
-) -> dict[str, Any]:
-    server, reply = started.server, started.reply
-    if reply is None:
-        return {"name": subject.name, "label": subject.label, "role": subject.role, "argv": server.argv,
-                "server_software": None, "keeps_http10_alive": None, "verification": {}, "cells": []}
-    return {
-        "name": subject.name,
-        "label": subject.label,
-        "role": subject.role,
-        "argv": server.argv if subject.role != "client" else list(subject.argv_template),
-        "server_software": reply.header("Server") if subject.role != "client" else None,
-        "keeps_http10_alive": started.keeps_http10_alive if subject.role != "client" else None,
-        "verification": _reply_record(reply) if subject.role != "client" else {},
-        "cells": [
-            {
-                "name": cell.name,
-                "label": cell.label,
-                "tool": cell.tool,
-                "concurrency": cell.concurrency,
-                "keepalive": cell.keepalive,
-                "requests": profile.requests_for(cell) if cell.tool != "wrk" else None,
-                "duration_s": cell.duration_s if cell.tool == "wrk" else None,
-                "repetitions": [repetition_to_dict(rep) for rep in measured[(subject.name, cell.name)]],
-            }
-            for cell in cells
-        ],
-    }
+def _cell_run(load: AnyLoad, profile: Profile, repetitions: list[Repetition]) -> AbCell | WrkCell | ClientCell:
+    reps = tuple(repetitions)
+    if isinstance(load, AbLoad):
+        return AbCell(name=load.name, label=load.label, concurrency=load.concurrency, keepalive=load.keepalive,
+                      requests=profile.requests_for(load), repetitions=reps)
+    if isinstance(load, WrkLoad):
+        return WrkCell(name=load.name, label=load.label, connections=load.connections, duration_s=load.duration_s,
+                       repetitions=reps)
+    return ClientCell(name=load.name, label=load.label, requests=profile.requests_for(load), repetitions=reps)
+
+
+def _subject_run(
+    subject: AnySubject, started: dict[str, Started], loads: list[AnyLoad], profile: Profile,
+    measured: dict[tuple[str, str], list[Repetition]],
+) -> SubjectRun:
+    cells = tuple(_cell_run(load, profile, measured[(subject.name, load.name)]) for load in loads)
+    if isinstance(subject, Client):
+        return SubjectRun(name=subject.name, label=subject.label, role=subject.role, argv=subject.argv,
+                          server_software=None, keeps_http10_alive=None, verification=None, cells=cells)
+    own = started[subject.name]
+    reply = own.reply
+    return SubjectRun(
+        name=subject.name,
+        label=subject.label,
+        role=subject.role,
+        argv=tuple(own.server.argv),
+        server_software=reply.header("Server") if reply else None,
+        keeps_http10_alive=own.keeps_http10_alive,
+        verification=_verification(reply) if reply else None,
+        cells=cells,
+    )

@@ -5,8 +5,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from benchsite.loadtools import LoadResult
-from benchsite.store import CellRecord, Repetition
+from benchsite.model.run import AbCell, ClientCell, Repetition, WrkCell
+from benchsite.tools.ab import AbResult
+from benchsite.tools.client import ClientResult
+from benchsite.tools.wrk import WrkResult
 
 
 @dataclass(frozen=True)
@@ -32,9 +34,17 @@ class CellSummary:
     failure_reasons: tuple[str, ...]
 
     @property
-    def flagged(self) -> bool:
-        """A cell a reader must not take at face value: failed runs, failed or non-2xx requests."""
-        return bool(self.repetitions_failed or self.failed_requests or self.non_2xx_responses)
+    def problems(self) -> tuple[str, ...]:
+        """Why a reader must not take this cell at face value: failed runs, failed or non-2xx requests."""
+        problems = []
+        if self.repetitions_failed:
+            total = self.repetitions_ok + self.repetitions_failed
+            problems.append(f"failed {self.repetitions_failed} of {total} runs: {'; '.join(self.failure_reasons)}")
+        if self.failed_requests:
+            problems.append(f"{self.failed_requests:,} failed requests")
+        if self.non_2xx_responses:
+            problems.append(f"{self.non_2xx_responses:,} non-2xx responses")
+        return tuple(problems)
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -42,17 +52,11 @@ def _median(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
-def _percentile(result: LoadResult, percent: int) -> float | None:
-    try:
-        return result.percentile_ms(percent)
-    except KeyError:  # client programs report no latency distribution
-        return None
-
-
 def _own_or_measured_cpu(rep: Repetition) -> float | None:
     """CPU per request the client reported for its timed loop, else the load tool's measured CPU."""
-    own = getattr(rep.result, "cpu_us_per_request", None)
-    return own if own is not None else rep.tool_cpu_us_per_request
+    if isinstance(rep.result, ClientResult):
+        return rep.result.cpu_us_per_request
+    return rep.tool_cpu_us_per_request
 
 
 def coefficient_of_variation_percent(values: list[float]) -> float | None:
@@ -63,10 +67,10 @@ def coefficient_of_variation_percent(values: list[float]) -> float | None:
     return 100.0 * statistics.stdev(values) / mean if mean else None
 
 
-def summarize(cell: CellRecord) -> CellSummary:
+def summarize(cell: AbCell | WrkCell | ClientCell) -> CellSummary:
     """Median, spread and flags of a cell's repetitions; failed ones are counted, not averaged."""
     good = [rep for rep in cell.repetitions if rep.ok and rep.result is not None]
-    results = [rep.result for rep in good if rep.result is not None]
+    results: list[AbResult | WrkResult | ClientResult] = [rep.result for rep in good if rep.result is not None]
     rps = [result.requests_per_s for result in results]
     honoured = [result.keepalive_honoured for result in results if result.keepalive_honoured is not None]
     return CellSummary(
@@ -77,8 +81,8 @@ def summarize(cell: CellRecord) -> CellSummary:
         rps_max=max(rps) if rps else None,
         rps_cv_percent=coefficient_of_variation_percent(rps),
         time_per_request_ms_median=_median([r.time_per_request_ms for r in results]),
-        latency_ms_p50_median=_median([_percentile(r, 50) for r in results]),
-        latency_ms_p99_median=_median([_percentile(r, 99) for r in results]),
+        latency_ms_p50_median=_median([r.percentile_ms(50) for r in results]),
+        latency_ms_p99_median=_median([r.percentile_ms(99) for r in results]),
         server_cpu_us_per_request_median=_median([rep.server_cpu_us_per_request for rep in good]),
         tool_cpu_us_per_request_median=_median([_own_or_measured_cpu(rep) for rep in good]),
         server_cpu_share_percent_median=_median([100 * rep.server_cpu_s / rep.wall_s for rep in good if rep.wall_s]),

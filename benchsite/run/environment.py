@@ -14,21 +14,7 @@ from typing import Any
 
 import psutil
 
-# key -> (label shown on the page, unit or "")
-ENVIRONMENT_KEYS: dict[str, tuple[str, str]] = {
-    "cpu_model": ("CPU model", ""),
-    "cpu_count": ("Logical CPUs", ""),
-    "memory_total_gib": ("Memory", "GiB"),
-    "os": ("Operating system", ""),
-    "kernel": ("Kernel", ""),
-    "python": ("Python", ""),
-    "load_average_at_start": ("Load average at start (1, 5, 15 min)", ""),
-    "git_commit": ("Git commit of the harness", ""),
-    "tools": ("Load tool versions", ""),
-    "packages": ("Package versions", ""),
-    "debian_packages": ("Debian package versions", ""),
-}
-
+from benchsite.model.run import Environment
 
 def _cpu_model() -> str:
     for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -91,21 +77,21 @@ def _best_effort(collect: Callable[[], Any]) -> Any:
 
 def collect_environment(
     repo: Path, packages: list[str], tools: dict[str, list[str]], debian_packages: tuple[str, ...] = ("apache2-utils",)
-) -> dict[str, Any]:
+) -> Environment:
     """Everything about the machine a page's reader needs to weigh the numbers."""
-    return {
-        "cpu_model": _best_effort(_cpu_model),
-        "cpu_count": os.cpu_count(),
-        "memory_total_gib": _best_effort(lambda: round(psutil.virtual_memory().total / 2**30, 1)),
-        "os": _best_effort(_os_name),
-        "kernel": platform.release(),
-        "python": f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
-        "load_average_at_start": _best_effort(lambda: [round(x, 2) for x in os.getloadavg()]),
-        "git_commit": _best_effort(lambda: _git_commit(repo)),
-        "tools": {name: _best_effort(lambda argv=argv: tool_version(argv)) for name, argv in tools.items()},
-        "packages": package_versions(packages),
-        "debian_packages": _best_effort(lambda: debian_package_versions(list(debian_packages))),
-    }
+    return Environment(
+        cpu_model=_best_effort(_cpu_model),
+        cpu_count=os.cpu_count(),
+        memory_total_gib=_best_effort(lambda: round(psutil.virtual_memory().total / 2**30, 1)),
+        os=_best_effort(_os_name),
+        kernel=platform.release(),
+        python=f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
+        load_average_at_start=_best_effort(lambda: tuple(round(x, 2) for x in os.getloadavg())),
+        git_commit=_best_effort(lambda: _git_commit(repo)),
+        tools={name: _best_effort(lambda argv=argv: tool_version(argv)) for name, argv in tools.items()},
+        packages=package_versions(packages),
+        debian_packages=_best_effort(lambda: debian_package_versions(list(debian_packages))),
+    )
 
 
 def utc_now() -> str:

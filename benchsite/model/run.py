@@ -1,0 +1,279 @@
+"""What a run stores: data/<recipe>/<run-id>/run.json, format version 2.
+
+One document per run: the effective profile and settings, the machine, every subject with
+its verification and its cells, every repetition with its exact argv, the path of its raw
+output and the parsed result. Written by the runner, read by the store, shown by the site.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, PrivateAttr, StringConstraints, model_validator
+
+from benchsite.errors import BenchError
+from benchsite.model.base import InnerPath, Pair, Record, Seq
+from benchsite.model.recipe import Name, Profile, Settings, Text
+from benchsite.tools import LoadResult
+from benchsite.tools.report import Count, Positive
+
+FORMAT_VERSION = 2
+RUN_FILE = "run.json"
+# 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
+RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
+Role = Literal["server", "ceiling", "backend", "client"]
+
+
+class Warmup(Record):
+    """One discarded load run before the measured ones."""
+
+    subject: Name
+    cell: Name
+    argv: Seq[str]
+    exit_code: int
+
+
+class Repetition(Record):
+    """One measured load-tool run of one cell."""
+
+    index: int = Field(ge=1)
+    argv: Seq[str] = Field(min_length=1)
+    exit_code: int
+    timed_out: bool
+    raw_output: InnerPath  # relative to the run directory
+    wall_s: Positive
+    tool_cpu_s: Positive
+    server_cpu_s: Positive
+    backend_cpu_s: dict[str, Positive]  # CPU of each backend over this repetition
+    result: LoadResult | None
+    error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and self.error is None
+
+    @property
+    def server_cpu_us_per_request(self) -> float | None:
+        if self.result is None or self.result.complete_requests <= 0:
+            return None
+        return self.server_cpu_s * 1e6 / self.result.complete_requests
+
+    @property
+    def tool_cpu_us_per_request(self) -> float | None:
+        if self.result is None or self.result.complete_requests <= 0:
+            return None
+        return self.tool_cpu_s * 1e6 / self.result.complete_requests
+
+
+class CellRunBase(Record):
+    """All repetitions of one cell for one subject."""
+
+    tool: str
+    name: Name
+    label: Text
+    repetitions: Seq[Repetition] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _results_of_this_tool(self) -> CellRunBase:
+        for rep in self.repetitions:
+            if rep.result is not None and rep.result.tool != self.tool:
+                raise ValueError(f"repetition {rep.index} holds a {rep.result.tool} result in a {self.tool} cell")
+        return self
+
+
+class AbCell(CellRunBase):
+    """ab -n requests -c concurrency [-k]."""
+
+    tool: Literal["ab"] = "ab"
+    concurrency: int = Field(ge=1)
+    keepalive: bool
+    requests: Count
+
+
+class WrkCell(CellRunBase):
+    """wrk -c connections -d duration (always keep-alive)."""
+
+    tool: Literal["wrk"] = "wrk"
+    connections: int = Field(ge=1)
+    duration_s: int = Field(ge=1)
+
+    keepalive: ClassVar[bool] = True
+    requests: ClassVar[None] = None
+
+    @property
+    def concurrency(self) -> int:
+        return self.connections
+
+
+class ClientCell(CellRunBase):
+    """A client under test making `requests` sequential requests."""
+
+    tool: Literal["client"] = "client"
+    requests: Count
+
+    keepalive: ClassVar[bool] = False
+    concurrency: ClassVar[int] = 1
+
+
+CellRun = Annotated[AbCell | WrkCell | ClientCell, Field(discriminator="tool")]
+
+
+class Verification(Record):
+    """The reply to the request that verified a subject before any load."""
+
+    status: int
+    headers: Seq[Pair[str, str]]
+    body: str  # the first 500 bytes, decoded
+    body_bytes: Count
+
+
+class SubjectRun(Record):
+    """One subject's command, verification and cells."""
+
+    name: Name
+    label: Text
+    role: Role
+    argv: Seq[str]
+    server_software: str | None
+    keeps_http10_alive: bool | None  # the start-up probe: a second HTTP/1.0 keep-alive request answered
+    verification: Verification | None  # None: probed over TCP only, or a client
+    cells: Seq[CellRun]
+
+    def cell(self, name: str) -> AbCell | WrkCell | ClientCell | None:
+        return next((cell for cell in self.cells if cell.name == name), None)
+
+
+class SkippedSubject(Record):
+    """A subject that did not run here, and why."""
+
+    name: Name
+    label: Text
+    reason: str
+    detail: str
+
+
+class Environment(Record):
+    """The machine and software of a run; a collector that failed left 'unknown (...)'."""
+
+    LABELS: ClassVar[dict[str, tuple[str, str]]] = {
+        "cpu_model": ("CPU model", ""),
+        "cpu_count": ("Logical CPUs", ""),
+        "memory_total_gib": ("Memory", "GiB"),
+        "os": ("Operating system", ""),
+        "kernel": ("Kernel", ""),
+        "python": ("Python", ""),
+        "load_average_at_start": ("Load average at start (1, 5, 15 min)", ""),
+        "git_commit": ("Git commit of the harness", ""),
+        "tools": ("Load tool versions", ""),
+        "packages": ("Package versions", ""),
+        "debian_packages": ("Debian package versions", ""),
+    }
+
+    cpu_model: str
+    cpu_count: int | None
+    memory_total_gib: float | str
+    os: str
+    kernel: str
+    python: str
+    load_average_at_start: Seq[float] | str
+    git_commit: str
+    tools: dict[str, str]
+    packages: dict[str, str]
+    debian_packages: dict[str, str] | str
+
+    def shown(self, key: str) -> str:
+        """One environment value as the page shows it."""
+        value = getattr(self, key)
+        if isinstance(value, dict):
+            value = ", ".join(f"{name} {version}" for name, version in value.items())
+        elif isinstance(value, tuple):
+            value = ", ".join(str(item) for item in value)
+        return f"{value} {self.LABELS[key][1]}".strip()
+
+
+class RunDocument(Record):
+    """A whole run, as stored in run.json."""
+
+    format_version: Literal[2]
+    recipe: Name
+    title: Text
+    run_id: RunId
+    profile: Profile
+    started_at: str
+    finished_at: str
+    settings: Settings
+    environment: Environment
+    warmups: Seq[Warmup]
+    subjects: Seq[SubjectRun]
+    skipped: Seq[SkippedSubject]
+
+    _directory: Path | None = PrivateAttr(default=None)
+
+    def stored_at(self, directory: Path) -> RunDocument:
+        """This document, knowing the run directory it was read from."""
+        self._directory = directory
+        return self
+
+    @property
+    def path(self) -> Path:
+        if self._directory is None:
+            raise BenchError(f"run {self.run_id} was not read from a run directory")
+        return self._directory
+
+    @property
+    def run_file(self) -> Path:
+        return self.path / RUN_FILE
+
+    def subject(self, name: str) -> SubjectRun | None:
+        return next((subject for subject in self.subjects if subject.name == name), None)
+
+    @property
+    def measured(self) -> tuple[SubjectRun, ...]:
+        """The subjects under test: servers under load or clients; not a ceiling, not a backend."""
+        return tuple(subject for subject in self.subjects if subject.role in ("server", "client"))
+
+    @property
+    def ceiling(self) -> SubjectRun | None:
+        return next((subject for subject in self.subjects if subject.role == "ceiling"), None)
+
+    @property
+    def cell_names(self) -> tuple[str, ...]:
+        """Every cell name, in recipe order."""
+        names: dict[str, None] = {}
+        for subject in self.subjects:
+            names.update(dict.fromkeys(cell.name for cell in subject.cells))
+        return tuple(names)
+
+    def cell_label(self, name: str) -> str:
+        return next((c.label for s in self.subjects for c in s.cells if c.name == name), name)
+
+    def raw_file(self, repetition: Repetition) -> Path:
+        """The raw output's file, which must lie inside the run directory (links included)."""
+        root = self.path.resolve()
+        path = (self.path / repetition.raw_output).resolve()
+        if not path.is_relative_to(root):
+            raise BenchError(f"{self.run_file}: raw_output {repetition.raw_output!r} points outside the run "
+                             "directory: the page will not show it; restore the run from git")
+        return path
+
+    def raw_text(self, repetition: Repetition) -> str:
+        """The tool's output verbatim; a missing, unreadable or non-UTF-8 file is a BenchError naming it."""
+        path = self.raw_file(repetition)
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise BenchError(f"{path}: raw output named in {RUN_FILE} is missing: restore the run from git") from None
+        except IsADirectoryError:
+            raise BenchError(f"{path}: raw output is a directory, not a file: restore the run from git") from None
+        except UnicodeDecodeError:
+            raise BenchError(f"{path}: raw output is not UTF-8 text: restore the run from git") from None
+        except OSError as error:
+            raise BenchError(f"{path}: raw output cannot be read ({error.strerror})") from None
+
+    @classmethod
+    def read(cls, data: Any, source: Path) -> RunDocument:
+        """A decoded run.json of any known version, upgraded to this one."""
+        from benchsite.model.upgrade import upgrade_run
+
+        return cls.from_json(upgrade_run(data, source), source)

@@ -1,0 +1,84 @@
+"""A benchmark of the harness itself: its req/s against a bare `ab` run of the same argv.
+
+Both run against one server, interleaved (alternating which goes first), so the
+machine's drift hits both alike. The raw outputs and the figures are stored
+under data/harness-overhead/<run-id>/.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from benchsite.errors import BenchError
+from benchsite.model.overhead import (
+    OVERHEAD_DIR,
+    OVERHEAD_FILE,
+    OVERHEAD_FORMAT_VERSION,
+    OverheadRecord,
+    OverheadSettings,
+)
+from benchsite.model.recipe import AbLoad, Recipe, Server
+from benchsite.results.store import new_run_id, staged_run_directory, write_json
+from benchsite.run.environment import collect_environment, utc_now
+from benchsite.run.processes import free_port, http_get, running_server, wait_until_ready
+from benchsite.run.runner import base_values, cell_argv, effective_settings, measure, verify_reply
+from benchsite.tools.ab import parse_ab_output
+
+
+def _bare_ab(argv: list[str], cpu: int | None, raw_path: Path) -> float:
+    """ab exactly as a user would type it (pinned with taskset), outside the harness."""
+    command = (["taskset", "-c", str(cpu)] if cpu is not None else []) + argv
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    raw_path.write_text(completed.stdout)
+    if completed.returncode != 0:
+        raise BenchError(f"bare ab failed with exit code {completed.returncode}: {completed.stderr.strip()[-200:]}")
+    return parse_ab_output(completed.stdout).requests_per_s
+
+
+def compare_with_bare_ab(
+    recipe: Recipe, subject_name: str, cell_name: str, rounds: int, requests: int, data_dir: Path, repo: Path
+) -> tuple[OverheadRecord, Path]:
+    """Interleave `rounds` harness runs and bare ab runs of one ab cell against one server."""
+    subject, cell = recipe.subject(subject_name), recipe.load(cell_name)
+    if not isinstance(subject, Server) or not isinstance(cell, AbLoad):
+        raise BenchError(
+            f"no server {subject_name!r} or ab cell {cell_name!r} in {recipe.name}: servers are "
+            f"{', '.join(s.name for s in recipe.subjects if isinstance(s, Server))}; ab cells are "
+            f"{', '.join(c.name for c in recipe.loads if isinstance(c, AbLoad))}"
+        )
+    settings = effective_settings(recipe.settings)
+    run_id = new_run_id("overhead").removesuffix("-overhead")
+    started_at = utc_now()
+    with staged_run_directory(data_dir / OVERHEAD_DIR, run_id) as run_dir:
+        port = free_port()
+        argv = subject.command({**base_values(recipe), "port": str(port)})
+        harness_rps: list[float] = []
+        bare_rps: list[float] = []
+        with running_server(subject.name, argv, port, settings.server_cpu, run_dir / "server.log",
+                            cwd=recipe.directory) as server:
+            wait_until_ready(server, subject.path, settings.start_timeout_s)
+            verify_reply(subject, http_get(port, subject.path))
+            ab_argv = cell_argv(server, subject, cell, requests, settings)
+            (run_dir / "bare").mkdir()
+            _bare_ab(ab_argv, settings.tool_cpu, run_dir / "bare" / "warm-up.txt")
+            for index in range(1, rounds + 1):
+                order = ("harness", "bare") if index % 2 else ("bare", "harness")
+                for way in order:
+                    if way == "harness":
+                        rep = measure(server, subject.name, cell, ab_argv, settings, run_dir, index)
+                        if rep.result is None:
+                            raise BenchError(f"harness run {index} failed: {rep.error}")
+                        harness_rps.append(rep.result.requests_per_s)
+                    else:
+                        bare_rps.append(_bare_ab(ab_argv, settings.tool_cpu, run_dir / "bare" / f"rep-{index}.txt"))
+        record = OverheadRecord(
+            format_version=OVERHEAD_FORMAT_VERSION,
+            recipe=recipe.name, subject=subject.name, cell=cell.name,
+            ab_argv=tuple(ab_argv), rounds=rounds, started_at=started_at, finished_at=utc_now(),
+            settings=OverheadSettings(server_cpu=settings.server_cpu, tool_cpu=settings.tool_cpu),
+            environment=collect_environment(repo, list(recipe.packages), {"ab": [settings.ab_path, "-V"]}),
+            harness_rps=tuple(harness_rps), bare_rps=tuple(bare_rps),
+        )
+        write_json(run_dir / OVERHEAD_FILE, record.to_json())
+    return record, data_dir / OVERHEAD_DIR / run_id
