@@ -59,9 +59,9 @@ def _apt_packages() -> list[str]:
 @reported
 def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "") -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
+    from benchsite.model.published import check_published_claims
     from benchsite.model.recipe import available_recipes, load_recipe
     from benchsite.run.progress import RichReporter
-    from benchsite.model.published import check_published_claims
     from benchsite.run.runner import run_recipe
 
     recipes_dir, conf_dir = _path(c, "recipes_dir"), _path(c, "conf_dir")
@@ -124,12 +124,13 @@ def _port(text: str) -> int:
 @reported
 def serve(c: Context, port: str = "8000") -> None:
     """Preview the built site on http://127.0.0.1:PORT/ (build it first with `invoke docs`)."""
+    number = _port(port)
     directory = _path(c, "build_dir")
     if not (directory / "index.html").is_file():
         raise BenchError(f"no built site in {directory}: run `invoke docs` first")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
     try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", _port(port)), handler)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", number), handler)
     except OSError as error:
         raise BenchError(f"cannot listen on 127.0.0.1:{port} ({error.strerror}): choose another --port") from None
     with server:

@@ -103,7 +103,7 @@ Raw output
 
 TEST = Template('''"""The $name recipe runs against its real server (scaffolded by invoke new-page)."""
 
-from benchsite.store import list_runs, load_run
+from benchsite.results.store import list_runs, load_run
 from conftest import run_invoke
 
 

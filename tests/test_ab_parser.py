@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsite.ab import AbParseError, AbResult, build_argv, parse_ab_output
+from benchsite.tools.ab import AbParseError, AbResult, build_argv, parse_ab_output
 from conftest import FIXTURES
 
 AB = FIXTURES / "ab"
@@ -65,7 +65,7 @@ def test_reads_every_recorded_report_with_its_tables(path: Path) -> None:
     result = parse_ab_output(path.read_text())
     assert result.percentiles_ms[0][0] == 50 and result.percentiles_ms[-1][0] == 100
     assert result.total_ms.max_ms == result.percentile_ms(100)
-    assert result.to_dict() == AbResult.from_dict(result.to_dict()).to_dict()
+    assert AbResult.from_json(result.to_json(), path) == result
 
 
 def test_reads_the_connection_times_table_row_by_row() -> None:

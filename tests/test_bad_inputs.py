@@ -7,7 +7,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from benchsite.store import list_runs
+from benchsite.results.store import list_runs
 from conftest import ToyRecipes, processes_mentioning, run_invoke, toy_subject
 
 
@@ -75,7 +75,7 @@ def test_malformed_ab_output_stops_the_run(toy: ToyRecipes, tmp_path: Path) -> N
 def test_an_unknown_setting_lists_the_known_ones(toy: ToyRecipes) -> None:
     toy.add("typo", toy_subject(), conf="[settings]\nserver_cpus = 0\n")
     result = run_toy(toy, "typo")
-    assert_clean_failure(result, toy, "typo", "unknown setting(s) server_cpus: I know about ab_path")
+    assert_clean_failure(result, toy, "typo", "unknown key 'server_cpus' in settings: I know about ab_path")
 
 
 def test_an_ab_stall_is_kept_as_a_failed_cell_and_the_run_completes(toy: ToyRecipes) -> None:
@@ -100,7 +100,7 @@ def test_a_subject_whose_module_is_missing_is_skipped_with_its_reason(toy: ToyRe
     [run_dir] = list_runs(toy.data_dir / "optional")
     document = json.loads((run_dir / "run.json").read_text())
     assert [s["name"] for s in document["subjects"]] == ["toy"]
-    [skipped] = document["skipped_subjects"]
+    [skipped] = document["skipped"]
     assert skipped["reason"] == "it was never installed"
     assert skipped["detail"] == (
         "import no_such_module_here failed: ModuleNotFoundError: No module named 'no_such_module_here'")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchsite.recipe import load_recipe
-from benchsite.runner import render_templates
+from benchsite.model.recipe import load_recipe
+from benchsite.run.runner import render_templates
 from conftest import REPO
 
 VALUES = {"port": "8123", "workdir": "/tmp/w", "port_hello_scgi": "9001", "port_django_scgi": "9002",

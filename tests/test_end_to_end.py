@@ -13,21 +13,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchsite.claims import (
-    COULD_NOT_RUN,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    PublishedFigures,
-    RunFigures,
-    evaluate,
-    parse_claim,
-)
-from benchsite.loadtools import parse_report
-from benchsite.processes import port_is_free
-from benchsite.published import load_published
+from benchsite.model.published import load_published
+from benchsite.model.run import RunDocument
+from benchsite.results.claims import COULD_NOT_RUN, NOT_REPRODUCED, REPRODUCED, verdicts
+from benchsite.results.stats import summarize
+from benchsite.results.store import list_runs, load_run
+from benchsite.run.processes import port_is_free
 from benchsite.sphinxext.tables import fmt_rps, fmt_us
-from benchsite.stats import summarize
-from benchsite.store import RunRecord, list_runs, load_run
+from benchsite.tools import parse_report
 from conftest import INVOKE, REPO, run_invoke
 
 RECIPE = "cherrypy-speed"
@@ -41,7 +34,7 @@ class Site:
 
     data_dir: Path
     html_dir: Path
-    runs: dict[str, RunRecord]
+    runs: dict[str, RunDocument]
     build: subprocess.CompletedProcess
 
 
@@ -64,18 +57,19 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
 
 
 @pytest.fixture(scope="module")
-def quick_run(site: Site) -> RunRecord:
+def quick_run(site: Site) -> RunDocument:
     return site.runs[RECIPE]
 
 
-def test_the_quick_run_measures_both_subjects_in_all_four_cells(quick_run: RunRecord) -> None:
+def test_the_quick_run_measures_both_subjects_in_all_four_cells(quick_run: RunDocument) -> None:
     assert [s.name for s in quick_run.subjects] == ["framework", "raw-wsgi"]
     for subject in quick_run.subjects:
         assert [c.name for c in subject.cells] == ["c1", "c1-k", "c10", "c10-k"]
-        assert subject.verification["status"] == 200 and subject.verification["body"] == "OK"
+        assert subject.verification is not None
+        assert subject.verification.status == 200 and subject.verification.body == "OK"
         for cell in subject.cells:
             summary = summarize(cell)
-            assert summary.repetitions_ok == 1 and not summary.flagged, summary.failure_reasons
+            assert summary.repetitions_ok == 1 and not summary.problems, summary.failure_reasons
             assert summary.server_cpu_us_per_request_median > 0
             assert summary.keepalive_honoured is (True if cell.keepalive else None)
     assert quick_run.subject("framework").server_software.startswith("CherryPy/")
@@ -90,7 +84,7 @@ def test_parsed_values_equal_the_raw_output_files(site: Site, recipe: str) -> No
             for rep in cell.repetitions:
                 assert rep.result == parse_report(cell.tool, run.raw_text(rep))
                 if cell.tool == "ab":
-                    assert rep.result.complete_requests == run.profile["requests"]
+                    assert rep.result.complete_requests == cell.requests
                     assert rep.argv[-1].startswith("http://127.0.0.1:")
 
 
@@ -99,8 +93,8 @@ def test_every_bottle_adapter_that_installs_answers_and_the_others_say_why(site:
     assert {s.name for s in run.subjects} >= {"wsgiref", "paste", "cheroot", "tornado", "waitress", "gunicorn",
                                               "twisted", "bjoern", "meinheld", "gevent", "eventlet"}
     for subject in run.subjects:
-        assert subject.verification["body"] == "Hello World"
-        assert all(not summarize(cell).flagged for cell in subject.cells), subject.name
+        assert subject.verification.body == "Hello World"
+        assert all(not summarize(cell).problems for cell in subject.cells), subject.name
     skipped = {s.name: s for s in run.skipped}
     assert "cherrypy.wsgiserver" in skipped["cherrypy"].detail and "cheroot" in skipped["cherrypy"].reason
     assert "Python 2" in skipped["fapws3"].reason
@@ -110,7 +104,7 @@ def test_the_wsgi_servers_run_has_the_ceiling_and_wrk_cells(site: Site) -> None:
     run = site.runs["wsgi-servers"]
     assert run.ceiling is not None and run.ceiling.server_software.startswith("nginx/")
     for subject in run.subjects:
-        assert subject.verification["body"] == "Hello World!"
+        assert subject.verification.body == "Hello World!"
         wrk_cell = subject.cell("wrk-c10")
         assert wrk_cell is not None and summarize(wrk_cell).rps_median > 0
     assert "wsgiboost" in {s.name for s in run.skipped}
@@ -119,16 +113,16 @@ def test_the_wsgi_servers_run_has_the_ceiling_and_wrk_cells(site: Site) -> None:
 
 def test_every_client_reports_its_own_cpu_against_the_pinned_api(site: Site) -> None:
     run = site.runs["http-clients"]
-    assert run.subject("api").role == "server" and run.subject("api").server_software.startswith("nginx/")
+    assert run.subject("api").role == "backend" and run.subject("api").server_software.startswith("nginx/")
     clients = {s.name for s in run.measured}
     assert {"pycurl-reuse-discard", "requests-reuse", "requests-noreuse", "urllib3-reuse", "urllib-noreuse",
             "httpx-reuse", "aiohttp-noreuse"} <= clients
     for subject in run.measured:
         for cell in subject.cells:
             summary = summarize(cell)
-            assert summary.repetitions_ok == 1 and not summary.flagged, (subject.name, summary.failure_reasons)
+            assert summary.repetitions_ok == 1 and not summary.problems, (subject.name, summary.failure_reasons)
             rep = cell.repetitions[0]
-            assert rep.result.complete_requests == run.profile["requests"]
+            assert rep.result.complete_requests == cell.requests
             assert rep.result.bytes_received == rep.result.complete_requests * int(cell.name.split("-")[1])
             assert summary.tool_cpu_us_per_request_median == rep.result.cpu_us_per_request > 0
             assert rep.argv[4].startswith(("http://127.0.0.1:", "https://127.0.0.1:"))
@@ -143,7 +137,7 @@ def test_apache_nginx_and_lighttpd_serve_the_three_cases_from_private_instances(
     for subject in servers.values():
         for cell in subject.cells:
             summary = summarize(cell)
-            assert summary.repetitions_ok == 1 and not summary.flagged, (subject.name, summary.failure_reasons)
+            assert summary.repetitions_ok == 1 and not summary.problems, (subject.name, summary.failure_reasons)
         static = subject.cell("static").repetitions[0].result
         assert static.html_transferred_bytes == 67859 * static.complete_requests
         feed = subject.cell("feed").repetitions[0]
@@ -159,17 +153,17 @@ def test_apache_nginx_and_lighttpd_serve_the_three_cases_from_private_instances(
     assert not [p for p in psutil.process_iter(["cmdline"]) if "benchsite-" in " ".join(p.info["cmdline"] or [])]
 
 
-def subject_backend_cpu(run: RunRecord, subject: str, cell: str, backend: str) -> float:
+def subject_backend_cpu(run: RunDocument, subject: str, cell: str, backend: str) -> float:
     return run.subject(subject).cell(cell).repetitions[0].backend_cpu_s[backend]
 
 
-def test_the_run_records_machine_versions_pinning_and_commands(quick_run: RunRecord) -> None:
+def test_the_run_records_machine_versions_pinning_and_commands(quick_run: RunDocument) -> None:
     env = quick_run.environment
-    assert env["tools"]["ab"].startswith("This is ApacheBench, Version 2.3")
-    assert env["packages"]["CherryPy"][0].isdigit() and env["packages"]["cheroot"][0].isdigit()
-    assert env["cpu_count"] >= 1 and env["python"].startswith("CPython")
+    assert env.tools["ab"].startswith("This is ApacheBench, Version 2.3")
+    assert env.packages["CherryPy"][0].isdigit() and env.packages["cheroot"][0].isdigit()
+    assert env.cpu_count is not None and env.cpu_count >= 1 and env.python.startswith("CPython")
     if len(psutil.Process().cpu_affinity()) >= 2:
-        assert (quick_run.settings["server_cpu"], quick_run.settings["tool_cpu"]) == (0, 1)
+        assert (quick_run.settings.server_cpu, quick_run.settings.tool_cpu) == (0, 1)
     assert quick_run.subject("framework").argv[1] == "framework_app.py"
 
 
@@ -210,7 +204,10 @@ def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> 
     for name, alt in charts:
         assert (site.html_dir / "_images" / name).stat().st_size > 1000
         assert any(subject.label in unescape(alt) for subject in run.measured)
-    assert "REPRODUCED" in html or "COULD NOT RUN" in html
+    published = load_published(site.data_dir / recipe / "published.toml")
+    shown = {row[0]: row[-1] for row in table_rows(html) if len(row) == 5}
+    for verdict in verdicts(run, published):
+        assert shown[verdict.claim.text] == verdict.status.upper(), verdict.claim.id
 
 
 def test_the_clients_page_sets_todays_figures_beside_the_originals(site: Site) -> None:
@@ -239,7 +236,7 @@ def test_the_raw_listings_hold_the_tools_output_verbatim(site: Site) -> None:
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_the_site_builds_from_the_committed_full_runs_alone(committed_site: Path, recipe: str) -> None:
     committed = load_run(list_runs(REPO / "data" / recipe)[-1])
-    assert committed.profile["name"] == "full"
+    assert committed.profile.name == "full"
     html = unescape((committed_site / "recipes" / f"{recipe}.html").read_text())
     assert committed.run_id in html
     medians = {(row[0], row[1]): row[2] for row in table_rows(html) if len(row) == 11}
@@ -255,9 +252,8 @@ def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None
     for recipe in RECIPES:
         run = load_run(list_runs(REPO / "data" / recipe)[-1])
         published = load_published(REPO / "data" / recipe / "published.toml")
-        verdicts = [evaluate(parse_claim(claim, "published.toml"), RunFigures(run), PublishedFigures(published))
-                    for claim in published.claims]
-        counts = [sum(v.status == status for v in verdicts) for status in (REPRODUCED, NOT_REPRODUCED, COULD_NOT_RUN)]
+        decided = verdicts(run, published)
+        counts = [sum(v.status == status for v in decided) for status in (REPRODUCED, NOT_REPRODUCED, COULD_NOT_RUN)]
         assert rows[run.title] == " / ".join(map(str, counts))
     verdict_page = unescape((committed_site / "verdicts.html").read_text())
     assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
@@ -293,7 +289,7 @@ def test_ctrl_c_mid_run_stops_every_server_and_keeps_no_run(tmp_path: Path) -> N
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130
-    assert "interrupted: servers stopped, no run directory kept" in stderr
+    assert "interrupted: every server this task started is stopped; an unfinished run is not kept" in stderr
     assert "Traceback" not in stderr
     assert not any(child.is_running() and child.status() != psutil.STATUS_ZOMBIE for child in children)
     assert all(port_is_free(port) for port in ports)

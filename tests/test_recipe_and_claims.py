@@ -6,20 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from benchsite.claims import (
+from benchsite.errors import BenchError
+from benchsite.model.published import load_published, parse_claim
+from benchsite.model.recipe import fill_placeholders, load_recipe
+from benchsite.model.run import Repetition, WrkCell
+from benchsite.results.claims import (
     COULD_NOT_RUN,
     NOT_REPRODUCED,
     REPRODUCED,
     PublishedFigures,
     evaluate,
-    parse_claim,
 )
-from benchsite.errors import BenchError
-from benchsite.published import load_published
-from benchsite.recipe import fill_placeholders, load_recipe
-from benchsite.stats import coefficient_of_variation_percent, summarize
-from benchsite.store import CellRecord, Repetition
-from benchsite.wrk import parse_wrk_output
+from benchsite.results.stats import coefficient_of_variation_percent, summarize
+from benchsite.tools.wrk import parse_wrk_output
 from conftest import FIXTURES, REPO
 
 PUBLISHED = REPO / "data" / "cherrypy-speed" / "published.toml"
@@ -28,7 +27,7 @@ PUBLISHED = REPO / "data" / "cherrypy-speed" / "published.toml"
 def test_the_cherrypy_recipe_has_two_subjects_and_the_same_four_cells() -> None:
     recipe = load_recipe("cherrypy-speed", REPO / "recipes", REPO / "conf")
     assert [s.name for s in recipe.subjects] == ["framework", "raw-wsgi"]
-    assert [c.name for c in recipe.cells] == ["c1", "c1-k", "c10", "c10-k"]
+    assert [c.name for c in recipe.loads] == ["c1", "c1-k", "c10", "c10-k"]
     assert recipe.profile("full").repetitions == 5 and recipe.profile("full").requests == 1000
 
 
@@ -67,7 +66,7 @@ def test_coefficient_of_variation_is_sample_stdev_over_mean() -> None:
 def test_every_original_claim_holds_on_the_published_figures() -> None:
     published = load_published(PUBLISHED)
     figures = PublishedFigures(published)
-    verdicts = [evaluate(parse_claim(c, "p"), figures, figures) for c in published.claims]
+    verdicts = [evaluate(claim, figures, figures) for claim in published.claims]
     assert {v.status for v in verdicts} == {REPRODUCED}
     assert [v.published for v in verdicts] == ["2.319", "2.148", "3.858", "0.910", "0.843", "not honoured"]
 
@@ -84,8 +83,14 @@ class Table:
     def keepalive_honoured(self, subject: str, cell: str) -> bool | None:
         return None
 
+    def cpu_us(self, subject: str, cell: str) -> float | None:
+        return None
+
     def subjects(self) -> list[str]:
         return list(dict.fromkeys(subject for subject, _ in self.values))
+
+    def why_not(self, subject: str, cell: str) -> str | None:
+        return None
 
 
 def test_a_ratio_claim_is_decided_by_its_bounds_or_cannot_run() -> None:
@@ -122,8 +127,9 @@ def test_a_fastest_claim_can_limit_its_competitors() -> None:
 
 def test_a_wrk_cell_says_nothing_about_keepalive() -> None:
     result = parse_wrk_output((FIXTURES / "wrk" / "wrk-4.1.0-cheroot-c10.txt").read_text())
-    rep = Repetition(1, ("wrk",), 0, False, "raw.txt", 2.0, 0.1, 0.5, result, None)
-    cell = CellRecord("wrk-c10", "wrk -c 10", "wrk", 10, True, None, (rep,), duration_s=2)
+    rep = Repetition(index=1, argv=("wrk",), exit_code=0, timed_out=False, raw_output="raw.txt", wall_s=2.0,
+                     tool_cpu_s=0.1, server_cpu_s=0.5, backend_cpu_s={}, result=result, error=None)
+    cell = WrkCell(name="wrk-c10", label="wrk -c 10", connections=10, duration_s=2, repetitions=(rep,))
     summary = summarize(cell)
     assert summary.keepalive_honoured is None
     assert summary.rps_median == 1770.08

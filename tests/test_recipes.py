@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.recipe import Recipe, available_recipes, load_recipe
+from benchsite.model.recipe import Recipe, available_recipes, load_recipe
 from conftest import REPO
 
 
@@ -37,7 +37,7 @@ def test_bottle_runs_raised_queues_only_where_the_queue_matters() -> None:
 def test_wsgi_servers_measure_a_ceiling_and_cross_check_with_wrk() -> None:
     recipe = load("wsgi-servers")
     assert [s.name for s in recipe.subjects if s.role == "ceiling"] == ["nginx"]
-    assert [c.name for c in recipe.cells] == ["c10", "c10-k", "wrk-c10"]
+    assert [c.name for c in recipe.loads] == ["c10", "c10-k", "wrk-c10"]
     quick_wrk = [c for _, cells in recipe.plan(recipe.profile("quick")) for c in cells if c.tool == "wrk"]
     assert quick_wrk and {c.duration_s for c in quick_wrk} == {1}
 
@@ -46,6 +46,6 @@ def test_a_profile_naming_an_unknown_cell_is_an_error(tmp_path: Path) -> None:
     conf = tmp_path / "conf"
     conf.mkdir()
     (conf / "cherrypy-speed.toml").write_text("[profiles.quick]\nrequests = 10\nrepetitions = 1\ncells = ['c5']\n")
-    recipe = load_recipe("cherrypy-speed", REPO / "recipes", conf)
-    with pytest.raises(BenchError, match="cell c5 unknown: I know about c1, c1-k, c10, c10-k"):
-        recipe.profile("quick")
+    with pytest.raises(BenchError, match=r"cherrypy-speed\.toml: profiles\.quick\.cells: c5 unknown: "
+                                         "I know about c1, c1-k, c10, c10-k: fix the file"):
+        load_recipe("cherrypy-speed", REPO / "recipes", conf)

@@ -1,69 +1,116 @@
-"""Run directories: round trip, format version, nothing half-written."""
+"""Run directories: round trip through the records, format upgrade, run ids, nothing half-written."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from benchsite.ab import parse_ab_output
 from benchsite.errors import BenchError
-from benchsite.store import (
-    FORMAT_VERSION,
-    RUN_FILE,
-    Repetition,
-    latest_run,
-    list_runs,
-    load_run,
-    repetition_to_dict,
-    staged_run_directory,
-    write_json,
-)
-from conftest import FIXTURES
+from benchsite.model.base import read_json
+from benchsite.model.overhead import OverheadRecord
+from benchsite.model.run import FORMAT_VERSION, RUN_FILE, AbCell, Repetition, RunDocument
+from benchsite.model.upgrade import run_v1_to_v2
+from benchsite.results.store import latest_run, list_runs, load_run, new_run_id, staged_run_directory, write_json
+from benchsite.tools import parse_report
+from benchsite.tools.ab import parse_ab_output
+from conftest import FIXTURES, REPO
 
 REPORT = (FIXTURES / "ab" / "ab-2.3-debian12-cheroot-c10-k.txt").read_text()
+RUNS = FIXTURES / "runs"
+COMMITTED_CHERRYPY = REPO / "data" / "cherrypy-speed" / "20261122T005146Z-full"
 
 
-def _document(raw_output: str) -> dict:
-    rep = Repetition(1, ("ab", "-k", "-n", "1000"), 0, False, raw_output, 0.3, 0.1, 0.2,
-                     parse_ab_output(REPORT), None)
-    failed = Repetition(2, ("ab", "-k"), 119, False, "raw/s/c10-k/rep-2.txt", 5.0, 0.0, 0.0, None,
-                        "ab exited with code 119: apr_pollset_poll: The timeout specified has expired (70007)")
-    return {
-        "format_version": FORMAT_VERSION, "recipe": "r", "title": "T", "run_id": "20260101T000000Z-quick",
-        "profile": {"name": "quick", "requests": 1000, "repetitions": 2, "warmup_requests": 0},
-        "started_at": "a", "finished_at": "b", "settings": {"server_cpu": 0, "tool_cpu": 1},
-        "environment": {"cpu_model": "x"}, "warmups": [],
-        "subjects": [{
-            "name": "s", "label": "S", "argv": ["python", "s.py"], "server_software": "Cheroot/11.1.2",
-            "verification": {"status": 200}, "cells": [{
-                "name": "c10-k", "label": "-c 10 -k", "tool": "ab", "concurrency": 10, "keepalive": True,
-                "requests": 1000, "repetitions": [repetition_to_dict(rep), repetition_to_dict(failed)],
-            }],
-        }],
-    }
+def committed_document() -> RunDocument:
+    """The committed cherrypy-speed run (format 2), the base the tests below vary."""
+    return load_run(COMMITTED_CHERRYPY)
 
 
-def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Path) -> None:
+def write_run(tmp_path: Path, document: dict) -> Path:
     run_dir = tmp_path / "r" / "20260101T000000Z-quick"
     (run_dir / "raw").mkdir(parents=True)
     (run_dir / "raw" / "rep-1.txt").write_text(REPORT)
-    write_json(run_dir / RUN_FILE, _document("raw/rep-1.txt"))
+    write_json(run_dir / RUN_FILE, document)
+    return run_dir
+
+
+def one_cell_document() -> dict:
+    """A small run: the committed document cut to one subject, one cell, one good and one failed repetition."""
+    document = committed_document().to_json()
+    subject = document["subjects"][0]
+    cell = subject["cells"][0]
+    ok = Repetition(index=1, argv=("ab", "-k", "-n", "1000"), exit_code=0, timed_out=False, raw_output="raw/rep-1.txt",
+                    wall_s=0.3, tool_cpu_s=0.1, server_cpu_s=0.2, backend_cpu_s={}, result=parse_ab_output(REPORT),
+                    error=None)
+    failed = ok.model_copy(update={"index": 2, "exit_code": 119, "result": None, "raw_output": "raw/rep-2.txt",
+                                   "error": "ab exited with code 119: apr_pollset_poll: The timeout specified has "
+                                            "expired (70007)"})
+    cell["repetitions"] = [ok.to_json(), failed.to_json()]
+    subject["cells"] = [cell]
+    document["subjects"] = [subject]
+    return document
+
+
+def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path, one_cell_document())
     run = load_run(run_dir)
     ok, failed = run.subjects[0].cells[0].repetitions
     assert ok.result == parse_ab_output(run.raw_text(ok))
-    assert ok.server_cpu_us_per_request == pytest.approx(0.2 * 1e6 / 1000)
+    assert ok.server_cpu_us_per_request == pytest.approx(0.2 * 1e6 / ok.result.complete_requests)
     assert failed.result is None and failed.exit_code == 119 and not failed.ok
-    assert json.loads((run_dir / RUN_FILE).read_text()) == _document("raw/rep-1.txt")
+    assert json.loads((run_dir / RUN_FILE).read_text()) == run.to_json()
+
+
+@pytest.mark.parametrize("fixture", ["v1-first-shape-cherrypy-speed.json", "v1-second-shape-wsgi-servers.json",
+                                     "v1-second-shape-http-clients.json"])
+def test_both_shapes_of_version_1_upgrade_to_version_2(fixture: str) -> None:
+    old = json.loads((RUNS / fixture).read_text())
+    run = RunDocument.read(old, RUNS / fixture)
+    assert run.format_version == FORMAT_VERSION == 2
+    roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
+    for before, after in zip(old["subjects"], run.subjects, strict=True):
+        assert after.role == roles[before.get("role", "subject")]
+        for cell_before, cell_after in zip(before["cells"], after.cells, strict=True):
+            assert cell_after.tool == cell_before["tool"] and cell_after.concurrency == cell_before["concurrency"]
+            for rep_before, rep_after in zip(cell_before["repetitions"], cell_after.repetitions, strict=True):
+                assert rep_after.raw_output == rep_before["raw_output"]
+                if rep_before["result"] is not None:
+                    assert rep_after.result is not None
+                    assert rep_after.result.complete_requests == rep_before["result"]["complete_requests"]
+    assert [s.name for s in run.skipped] == [s["name"] for s in old.get("skipped_subjects", [])]
+
+
+def test_the_committed_runs_are_version_2_and_equal_their_upgraded_version_1() -> None:
+    old = json.loads((RUNS / "v1-first-shape-cherrypy-speed.json").read_text())
+    committed = read_json(COMMITTED_CHERRYPY / RUN_FILE)
+    assert committed["format_version"] == 2
+    assert RunDocument.read(old, RUNS / "v1").to_json() == committed
+    for run_file in sorted((REPO / "data").glob(f"*/*/{RUN_FILE}")):
+        assert read_json(run_file)["format_version"] == 2, run_file
+
+
+def test_the_upgrade_fills_what_the_first_runs_did_not_record_explicitly() -> None:
+    upgraded = run_v1_to_v2(json.loads((RUNS / "v1-first-shape-cherrypy-speed.json").read_text()))
+    assert upgraded["settings"]["wrk_path"] == "wrk" and upgraded["skipped"] == []
+    assert upgraded["profile"]["cell_requests"] == {} and upgraded["profile"]["warmup_cells"] == []
+    assert all(rep["result"]["tool"] == "ab" for s in upgraded["subjects"] for c in s["cells"]
+               for rep in c["repetitions"])
+
+
+def test_an_overhead_record_of_version_1_upgrades_with_the_same_figures() -> None:
+    old = json.loads((RUNS / "v1-overhead.json").read_text())
+    record = OverheadRecord.read(old, RUNS / "v1-overhead.json")
+    assert record.format_version == 2
+    assert record.harness_rps_median == old["harness_rps_median"]
+    assert record.difference_percent == pytest.approx(old["difference_percent"])
 
 
 def test_an_unknown_format_version_says_what_to_do(tmp_path: Path) -> None:
-    document = _document("raw/rep-1.txt") | {"format_version": FORMAT_VERSION + 1}
-    (tmp_path / "run").mkdir()
-    write_json(tmp_path / "run" / RUN_FILE, document)
+    run_dir = write_run(tmp_path, one_cell_document() | {"format_version": FORMAT_VERSION + 1})
     with pytest.raises(BenchError, match="update the harness"):
-        load_run(tmp_path / "run")
+        load_run(run_dir)
 
 
 def test_broken_json_is_an_error_naming_the_file(tmp_path: Path) -> None:
@@ -71,6 +118,12 @@ def test_broken_json_is_an_error_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "run" / RUN_FILE).write_text("{not json")
     with pytest.raises(BenchError, match=r"run\.json: not valid JSON"):
         load_run(tmp_path / "run")
+
+
+def test_run_ids_sort_by_time_and_two_in_one_second_differ() -> None:
+    first, second = new_run_id("full"), new_run_id("full")
+    assert re.fullmatch(r"\d{8}T\d{6}\.\d{6}Z-full", first)
+    assert first != second and sorted([second, first]) == [first, second]
 
 
 def test_an_interrupted_run_leaves_no_directory(tmp_path: Path) -> None:
@@ -89,8 +142,32 @@ def test_a_finished_run_is_renamed_into_place_and_never_overwritten(tmp_path: Pa
     assert list_runs(tmp_path) == [tmp_path / "20260101T000000Z-full"]
 
 
-def test_the_latest_run_is_the_newest_run_id(tmp_path: Path) -> None:
-    for run_id in ("20260102T000000Z-full", "20260101T000000Z-full", ".incomplete-20260103T000000Z-full"):
+def test_a_data_dir_that_cannot_be_written_is_a_one_line_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(BenchError, match="choose a writable --data-dir"), staged_run_directory(blocker, "x"):
+        pass
+
+
+def test_the_latest_run_is_the_newest_run_id_of_the_profile(tmp_path: Path) -> None:
+    for run_id in ("20260102T000000Z-full", "20260101T000000Z-full", "20260103T000000Z-quick",
+                   ".incomplete-20260104T000000Z-full"):
         (tmp_path / run_id).mkdir()
         (tmp_path / run_id / RUN_FILE).write_text("{}")
-    assert latest_run(tmp_path) == tmp_path / "20260102T000000Z-full"
+    assert latest_run(tmp_path) == tmp_path / "20260103T000000Z-quick"
+    assert latest_run(tmp_path, "full") == tmp_path / "20260102T000000Z-full"
+
+
+@pytest.mark.parametrize("run_file", sorted((REPO / "data").glob(f"*/*/{RUN_FILE}")), ids=lambda p: p.parent.name)
+def test_every_committed_result_equals_its_raw_output_parsed_again(run_file: Path) -> None:
+    run = load_run(run_file.parent)
+    for subject in run.subjects:
+        for cell in subject.cells:
+            for rep in cell.repetitions:
+                if rep.result is not None:
+                    assert rep.result == parse_report(cell.tool, run.raw_text(rep)), rep.raw_output
+
+
+def test_the_cell_kinds_are_distinct_records() -> None:
+    cell = committed_document().subjects[0].cells[0]
+    assert isinstance(cell, AbCell) and cell.requests == 1000 and not hasattr(cell, "duration_s")

@@ -6,8 +6,7 @@ import re
 
 import pytest
 
-from benchsite.loadtools import result_from_dict
-from benchsite.wrk import WrkParseError, build_argv, parse_wrk_output
+from benchsite.tools.wrk import WrkParseError, build_argv, parse_wrk_output
 from conftest import FIXTURES
 
 WRK = FIXTURES / "wrk"
@@ -22,7 +21,7 @@ def test_reads_every_figure_of_a_latency_report() -> None:
     assert (result.latency_ms_mean, result.latency_ms_stdev, result.latency_ms_max) == (4.21, 2.65, 18.84)
     assert dict(result.percentiles_ms) == {50: 3.69, 75: 5.75, 90: 7.73, 99: 12.83}
     assert (result.failed_requests, result.non_2xx_responses) == (0, 0)
-    assert result_from_dict(result.to_dict()) == result
+    assert type(result).from_json(result.to_json(), "stored") == result
 
 
 def test_reads_socket_errors_and_non_2xx_answers() -> None:

@@ -11,7 +11,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Strict, ValidationError
 from pydantic_core import ErrorDetails
@@ -73,6 +73,16 @@ def _keyed_by_name(annotation: Any) -> bool:
                                                   if get_origin(a) is not None)
 
 
+def _tagged(model: type[BaseModel], step: str) -> bool:
+    """Whether a discriminated union's location step names this record kind (its tag, not a field)."""
+    if step in model.model_fields:
+        return False
+    if getattr(model, "kind_tag", None) == step:
+        return True
+    return any(get_origin(field.annotation) is Literal and get_args(field.annotation) == (step,)
+               for field in model.model_fields.values())
+
+
 def _walk(root: type[BaseModel], location: tuple[int | str, ...]) -> tuple[type[BaseModel] | None, tuple]:
     """The record class at a validation error's location, and the location as the file spells it
     (without the kind tags of discriminated unions)."""
@@ -84,8 +94,7 @@ def _walk(root: type[BaseModel], location: tuple[int | str, ...]) -> tuple[type[
             spelled.append(step)
             skip_key = False
             continue
-        by_tag = [model for model in current if getattr(model, "kind_tag", None) == step
-                  and step not in model.model_fields]
+        by_tag = [model for model in current if _tagged(model, step)]
         if by_tag:  # a discriminated union names the chosen kind in the location
             current = by_tag
             continue
@@ -111,7 +120,7 @@ def _where(location: tuple[int | str, ...]) -> str:
 def _message(detail: ErrorDetails, root: type[BaseModel]) -> tuple[str, str]:
     """What is wrong, and what to do about it."""
     kind, context = detail["type"], detail.get("ctx", {})
-    model, location = _walk(root, tuple(detail["loc"]))
+    _, location = _walk(root, tuple(detail["loc"]))
     if kind == "extra_forbidden":
         parent, key = location[:-1], location[-1]
         place = f" in {_where(parent)}" if parent else ""
@@ -135,6 +144,10 @@ def _message(detail: ErrorDetails, root: type[BaseModel]) -> tuple[str, str]:
 def describe(error: ValidationError, root: type[BaseModel], source: Path | str) -> str:
     """One line for the first problem of a validation error: file, key, what is wrong, what to do."""
     details = error.errors()
+    locations = [tuple(detail["loc"]) for detail in details]
+    # A container's error that follows from an item's (a tuple left too short) is not a problem of its own.
+    details = [d for d, loc in zip(details, locations, strict=True)
+               if not any(other[: len(loc)] == loc and other != loc for other in locations)]
     what, advice = _message(details[0], root)
     more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
     return f"{source}: {what}{more}: {advice}"

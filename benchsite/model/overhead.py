@@ -12,7 +12,7 @@ from benchsite.model.base import Record, Seq
 from benchsite.model.run import Environment
 from benchsite.tools.report import Rate
 
-OVERHEAD_FORMAT_VERSION = 2
+OVERHEAD_FORMAT_VERSION: Literal[2] = 2
 OVERHEAD_FILE = "overhead.json"
 OVERHEAD_DIR = "harness-overhead"
 

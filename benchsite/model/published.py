@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Discriminator, Field, model_validator
+from pydantic import Discriminator, Field, TypeAdapter, ValidationError, model_validator
 
 from benchsite.errors import BenchError
-from benchsite.model.base import InnerPath, Pair, Record, Seq, read_toml
+from benchsite.model.base import InnerPath, Pair, Record, Seq, describe, read_toml
 from benchsite.model.recipe import Name, Recipe, Text
 from benchsite.tools.ab import AbResult, parse_ab_output
 
@@ -131,6 +131,15 @@ class FastestClaim(ClaimBase):
 
 Claim = Annotated[RatioClaim | KeepaliveClaim | FastestClaim, Discriminator("kind")]
 AnyClaim = RatioClaim | KeepaliveClaim | FastestClaim
+_CLAIM = TypeAdapter(Claim)
+
+
+def parse_claim(data: object, source: Path | str) -> AnyClaim:
+    """One [[claims]] table as its record; a problem is a BenchError naming source and key."""
+    try:
+        return _CLAIM.validate_python(data)
+    except ValidationError as error:
+        raise BenchError(describe(error, PublishedFile, f"{source}: claims")) from None
 
 
 class PublishedFile(Record):
@@ -139,7 +148,7 @@ class PublishedFile(Record):
     format_version: Literal[1]
     source: Text
     notes: str = ""
-    machine: dict[str, str] = {}
+    machine: dict[str, str] = Field(default_factory=dict)
     results: Seq[PublishedEntry] = ()
     claims: Seq[Claim] = ()
 

@@ -31,7 +31,7 @@ class Expectation(Record):
 
     status: int = Field(default=200, ge=100, le=599)
     body: str | None = None
-    headers: dict[str, str] = {}
+    headers: dict[str, str] = Field(default_factory=dict)
 
     @property
     def body_bytes(self) -> bytes | None:

@@ -18,7 +18,7 @@ from benchsite.model.recipe import Name, Profile, Settings, Text
 from benchsite.tools import LoadResult
 from benchsite.tools.report import Count, Positive
 
-FORMAT_VERSION = 2
+FORMAT_VERSION: Literal[2] = 2
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -244,6 +244,11 @@ class RunDocument(Record):
         for subject in self.subjects:
             names.update(dict.fromkeys(cell.name for cell in subject.cells))
         return tuple(names)
+
+    @property
+    def subject_labels(self) -> dict[str, str]:
+        """Every measured or skipped subject's label by name (not ceilings, not backends)."""
+        return {s.name: s.label for s in self.measured} | {s.name: s.label for s in self.skipped}
 
     def cell_label(self, name: str) -> str:
         return next((c.label for s in self.subjects for c in s.cells if c.name == name), name)

@@ -3,7 +3,8 @@
 A cell is flagged when any repetition failed, any request failed (ab's failures, wrk's
 socket errors, a client's errors), any answer was not 2xx, or, in an ab cell, its median
 reached half of what ab achieved against the ceiling's C server in the same cell (then ab,
-not the server, may be the limit; with wrk the C server itself is the limit it measures). A flagged cell is shown with its flags, drawn marked, and decides no claim.
+not the server, may be the limit; with wrk the C server itself is the limit it measures).
+A flagged cell is shown with its flags, drawn marked, and decides no claim.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchsite.model.run import AbCell, ClientCell, Repetition, WrkCell
@@ -47,7 +48,7 @@ class CellSummary:
         return tuple(problems)
 
 
-def _median(values: list[float | None]) -> float | None:
+def _median(values: Sequence[float | None]) -> float | None:
     present = [value for value in values if value is not None]
     return statistics.median(present) if present else None
 

@@ -61,8 +61,12 @@ def staged_run_directory(recipe_data_dir: Path, run_id: str) -> Iterator[Path]:
     staging = recipe_data_dir / f"{STAGING_PREFIX}{run_id}"
     try:
         recipe_data_dir.mkdir(parents=True, exist_ok=True)
-        if final.exists():
-            raise BenchError(f"{final} already exists: run again")
+    except OSError as error:
+        raise BenchError(f"cannot write in {recipe_data_dir} ({error.strerror}): "
+                         "choose a writable --data-dir or free some space") from None
+    if final.exists():
+        raise BenchError(f"{final} already exists: run again")
+    try:
         staging.mkdir()
     except FileExistsError:
         raise BenchError(f"{staging} already exists: another run is writing there; run again") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import subprocess
@@ -10,11 +11,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import psutil
 
 from benchsite.model.run import Environment
+
+T = TypeVar("T")
+
 
 def _cpu_model() -> str:
     for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -67,7 +71,7 @@ def debian_package_versions(names: list[str]) -> dict[str, str]:
     return versions
 
 
-def _best_effort(collect: Callable[[], Any]) -> Any:
+def _best_effort(collect: Callable[[], T]) -> T | str:
     """Run one collector; a failure is recorded, never raised."""
     try:
         return collect()
@@ -88,7 +92,7 @@ def collect_environment(
         python=f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
         load_average_at_start=_best_effort(lambda: tuple(round(x, 2) for x in os.getloadavg())),
         git_commit=_best_effort(lambda: _git_commit(repo)),
-        tools={name: _best_effort(lambda argv=argv: tool_version(argv)) for name, argv in tools.items()},
+        tools={name: _best_effort(functools.partial(tool_version, argv)) for name, argv in tools.items()},
         packages=package_versions(packages),
         debian_packages=_best_effort(lambda: debian_package_versions(list(debian_packages))),
     )

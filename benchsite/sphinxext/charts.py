@@ -78,9 +78,9 @@ _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 def _colour(index: int) -> tuple[float, float, float]:
     """Twenty distinct colours: tab20's strong shades first, then its light ones."""
-    palette = plt.get_cmap("tab20").colors
     order = [*range(0, 20, 2), *range(1, 20, 2)]
-    return palette[order[index % 20]]
+    red, green, blue, _ = matplotlib.colormaps["tab20"](order[index % 20])
+    return red, green, blue
 
 
 def _draw_lines(axes: plt.Axes, chart: Chart) -> None:

@@ -89,7 +89,7 @@ class BenchCompare(PublishedDirective):
     ) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
         """(row label, numerator, denominator) for every pair that differs in `vary` alone (ab cells)."""
         cells = [c for c in run.measured[0].cells if isinstance(c, AbCell)] if run.measured else []
-        labels = {s.name: s.label for s in (*run.measured, *run.skipped)}
+        labels = run.subject_labels
         for result in published.results:
             labels.setdefault(result.subject, result.subject)
         pairs = []

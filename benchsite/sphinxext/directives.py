@@ -5,11 +5,12 @@ from __future__ import annotations
 import shlex
 import statistics
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx import addnodes
+from sphinx.domains.std import StandardDomain
 from sphinx.util.docutils import SphinxDirective
 
 from benchsite.errors import BenchError
@@ -79,7 +80,7 @@ class BenchDirective(SphinxDirective):
         confdir = Path(self.env.app.confdir)
         recipes_dir = (confdir / self.config.bench_recipes_dir).resolve()
         if not (recipes_dir / self.recipe / RECIPE_FILE).is_file():
-            return {s.name for s in (*run.subjects, *run.skipped)}, set(run.cell_names)
+            return {s.name for s in run.subjects} | {s.name for s in run.skipped}, set(run.cell_names)
         self.note(recipes_dir / self.recipe / RECIPE_FILE)
         recipe = load_recipe(self.recipe, recipes_dir, (confdir / self.config.bench_conf_dir).resolve())
         return {s.name for s in recipe.subjects}, {c.name for c in recipe.loads}
@@ -273,7 +274,8 @@ class BenchRaw(BenchDirective):
         heading = f"{subject_label}, {cell.label}"
         label = raw_label(run.recipe, subject_name, cell.name)
         node_id = nodes.make_id(label)
-        self.env.get_domain("std").note_hyperlink_target(label, self.env.docname, node_id, heading)
+        cast(StandardDomain, self.env.get_domain("std")).note_hyperlink_target(label, self.env.docname, node_id,
+                                                                               heading)
         title = nodes.rubric(text=f"{heading} ({which}): {rep.raw_output}", ids=[node_id])
         return [title, literal(text)]
 

@@ -40,7 +40,7 @@ def visit_chart_html(self: HTML5Translator, node: bench_chart) -> None:
 
 
 def visit_chart_text(self: nodes.NodeVisitor, node: bench_chart) -> None:
-    self.add_text(f"[{node['alt']}]")  # type: ignore[attr-defined]
+    self.add_text(f"[{node['alt']}]")
     raise nodes.SkipNode
 
 

@@ -71,7 +71,7 @@ class BenchPivot(PublishedDirective):
         names = tuple(s.name for s in run.measured) + tuple(s.name for s in run.skipped)
         subjects = selected(self.options.get("subjects"), names, "subjects", run.run_file)
         cells = selected(self.options.get("cells"), run.cell_names, "cells", run.run_file)
-        labels = {s.name: s.label for s in (*run.measured, *run.skipped)}
+        labels = run.subject_labels
         cell_labels = {c.name: c.label for s in run.subjects for c in s.cells}
         by_subject = self.options.get("rows", "subjects") == "subjects"
         rows_names, column_names = (subjects, cells) if by_subject else (cells, subjects)
@@ -121,7 +121,7 @@ class BenchDifference(PublishedDirective):
                 raise BenchError(f"bench-difference: pair {text.strip()!r} must read 'subject - subject'")
             pairs.append(parts)
         cells = selected(self.options["cells"], run.cell_names, "cells", run.run_file)
-        labels = {s.name: s.label for s in (*run.measured, *run.skipped)}
+        labels = run.subject_labels
         rows = []
         for first, second in pairs:
             for name in (first, second):

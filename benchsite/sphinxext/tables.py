@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 from docutils import nodes
 
-Cell = str | nodes.Node
+Cell: TypeAlias = str | nodes.Node
 
 
 def fmt_rps(value: float | None) -> str:

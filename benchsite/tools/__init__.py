@@ -5,6 +5,7 @@ This layer knows nothing of recipes, runs or pages.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import Field
@@ -16,7 +17,9 @@ from benchsite.tools.wrk import WrkResult, parse_wrk_output
 # Any tool's result, told apart by its "tool" tag.
 LoadResult = Annotated[AbResult | WrkResult | ClientResult, Field(discriminator="tool")]
 
-PARSERS = {"ab": parse_ab_output, "wrk": parse_wrk_output, "client": parse_client_output}
+PARSERS: dict[str, Callable[[str], AbResult | WrkResult | ClientResult]] = {
+    "ab": parse_ab_output, "wrk": parse_wrk_output, "client": parse_client_output,
+}
 VERSION_FLAGS = {"ab": "-V", "wrk": "--version"}
 EXTERNAL_TOOLS = ("ab", "wrk")  # a "client" load runs the subject itself
 

@@ -1,0 +1,234 @@
+"""Strict inputs: every bad recipe, conf, published or run file is one line naming the file and the key.
+
+Commands (invoke recipe, invoke serve) exit non-zero with one `error:` line and leave nothing
+behind; the site build turns bad data into a warning naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_bad_inputs import assert_clean_failure, run_toy
+
+from benchsite.errors import BenchError
+from benchsite.model.run import RUN_FILE
+from benchsite.results.store import list_runs, load_run, write_json
+from conftest import INVOKE, REPO, ToyRecipes, run_invoke, toy_subject
+
+# (what is wrong, the recipe.toml subject text or matrix, the conf text, the words the error must hold)
+RECIPE_MISTAKES = [
+    ("an integer in argv", toy_subject().replace('"{port}"', '"{port}", 5'), "", "recipe.toml: subjects[0].argv[3]: "
+     "input should be a valid string (got 5)"),
+    ("a typo in a subject key", toy_subject().replace("expect =", "bdoy = 'x'\nexpect ="), "",
+     "recipe.toml: unknown key 'bdoy' in subjects[0]: I know about argv, cells, expect"),
+    ("a typo in requires", toy_subject().replace("expect =", "requirse = ['x']\nexpect ="), "",
+     "unknown key 'requirse' in subjects[0]"),
+    ("a template without target", toy_subject().replace("expect =", "templates = [{ source = 'a.conf' }]\nexpect ="),
+     "", "recipe.toml: subjects[0].templates[0].target is missing: add it"),
+    ("an unknown role", toy_subject().replace("expect =", "role = 'sever'\nexpect ="), "",
+     "recipe.toml: subjects[0]: role sever is unknown: use one of server, ceiling, backend, client"),
+    ("a port as a string", toy_subject(), '[settings]\nport = "8080"\n',
+     "toy.toml: settings.port: input should be a valid integer (got '8080')"),
+    ("a timeout that is not a number", toy_subject(), '[settings]\ncell_timeout_s = "x"\n',
+     "settings.cell_timeout_s: input should be a valid number (got 'x')"),
+    ("zero repetitions", toy_subject(), "", "profiles.quick.repetitions: input should be greater than or equal to 1"),
+    ("a typo in a profile key", toy_subject(), "", "unknown key 'warmup_reqeusts' in profiles.quick: I know about"),
+    ("negative requests", toy_subject(), "", "profiles.quick.requests: input should be greater than or equal to 1 "
+     "(got -5)"),
+]
+MATRIX_MISTAKES = [
+    ("strings as concurrencies", 'concurrency = ["1", "10"]', "matrix.concurrency[0]: input should be a valid "
+     "integer (got '1')"),
+    ("concurrency 0", "concurrency = [0]", "matrix.concurrency[0]: input should be greater than or equal to 1"),
+    ("a typo in the matrix", "concurrency = [1]\nkeepalvie = [true]", "unknown key 'keepalvie' in matrix"),
+]
+CONF_EDITS: dict[str, Callable[[str], str]] = {
+    "zero repetitions": lambda conf: conf.replace("repetitions = 1", "repetitions = 0"),
+    "a typo in a profile key": lambda conf: conf.replace("warmup_requests", "warmup_reqeusts"),
+    "negative requests": lambda conf: conf.replace("requests = 50", "requests = -5"),
+}
+
+
+@pytest.mark.parametrize(("case", "subject", "conf", "message"), RECIPE_MISTAKES, ids=[m[0] for m in RECIPE_MISTAKES])
+def test_a_bad_recipe_or_conf_is_one_line_naming_file_and_key(
+    toy: ToyRecipes, case: str, subject: str, conf: str, message: str
+) -> None:
+    toy.add("toy", subject, conf=conf)
+    if case in CONF_EDITS:
+        conf_file = toy.root / "conf" / "toy.toml"
+        conf_file.write_text(CONF_EDITS[case](conf_file.read_text()))
+    assert_clean_failure(run_toy(toy, "toy"), toy, "toy", message)
+
+
+@pytest.mark.parametrize(("case", "matrix", "message"), MATRIX_MISTAKES, ids=[m[0] for m in MATRIX_MISTAKES])
+def test_a_bad_load_matrix_is_one_line_naming_the_key(toy: ToyRecipes, case: str, matrix: str, message: str) -> None:
+    toy.add("toy", toy_subject(), matrix=matrix)
+    assert_clean_failure(run_toy(toy, "toy"), toy, "toy", message)
+
+
+def test_a_claim_naming_an_unknown_cell_stops_the_run_before_any_measurement(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "data" / "cherrypy-speed", data / "cherrypy-speed")
+    published = data / "cherrypy-speed" / "published.toml"
+    published.write_text(published.read_text().replace('numerator = ["raw-wsgi", "c1"]',
+                                                       'numerator = ["raw-wsgi", "c2"]', 1))
+    result = run_invoke("recipe", "cherrypy-speed", "--profile", "quick", "--data-dir", str(tmp_path / "out"),
+                        env={"INVOKE_BENCH_DATA_DIR": str(data)})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == (f"error: {published}: claim 'raw-beats-framework-c1' names unknown cell c2: "
+                                     "I know about c1, c1-k, c10, c10-k")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_claim_bound_given_as_text_is_one_line_naming_the_key(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "data" / "cherrypy-speed", data / "cherrypy-speed")
+    published = data / "cherrypy-speed" / "published.toml"
+    published.write_text(published.read_text().replace("at_least = 1.5", 'at_least = "1.5"', 1))
+    result = run_invoke("recipe", "cherrypy-speed", "--profile", "quick", "--data-dir", str(tmp_path / "out"),
+                        env={"INVOKE_BENCH_DATA_DIR": str(data)})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == (f"error: {published}: claims[0].at_least: input should be a valid number "
+                                     "(got '1.5'): fix the file")
+
+
+def test_a_data_dir_that_is_a_file_is_one_line(tmp_path: Path, toy: ToyRecipes) -> None:
+    toy.add("toy", toy_subject())
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    result = run_invoke("recipe", "toy", "--profile", "quick", "--data-dir", str(blocker), env=toy.env)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "choose a writable --data-dir" in result.stderr
+
+
+# Bad values in a stored run: (what is wrong, how the document changes, the words of the error)
+def _rep(document: dict[str, Any]) -> dict[str, Any]:
+    return document["subjects"][0]["cells"][0]["repetitions"][0]
+
+
+RUN_MISTAKES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
+    ("NaN as req/s", lambda d: _rep(d)["result"].update(requests_per_s=float("nan")),
+     "subjects[0].cells[0].repetitions[0].result.requests_per_s: input should be a finite number"),
+    ("infinity as req/s", lambda d: _rep(d)["result"].update(requests_per_s=float("inf")),
+     "result.requests_per_s: input should be a finite number"),
+    ("1e308 as req/s", lambda d: _rep(d)["result"].update(requests_per_s=1e308),
+     "result.requests_per_s: input should be less than or equal to 1000000000"),
+    ("negative req/s", lambda d: _rep(d)["result"].update(requests_per_s=-5.0),
+     "result.requests_per_s: input should be greater than or equal to 0"),
+    ("a string where a number belongs", lambda d: _rep(d).update(wall_s="fast"),
+     "repetitions[0].wall_s: input should be a valid number (got 'fast')"),
+    ("null where a number belongs", lambda d: _rep(d).update(server_cpu_s=None),
+     "repetitions[0].server_cpu_s: input should be a valid number (got None)"),
+    ("an empty list of repetitions", lambda d: d["subjects"][0]["cells"][0].update(repetitions=[]),
+     "subjects[0].cells[0].repetitions: tuple should have at least 1 item"),
+    ("a profile key missing", lambda d: d["profile"].pop("repetitions"), "profile.repetitions is missing"),
+    ("a settings key missing", lambda d: d["settings"].pop("tool_cpu"), "settings.tool_cpu is missing"),
+    ("an absolute raw output path", lambda d: _rep(d).update(raw_output="/etc/passwd"),
+     "repetitions[0].raw_output: '/etc/passwd' must be a relative path inside its folder"),
+    ("a raw output path climbing out", lambda d: _rep(d).update(raw_output="../../../../etc/passwd"),
+     "must be a relative path inside its folder"),
+]
+
+
+@pytest.fixture
+def committed_copy(tmp_path: Path) -> Path:
+    """A copy of the committed cherrypy-speed run, to break."""
+    run_dir = tmp_path / "cherrypy-speed" / list_runs(REPO / "data" / "cherrypy-speed")[-1].name
+    shutil.copytree(list_runs(REPO / "data" / "cherrypy-speed")[-1], run_dir)
+    return run_dir
+
+
+@pytest.mark.parametrize(("case", "change", "message"), RUN_MISTAKES, ids=[m[0] for m in RUN_MISTAKES])
+def test_a_bad_value_in_a_run_is_one_line_naming_the_file_and_field(
+    committed_copy: Path, case: str, change: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    document = json.loads((committed_copy / RUN_FILE).read_text())
+    change(document)
+    (committed_copy / RUN_FILE).write_text(json.dumps(document))  # json writes NaN and Infinity as such
+    with pytest.raises(BenchError) as error:
+        load_run(committed_copy)
+    text = str(error.value)
+    assert text.startswith(f"{committed_copy / RUN_FILE}: ") and message in text and "\n" not in text
+
+
+@pytest.mark.parametrize("damage", ["missing", "a directory", "not UTF-8", "a link out of the run"])
+def test_a_damaged_raw_output_is_one_line_naming_it(committed_copy: Path, damage: str) -> None:
+    run = load_run(committed_copy)
+    rep = run.subjects[0].cells[0].repetitions[0]
+    raw = committed_copy / rep.raw_output
+    raw.unlink()
+    if damage == "a directory":
+        raw.mkdir()
+    elif damage == "not UTF-8":
+        raw.write_bytes(b"Requests per second: \xff\xfe\n")
+    elif damage == "a link out of the run":
+        raw.symlink_to("/etc/passwd")
+    with pytest.raises(BenchError, match="restore the run from git") as error:
+        run.raw_text(rep)
+    assert str(raw.name) in str(error.value) or rep.raw_output in str(error.value)
+
+
+def test_a_run_file_that_is_not_utf8_is_one_line(committed_copy: Path) -> None:
+    (committed_copy / RUN_FILE).write_bytes(b'{"format_version": 2, "title": "\xff"}')
+    with pytest.raises(BenchError, match=r"run\.json: not UTF-8 text: restore it from git"):
+        load_run(committed_copy)
+
+
+def test_the_site_build_warns_about_a_hostile_run_and_publishes_no_file_outside_the_data(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "data", data)
+    run_dir = list_runs(data / "cherrypy-speed")[-1]
+    document = json.loads((run_dir / RUN_FILE).read_text())
+    _rep(document)["raw_output"] = "../../../../../../etc/passwd"
+    write_json(run_dir / RUN_FILE, document)
+    result = run_invoke("docs", "--output", str(tmp_path / "html"), "--data-dir", str(data))
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Traceback" not in output
+    assert f"WARNING: {run_dir / RUN_FILE}: subjects[0].cells[0].repetitions[0].raw_output" in output
+    built = "".join(path.read_text(errors="replace") for path in (tmp_path / "html").rglob("*.html"))
+    assert "root:x:0:0" not in built
+
+
+@pytest.mark.parametrize(("port", "message"), [
+    ("70000", "--port '70000' is not a port: give a number from 1 to 65535, or 0 for any free port"),
+    ("abc", "--port 'abc' is not a port"),
+])
+def test_serve_refuses_a_port_that_is_not_one(port: str, message: str) -> None:
+    result = run_invoke("serve", "--port", port, timeout=30)
+    assert result.returncode == 1 and result.stderr.strip().startswith(f"error: {message}")
+
+
+def test_serve_refuses_a_port_in_use_and_names_the_bound_port(committed_site: Path) -> None:
+    env = {"INVOKE_BENCH_BUILD_DIR": str(committed_site)}
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        result = run_invoke("serve", "--port", str(taken), env=env, timeout=30)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().startswith(f"error: cannot listen on 127.0.0.1:{taken} (Address already in use)")
+    server = subprocess.Popen([*INVOKE, "serve", "--port", "0"], cwd=REPO, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, **env})
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert "http://127.0.0.1:0/" not in line and line.startswith(f"serving {committed_site} on http://127.0.0.1:")
+
+
+def test_extra_pytest_arguments_are_split_as_a_shell_would() -> None:
+    result = run_invoke("test", "--args", "--collect-only -q -k 'serve_refuses and not in_use' "
+                        "tests/test_strict_inputs.py", timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"\b2/\d+ tests collected", result.stdout), result.stdout
