@@ -34,8 +34,9 @@ def reported(body: F) -> F:
         except BenchError as error:
             raise Exit(f"error: {error}", code=1) from None
         except KeyboardInterrupt:
-            raise Exit("interrupted: every server this task started is stopped; an unfinished run is not kept",
-                       code=130) from None
+            raise Exit(
+                "interrupted: every server this task started is stopped; an unfinished run is not kept", code=130
+            ) from None
 
     return run  # type: ignore[return-value]
 
@@ -105,8 +106,15 @@ def docs(c: Context, data_dir: str = "", output: str = "") -> None:
     """Build the site from the committed data (no benchmark runs), warnings fatal."""
     from sphinx.cmd.build import build_main
 
-    argv = ["-W", "-n", "--keep-going", "-b", "html", str(_path(c, "docs_dir")),
-            str(Path(output).resolve() if output else _path(c, "build_dir"))]
+    argv = [
+        "-W",
+        "-n",
+        "--keep-going",
+        "-b",
+        "html",
+        str(_path(c, "docs_dir")),
+        str(Path(output).resolve() if output else _path(c, "build_dir")),
+    ]
     if data_dir:
         argv += ["-D", f"bench_data_dir={Path(data_dir).resolve()}"]
     if build_main(argv) != 0:
@@ -166,8 +174,12 @@ def test(c: Context, args: str = "") -> None:
 )
 @reported
 def overhead(
-    c: Context, recipe_name: str = "cherrypy-speed", subject: str = "raw-wsgi", cell: str = "c10",
-    rounds: int = 20, requests: int = 1000,
+    c: Context,
+    recipe_name: str = "cherrypy-speed",
+    subject: str = "raw-wsgi",
+    cell: str = "c10",
+    rounds: int = 20,
+    requests: int = 1000,
 ) -> None:
     """Benchmark the harness: its req/s against bare `ab` of the same argv, interleaved."""
     from benchsite.model.recipe import load_recipe
@@ -177,9 +189,11 @@ def overhead(
         raise BenchError("--rounds and --requests must be at least 1")
     loaded = load_recipe(recipe_name, _path(c, "recipes_dir"), _path(c, "conf_dir"))
     record, run_dir = compare_with_bare_ab(loaded, subject, cell, rounds, requests, _path(c, "data_dir"), ROOT)
-    print(f"harness median {record.harness_rps_median:,.1f} req/s, bare ab median "
-          f"{record.bare_rps_median:,.1f} req/s: {record.difference_percent:+.1f}% "
-          f"({rounds} rounds each; raw outputs in {run_dir})")
+    print(
+        f"harness median {record.harness_rps_median:,.1f} req/s, bare ab median "
+        f"{record.bare_rps_median:,.1f} req/s: {record.difference_percent:+.1f}% "
+        f"({rounds} rounds each; raw outputs in {run_dir})"
+    )
 
 
 @task(help={"name": "the new recipe's name: lowercase letters, digits and hyphens (e.g. my-servers)"})

@@ -10,7 +10,7 @@ from benchsite.errors import BenchError
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
-RECIPE = Template('''# $title: what this page compares. Add subjects and cells; see docs/contributing.rst.
+RECIPE = Template("""# $title: what this page compares. Add subjects and cells; see docs/contributing.rst.
 title = "$title"
 packages = ["cheroot"]
 
@@ -24,7 +24,7 @@ expect = { status = 200, body = "Hello" }
 tool = "ab"
 concurrency = [10]
 keepalive = [false]
-''')
+""")
 
 APP = '''"""The subject of this recipe: a WSGI app on cheroot. Usage: python app.py PORT"""
 
@@ -43,7 +43,7 @@ if __name__ == "__main__":
     wsgi.Server(("127.0.0.1", int(sys.argv[1])), app).safe_start()
 '''
 
-CONF = Template('''# Tunable parameters of the $name recipe.
+CONF = Template("""# Tunable parameters of the $name recipe.
 
 [settings]
 server_cpu = 0
@@ -62,9 +62,9 @@ warmup_requests = 50
 requests = 1000
 repetitions = 5
 warmup_requests = 500
-''')
+""")
 
-PAGE = Template('''$title
+PAGE = Template("""$title
 $underline
 
 The question
@@ -99,7 +99,7 @@ Raw output
 ----------
 
 .. bench-raw:: $name
-''')
+""")
 
 TEST = Template('''"""The $name recipe runs against its real server (scaffolded by invoke new-page)."""
 
@@ -126,8 +126,7 @@ def new_page(name: str, root: Path) -> list[Path]:
         root / "recipes" / name / "recipe.toml": RECIPE.substitute(title=title),
         root / "recipes" / name / "app.py": APP,
         root / "conf" / f"{name}.toml": CONF.substitute(name=name),
-        root / "docs" / "recipes" / f"{name}.rst": PAGE.substitute(name=name, title=title,
-                                                                   underline="=" * len(title)),
+        root / "docs" / "recipes" / f"{name}.rst": PAGE.substitute(name=name, title=title, underline="=" * len(title)),
         root / "tests" / f"test_recipe_{name.replace('-', '_')}.py": TEST.substitute(name=name),
     }
     existing = [str(path.relative_to(root)) for path in files if path.exists()]

@@ -22,7 +22,11 @@ INVOKE = [sys.executable, "-m", "invoke"]
 def run_invoke(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run `invoke ARGS` from the repository as a user would, capturing its output."""
     return subprocess.run(
-        [*INVOKE, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout,
+        [*INVOKE, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         env={**os.environ, **(env or {})},
     )
 
@@ -59,9 +63,7 @@ class ToyRecipes:
         directory.mkdir(parents=True)
         shutil.copy(TOY_SERVER, directory / "toy_server.py")
         (directory / "recipe.toml").write_text(
-            f'title = "Toy recipe {name}"\n'
-            + textwrap.dedent(subjects)
-            + f"\n[matrix]\ntool = \"ab\"\n{matrix}\n"
+            f'title = "Toy recipe {name}"\n' + textwrap.dedent(subjects) + f'\n[matrix]\ntool = "ab"\n{matrix}\n'
         )
         (self.root / "conf").mkdir(exist_ok=True)
         (self.root / "conf" / f"{name}.toml").write_text(

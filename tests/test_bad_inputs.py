@@ -93,7 +93,8 @@ def test_an_ab_stall_is_kept_as_a_failed_cell_and_the_run_completes(toy: ToyReci
 
 def test_a_subject_whose_module_is_missing_is_skipped_with_its_reason(toy: ToyRecipes) -> None:
     absent = toy_subject(name="absent").replace(
-        'expect = {', 'requires = ["no_such_module_here"]\nskip_reason = "it was never installed"\nexpect = {')
+        "expect = {", 'requires = ["no_such_module_here"]\nskip_reason = "it was never installed"\nexpect = {'
+    )
     toy.add("optional", toy_subject() + absent)
     result = run_toy(toy, "optional")
     assert result.returncode == 0, result.stderr
@@ -103,12 +104,17 @@ def test_a_subject_whose_module_is_missing_is_skipped_with_its_reason(toy: ToyRe
     [skipped] = document["skipped"]
     assert skipped["reason"] == "it was never installed"
     assert skipped["detail"] == (
-        "import no_such_module_here failed: ModuleNotFoundError: No module named 'no_such_module_here'")
+        "import no_such_module_here failed: ModuleNotFoundError: No module named 'no_such_module_here'"
+    )
 
 
 def test_a_template_with_an_unknown_field_is_a_one_line_error(toy: ToyRecipes) -> None:
-    directory = toy.add("templated", toy_subject().replace(
-        'expect = {', 'templates = [{ source = "server.conf", target = "server.conf" }]\nexpect = {'))
+    directory = toy.add(
+        "templated",
+        toy_subject().replace(
+            "expect = {", 'templates = [{ source = "server.conf", target = "server.conf" }]\nexpect = {'
+        ),
+    )
     (directory / "server.conf").write_text("listen $port\nroot $wrokdir\n")
     result = run_toy(toy, "templated")
     assert_clean_failure(result, toy, "templated", "server.conf: unknown field $wrokdir: I know about $bin")

@@ -13,8 +13,9 @@ from urllib.parse import urljoin, urlparse
 import pytest
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
-                                reason="needs Debian's chromium and chromium-driver (invoke setup installs them)")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and CHROMEDRIVER), reason="needs Debian's chromium and chromium-driver (invoke setup installs them)"
+)
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -43,9 +44,18 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
@@ -56,12 +66,18 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
 
 def pages(site: Path) -> list[str]:
-    return sorted(str(path.relative_to(site)) for path in site.rglob("*.html")
-                  if not path.relative_to(site).parts[0].startswith("_"))
+    return sorted(
+        str(path.relative_to(site))
+        for path in site.rglob("*.html")
+        if not path.relative_to(site).parts[0].startswith("_")
+    )
 
 
 def test_every_page_renders_its_images_logs_no_errors_and_links_only_to_pages_that_exist(
-    committed_site: Path, site_url: str, browser: object, tmp_path_factory: pytest.TempPathFactory,
+    committed_site: Path,
+    site_url: str,
+    browser: object,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     screenshots = tmp_path_factory.mktemp("screenshots")
     checked = pages(committed_site)
@@ -72,10 +88,14 @@ def test_every_page_renders_its_images_logs_no_errors_and_links_only_to_pages_th
         browser.get(url)
         browser.save_screenshot(str(screenshots / (page.replace("/", "_") + ".png")))
         broken_images = browser.execute_script(
-            "return [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
+            "return [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
+        )
         problems += [f"{page}: image did not render: {src}" for src in broken_images]
-        problems += [f"{page}: console {entry['level']}: {entry['message']}"
-                     for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+        problems += [
+            f"{page}: console {entry['level']}: {entry['message']}"
+            for entry in browser.get_log("browser")
+            if entry["level"] == "SEVERE"
+        ]
         for href in browser.execute_script("return [...document.querySelectorAll('a[href]')].map(a => a.href)"):
             target = urlparse(href)
             if not href.startswith(site_url) or not target.path:

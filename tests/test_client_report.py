@@ -31,8 +31,11 @@ def test_failed_requests_do_not_count_as_complete() -> None:
 
 @pytest.mark.parametrize(
     ("report", "message"),
-    [("", "printed nothing"), ("Traceback (most recent call last):\n", "not JSON"),
-     ('{"client": "requests"}', "lacks mode, url, requests")],
+    [
+        ("", "printed nothing"),
+        ("Traceback (most recent call last):\n", "not JSON"),
+        ('{"client": "requests"}', "lacks mode, url, requests"),
+    ],
 )
 def test_rejects_anything_but_a_complete_report(report: str, message: str) -> None:
     with pytest.raises(ClientParseError, match=message):

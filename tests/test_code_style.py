@@ -57,7 +57,8 @@ def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
     for path in sorted((PACKAGE / layer).rglob("*.py")):
         for name in package_imports(path):
             assert any(name == allowed or name.startswith(allowed + ".") for allowed in ALLOWED[layer]), (
-                f"{path.relative_to(REPO)} imports benchsite.{name}")
+                f"{path.relative_to(REPO)} imports benchsite.{name}"
+            )
 
 
 def test_the_sphinx_extension_loads_without_the_runner_or_psutil() -> None:

@@ -8,9 +8,20 @@ from benchsite.model.recipe import load_recipe
 from benchsite.run.runner import render_templates
 from conftest import REPO
 
-VALUES = {"port": "8123", "workdir": "/tmp/w", "port_hello_scgi": "9001", "port_django_scgi": "9002",
-          "recipe_dir": "/r", "site_packages": "/sp", "user": "www-data", "group": "www-data",
-          "python": "python3", "bin": "/b", "host": "127.0.0.1", "port2": "8124"}
+VALUES = {
+    "port": "8123",
+    "workdir": "/tmp/w",
+    "port_hello_scgi": "9001",
+    "port_django_scgi": "9002",
+    "recipe_dir": "/r",
+    "site_packages": "/sp",
+    "user": "www-data",
+    "group": "www-data",
+    "python": "python3",
+    "bin": "/b",
+    "host": "127.0.0.1",
+    "port2": "8124",
+}
 
 
 def render(subject_name: str, tmp_path: Path) -> dict[str, str]:

@@ -90,8 +90,19 @@ def test_parsed_values_equal_the_raw_output_files(site: Site, recipe: str) -> No
 
 def test_every_bottle_adapter_that_installs_answers_and_the_others_say_why(site: Site) -> None:
     run = site.runs["bottle-adapters"]
-    assert {s.name for s in run.subjects} >= {"wsgiref", "paste", "cheroot", "tornado", "waitress", "gunicorn",
-                                              "twisted", "bjoern", "meinheld", "gevent", "eventlet"}
+    assert {s.name for s in run.subjects} >= {
+        "wsgiref",
+        "paste",
+        "cheroot",
+        "tornado",
+        "waitress",
+        "gunicorn",
+        "twisted",
+        "bjoern",
+        "meinheld",
+        "gevent",
+        "eventlet",
+    }
     for subject in run.subjects:
         assert subject.verification.body == "Hello World"
         assert all(not summarize(cell).problems for cell in subject.cells), subject.name
@@ -115,8 +126,15 @@ def test_every_client_reports_its_own_cpu_against_the_pinned_api(site: Site) -> 
     run = site.runs["http-clients"]
     assert run.subject("api").role == "backend" and run.subject("api").server_software.startswith("nginx/")
     clients = {s.name for s in run.measured}
-    assert {"pycurl-reuse-discard", "requests-reuse", "requests-noreuse", "urllib3-reuse", "urllib-noreuse",
-            "httpx-reuse", "aiohttp-noreuse"} <= clients
+    assert {
+        "pycurl-reuse-discard",
+        "requests-reuse",
+        "requests-noreuse",
+        "urllib3-reuse",
+        "urllib-noreuse",
+        "httpx-reuse",
+        "aiohttp-noreuse",
+    } <= clients
     for subject in run.measured:
         for cell in subject.cells:
             summary = summarize(cell)
@@ -196,7 +214,8 @@ def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> 
             assert row[3] == f"{fmt_rps(summary.rps_min)} – {fmt_rps(summary.rps_max)}"
             assert row[5] == fmt_us(summary.server_cpu_us_per_request_median)
             assert f'href="#bench-raw-{recipe}-{subject.name}-{cell.name}"' in html or (
-                f"raw/{recipe}.html#bench-raw-{recipe}-{subject.name}-{cell.name}" in html)
+                f"raw/{recipe}.html#bench-raw-{recipe}-{subject.name}-{cell.name}" in html
+            )
     for skipped in run.skipped:
         assert rows[(skipped.label, "—")][10].startswith(f"DID NOT RUN: {skipped.reason}")
     charts = re.findall(r'<img src="\.\./_images/(bench-[0-9a-f]{16}\.svg)" alt="([^"]+)"', html)
@@ -227,8 +246,11 @@ def test_the_raw_listings_hold_the_tools_output_verbatim(site: Site) -> None:
     html = unescape((site.html_dir / PAGE).read_text())
     for subject in run.subjects:
         for cell in subject.cells:
-            line = next(line for line in run.raw_text(cell.repetitions[0]).splitlines()
-                        if line.startswith("Requests per second"))
+            line = next(
+                line
+                for line in run.raw_text(cell.repetitions[0]).splitlines()
+                if line.startswith("Requests per second")
+            )
             assert line in html
     assert "Test 7" in html and "1,008.08" in html  # the published figures, parsed from the seed's report
 
@@ -273,9 +295,14 @@ def test_a_broken_data_file_is_a_warning_naming_it_not_a_traceback(tmp_path: Pat
 
 def test_ctrl_c_mid_run_stops_every_server_and_keeps_no_run(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    process = subprocess.Popen([*INVOKE, "recipe", RECIPE, "--profile", "full", "--data-dir", str(data_dir)],
-                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [*INVOKE, "recipe", RECIPE, "--profile", "full", "--data-dir", str(data_dir)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         for line in process.stderr:  # wait until load is running
             if "rep 1/5" in line:
@@ -305,4 +332,5 @@ def test_a_claim_naming_an_unknown_cell_is_a_warning_naming_the_file(tmp_path: P
     result = _build(tmp_path, "--data-dir", str(data))
     assert result.returncode != 0
     assert f"WARNING: {published}: claim 'raw-beats-framework-c1' names unknown cell c2: I know about c1, c1-k" in (
-        result.stdout + result.stderr)
+        result.stdout + result.stderr
+    )

@@ -94,8 +94,17 @@ class Table:
 
 
 def test_a_ratio_claim_is_decided_by_its_bounds_or_cannot_run() -> None:
-    claim = parse_claim({"id": "x", "text": "t", "kind": "ratio", "numerator": ["a", "c1"],
-                         "denominator": ["b", "c1"], "at_least": 1.5}, "p")
+    claim = parse_claim(
+        {
+            "id": "x",
+            "text": "t",
+            "kind": "ratio",
+            "numerator": ["a", "c1"],
+            "denominator": ["b", "c1"],
+            "at_least": 1.5,
+        },
+        "p",
+    )
     published = Table({("a", "c1"): 200.0, ("b", "c1"): 100.0})
     assert evaluate(claim, Table({("a", "c1"): 140.0, ("b", "c1"): 100.0}), published).status == NOT_REPRODUCED
     assert evaluate(claim, Table({("a", "c1"): 150.0, ("b", "c1"): 100.0}), published).status == REPRODUCED
@@ -119,16 +128,28 @@ def test_a_fastest_claim_needs_the_subject_ahead_in_every_cell() -> None:
 
 
 def test_a_fastest_claim_can_limit_its_competitors() -> None:
-    claim = parse_claim({"id": "x", "text": "t", "kind": "fastest", "subject": "a", "cells": ["c1"],
-                         "among": ["a", "b"]}, "p")
+    claim = parse_claim(
+        {"id": "x", "text": "t", "kind": "fastest", "subject": "a", "cells": ["c1"], "among": ["a", "b"]}, "p"
+    )
     figures = Table({("a", "c1"): 9.0, ("b", "c1"): 5.0, ("native", "c1"): 50.0})
     assert evaluate(claim, figures, figures).status == REPRODUCED
 
 
 def test_a_wrk_cell_says_nothing_about_keepalive() -> None:
     result = parse_wrk_output((FIXTURES / "wrk" / "wrk-4.1.0-cheroot-c10.txt").read_text())
-    rep = Repetition(index=1, argv=("wrk",), exit_code=0, timed_out=False, raw_output="raw.txt", wall_s=2.0,
-                     tool_cpu_s=0.1, server_cpu_s=0.5, backend_cpu_s={}, result=result, error=None)
+    rep = Repetition(
+        index=1,
+        argv=("wrk",),
+        exit_code=0,
+        timed_out=False,
+        raw_output="raw.txt",
+        wall_s=2.0,
+        tool_cpu_s=0.1,
+        server_cpu_s=0.5,
+        backend_cpu_s={},
+        result=result,
+        error=None,
+    )
     cell = WrkCell(name="wrk-c10", label="wrk -c 10", connections=10, duration_s=2, repetitions=(rep,))
     summary = summarize(cell)
     assert summary.keepalive_honoured is None

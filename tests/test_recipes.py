@@ -46,6 +46,9 @@ def test_a_profile_naming_an_unknown_cell_is_an_error(tmp_path: Path) -> None:
     conf = tmp_path / "conf"
     conf.mkdir()
     (conf / "cherrypy-speed.toml").write_text("[profiles.quick]\nrequests = 10\nrepetitions = 1\ncells = ['c5']\n")
-    with pytest.raises(BenchError, match=r"cherrypy-speed\.toml: profiles\.quick\.cells: c5 unknown: "
-                                         "I know about c1, c1-k, c10, c10-k: fix the file"):
+    with pytest.raises(
+        BenchError,
+        match=r"cherrypy-speed\.toml: profiles\.quick\.cells: c5 unknown: "
+        "I know about c1, c1-k, c10, c10-k: fix the file",
+    ):
         load_recipe("cherrypy-speed", REPO / "recipes", conf)

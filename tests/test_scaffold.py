@@ -12,8 +12,14 @@ from conftest import REPO
 
 
 def invoke_in(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "invoke", *args], cwd=root, capture_output=True, text=True,
-                          timeout=600, env=os.environ.copy())
+    return subprocess.run(
+        [sys.executable, "-m", "invoke", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ.copy(),
+    )
 
 
 def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> None:
@@ -33,4 +39,5 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
     again = invoke_in(root, "new-page", "demo-servers")
     assert again.returncode == 1 and again.stderr.strip().startswith("error: recipes/demo-servers/recipe.toml")
     assert invoke_in(root, "new-page", "Bad_Name").stderr.strip() == (
-        "error: 'Bad_Name' is not a recipe name: use lowercase letters, digits and hyphens (like my-servers)")
+        "error: 'Bad_Name' is not a recipe name: use lowercase letters, digits and hyphens (like my-servers)"
+    )

@@ -41,12 +41,28 @@ def one_cell_document() -> dict:
     document = committed_document().to_json()
     subject = document["subjects"][0]
     cell = subject["cells"][0]
-    ok = Repetition(index=1, argv=("ab", "-k", "-n", "1000"), exit_code=0, timed_out=False, raw_output="raw/rep-1.txt",
-                    wall_s=0.3, tool_cpu_s=0.1, server_cpu_s=0.2, backend_cpu_s={}, result=parse_ab_output(REPORT),
-                    error=None)
-    failed = ok.model_copy(update={"index": 2, "exit_code": 119, "result": None, "raw_output": "raw/rep-2.txt",
-                                   "error": "ab exited with code 119: apr_pollset_poll: The timeout specified has "
-                                            "expired (70007)"})
+    ok = Repetition(
+        index=1,
+        argv=("ab", "-k", "-n", "1000"),
+        exit_code=0,
+        timed_out=False,
+        raw_output="raw/rep-1.txt",
+        wall_s=0.3,
+        tool_cpu_s=0.1,
+        server_cpu_s=0.2,
+        backend_cpu_s={},
+        result=parse_ab_output(REPORT),
+        error=None,
+    )
+    failed = ok.model_copy(
+        update={
+            "index": 2,
+            "exit_code": 119,
+            "result": None,
+            "raw_output": "raw/rep-2.txt",
+            "error": "ab exited with code 119: apr_pollset_poll: The timeout specified has expired (70007)",
+        }
+    )
     cell["repetitions"] = [ok.to_json(), failed.to_json()]
     subject["cells"] = [cell]
     document["subjects"] = [subject]
@@ -63,8 +79,10 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
     assert json.loads((run_dir / RUN_FILE).read_text()) == run.to_json()
 
 
-@pytest.mark.parametrize("fixture", ["v1-first-shape-cherrypy-speed.json", "v1-second-shape-wsgi-servers.json",
-                                     "v1-second-shape-http-clients.json"])
+@pytest.mark.parametrize(
+    "fixture",
+    ["v1-first-shape-cherrypy-speed.json", "v1-second-shape-wsgi-servers.json", "v1-second-shape-http-clients.json"],
+)
 def test_both_shapes_of_version_1_upgrade_to_version_2(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = RunDocument.read(old, RUNS / fixture)
@@ -95,8 +113,9 @@ def test_the_upgrade_fills_what_the_first_runs_did_not_record_explicitly() -> No
     upgraded = run_v1_to_v2(json.loads((RUNS / "v1-first-shape-cherrypy-speed.json").read_text()))
     assert upgraded["settings"]["wrk_path"] == "wrk" and upgraded["skipped"] == []
     assert upgraded["profile"]["cell_requests"] == {} and upgraded["profile"]["warmup_cells"] == []
-    assert all(rep["result"]["tool"] == "ab" for s in upgraded["subjects"] for c in s["cells"]
-               for rep in c["repetitions"])
+    assert all(
+        rep["result"]["tool"] == "ab" for s in upgraded["subjects"] for c in s["cells"] for rep in c["repetitions"]
+    )
 
 
 def test_an_overhead_record_of_version_1_upgrades_with_the_same_figures() -> None:
@@ -150,8 +169,12 @@ def test_a_data_dir_that_cannot_be_written_is_a_one_line_error(tmp_path: Path) -
 
 
 def test_the_latest_run_is_the_newest_run_id_of_the_profile(tmp_path: Path) -> None:
-    for run_id in ("20260102T000000Z-full", "20260101T000000Z-full", "20260103T000000Z-quick",
-                   ".incomplete-20260104T000000Z-full"):
+    for run_id in (
+        "20260102T000000Z-full",
+        "20260101T000000Z-full",
+        "20260103T000000Z-quick",
+        ".incomplete-20260104T000000Z-full",
+    ):
         (tmp_path / run_id).mkdir()
         (tmp_path / run_id / RUN_FILE).write_text("{}")
     assert latest_run(tmp_path) == tmp_path / "20260103T000000Z-quick"

@@ -26,28 +26,63 @@ from conftest import INVOKE, REPO, ToyRecipes, run_invoke, toy_subject
 
 # (what is wrong, the recipe.toml subject text or matrix, the conf text, the words the error must hold)
 RECIPE_MISTAKES = [
-    ("an integer in argv", toy_subject().replace('"{port}"', '"{port}", 5'), "", "recipe.toml: subjects[0].argv[3]: "
-     "input should be a valid string (got 5)"),
-    ("a typo in a subject key", toy_subject().replace("expect =", "bdoy = 'x'\nexpect ="), "",
-     "recipe.toml: unknown key 'bdoy' in subjects[0]: I know about argv, cells, expect"),
-    ("a typo in requires", toy_subject().replace("expect =", "requirse = ['x']\nexpect ="), "",
-     "unknown key 'requirse' in subjects[0]"),
-    ("a template without target", toy_subject().replace("expect =", "templates = [{ source = 'a.conf' }]\nexpect ="),
-     "", "recipe.toml: subjects[0].templates[0].target is missing: add it"),
-    ("an unknown role", toy_subject().replace("expect =", "role = 'sever'\nexpect ="), "",
-     "recipe.toml: subjects[0]: role sever is unknown: use one of server, ceiling, backend, client"),
-    ("a port as a string", toy_subject(), '[settings]\nport = "8080"\n',
-     "toy.toml: settings.port: input should be a valid integer (got '8080')"),
-    ("a timeout that is not a number", toy_subject(), '[settings]\ncell_timeout_s = "x"\n',
-     "settings.cell_timeout_s: input should be a valid number (got 'x')"),
+    (
+        "an integer in argv",
+        toy_subject().replace('"{port}"', '"{port}", 5'),
+        "",
+        "recipe.toml: subjects[0].argv[3]: input should be a valid string (got 5)",
+    ),
+    (
+        "a typo in a subject key",
+        toy_subject().replace("expect =", "bdoy = 'x'\nexpect ="),
+        "",
+        "recipe.toml: unknown key 'bdoy' in subjects[0]: I know about argv, cells, expect",
+    ),
+    (
+        "a typo in requires",
+        toy_subject().replace("expect =", "requirse = ['x']\nexpect ="),
+        "",
+        "unknown key 'requirse' in subjects[0]",
+    ),
+    (
+        "a template without target",
+        toy_subject().replace("expect =", "templates = [{ source = 'a.conf' }]\nexpect ="),
+        "",
+        "recipe.toml: subjects[0].templates[0].target is missing: add it",
+    ),
+    (
+        "an unknown role",
+        toy_subject().replace("expect =", "role = 'sever'\nexpect ="),
+        "",
+        "recipe.toml: subjects[0]: role sever is unknown: use one of server, ceiling, backend, client",
+    ),
+    (
+        "a port as a string",
+        toy_subject(),
+        '[settings]\nport = "8080"\n',
+        "toy.toml: settings.port: input should be a valid integer (got '8080')",
+    ),
+    (
+        "a timeout that is not a number",
+        toy_subject(),
+        '[settings]\ncell_timeout_s = "x"\n',
+        "settings.cell_timeout_s: input should be a valid number (got 'x')",
+    ),
     ("zero repetitions", toy_subject(), "", "profiles.quick.repetitions: input should be greater than or equal to 1"),
     ("a typo in a profile key", toy_subject(), "", "unknown key 'warmup_reqeusts' in profiles.quick: I know about"),
-    ("negative requests", toy_subject(), "", "profiles.quick.requests: input should be greater than or equal to 1 "
-     "(got -5)"),
+    (
+        "negative requests",
+        toy_subject(),
+        "",
+        "profiles.quick.requests: input should be greater than or equal to 1 (got -5)",
+    ),
 ]
 MATRIX_MISTAKES = [
-    ("strings as concurrencies", 'concurrency = ["1", "10"]', "matrix.concurrency[0]: input should be a valid "
-     "integer (got '1')"),
+    (
+        "strings as concurrencies",
+        'concurrency = ["1", "10"]',
+        "matrix.concurrency[0]: input should be a valid integer (got '1')",
+    ),
     ("concurrency 0", "concurrency = [0]", "matrix.concurrency[0]: input should be greater than or equal to 1"),
     ("a typo in the matrix", "concurrency = [1]\nkeepalvie = [true]", "unknown key 'keepalvie' in matrix"),
 ]
@@ -79,13 +114,22 @@ def test_a_claim_naming_an_unknown_cell_stops_the_run_before_any_measurement(tmp
     data = tmp_path / "data"
     shutil.copytree(REPO / "data" / "cherrypy-speed", data / "cherrypy-speed")
     published = data / "cherrypy-speed" / "published.toml"
-    published.write_text(published.read_text().replace('numerator = ["raw-wsgi", "c1"]',
-                                                       'numerator = ["raw-wsgi", "c2"]', 1))
-    result = run_invoke("recipe", "cherrypy-speed", "--profile", "quick", "--data-dir", str(tmp_path / "out"),
-                        env={"INVOKE_BENCH_DATA_DIR": str(data)})
+    published.write_text(
+        published.read_text().replace('numerator = ["raw-wsgi", "c1"]', 'numerator = ["raw-wsgi", "c2"]', 1)
+    )
+    result = run_invoke(
+        "recipe",
+        "cherrypy-speed",
+        "--profile",
+        "quick",
+        "--data-dir",
+        str(tmp_path / "out"),
+        env={"INVOKE_BENCH_DATA_DIR": str(data)},
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert result.stderr.strip() == (f"error: {published}: claim 'raw-beats-framework-c1' names unknown cell c2: "
-                                     "I know about c1, c1-k, c10, c10-k")
+    assert result.stderr.strip() == (
+        f"error: {published}: claim 'raw-beats-framework-c1' names unknown cell c2: I know about c1, c1-k, c10, c10-k"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -94,11 +138,19 @@ def test_a_claim_bound_given_as_text_is_one_line_naming_the_key(tmp_path: Path) 
     shutil.copytree(REPO / "data" / "cherrypy-speed", data / "cherrypy-speed")
     published = data / "cherrypy-speed" / "published.toml"
     published.write_text(published.read_text().replace("at_least = 1.5", 'at_least = "1.5"', 1))
-    result = run_invoke("recipe", "cherrypy-speed", "--profile", "quick", "--data-dir", str(tmp_path / "out"),
-                        env={"INVOKE_BENCH_DATA_DIR": str(data)})
+    result = run_invoke(
+        "recipe",
+        "cherrypy-speed",
+        "--profile",
+        "quick",
+        "--data-dir",
+        str(tmp_path / "out"),
+        env={"INVOKE_BENCH_DATA_DIR": str(data)},
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert result.stderr.strip() == (f"error: {published}: claims[0].at_least: input should be a valid number "
-                                     "(got '1.5'): fix the file")
+    assert result.stderr.strip() == (
+        f"error: {published}: claims[0].at_least: input should be a valid number (got '1.5'): fix the file"
+    )
 
 
 def test_a_data_dir_that_is_a_file_is_one_line(tmp_path: Path, toy: ToyRecipes) -> None:
@@ -116,26 +168,53 @@ def _rep(document: dict[str, Any]) -> dict[str, Any]:
 
 
 RUN_MISTAKES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
-    ("NaN as req/s", lambda d: _rep(d)["result"].update(requests_per_s=float("nan")),
-     "subjects[0].cells[0].repetitions[0].result.requests_per_s: input should be a finite number"),
-    ("infinity as req/s", lambda d: _rep(d)["result"].update(requests_per_s=float("inf")),
-     "result.requests_per_s: input should be a finite number"),
-    ("1e308 as req/s", lambda d: _rep(d)["result"].update(requests_per_s=1e308),
-     "result.requests_per_s: input should be less than or equal to 1000000000"),
-    ("negative req/s", lambda d: _rep(d)["result"].update(requests_per_s=-5.0),
-     "result.requests_per_s: input should be greater than or equal to 0"),
-    ("a string where a number belongs", lambda d: _rep(d).update(wall_s="fast"),
-     "repetitions[0].wall_s: input should be a valid number (got 'fast')"),
-    ("null where a number belongs", lambda d: _rep(d).update(server_cpu_s=None),
-     "repetitions[0].server_cpu_s: input should be a valid number (got None)"),
-    ("an empty list of repetitions", lambda d: d["subjects"][0]["cells"][0].update(repetitions=[]),
-     "subjects[0].cells[0].repetitions: tuple should have at least 1 item"),
+    (
+        "NaN as req/s",
+        lambda d: _rep(d)["result"].update(requests_per_s=float("nan")),
+        "subjects[0].cells[0].repetitions[0].result.requests_per_s: input should be a finite number",
+    ),
+    (
+        "infinity as req/s",
+        lambda d: _rep(d)["result"].update(requests_per_s=float("inf")),
+        "result.requests_per_s: input should be a finite number",
+    ),
+    (
+        "1e308 as req/s",
+        lambda d: _rep(d)["result"].update(requests_per_s=1e308),
+        "result.requests_per_s: input should be less than or equal to 1000000000",
+    ),
+    (
+        "negative req/s",
+        lambda d: _rep(d)["result"].update(requests_per_s=-5.0),
+        "result.requests_per_s: input should be greater than or equal to 0",
+    ),
+    (
+        "a string where a number belongs",
+        lambda d: _rep(d).update(wall_s="fast"),
+        "repetitions[0].wall_s: input should be a valid number (got 'fast')",
+    ),
+    (
+        "null where a number belongs",
+        lambda d: _rep(d).update(server_cpu_s=None),
+        "repetitions[0].server_cpu_s: input should be a valid number (got None)",
+    ),
+    (
+        "an empty list of repetitions",
+        lambda d: d["subjects"][0]["cells"][0].update(repetitions=[]),
+        "subjects[0].cells[0].repetitions: tuple should have at least 1 item",
+    ),
     ("a profile key missing", lambda d: d["profile"].pop("repetitions"), "profile.repetitions is missing"),
     ("a settings key missing", lambda d: d["settings"].pop("tool_cpu"), "settings.tool_cpu is missing"),
-    ("an absolute raw output path", lambda d: _rep(d).update(raw_output="/etc/passwd"),
-     "repetitions[0].raw_output: '/etc/passwd' must be a relative path inside its folder"),
-    ("a raw output path climbing out", lambda d: _rep(d).update(raw_output="../../../../etc/passwd"),
-     "must be a relative path inside its folder"),
+    (
+        "an absolute raw output path",
+        lambda d: _rep(d).update(raw_output="/etc/passwd"),
+        "repetitions[0].raw_output: '/etc/passwd' must be a relative path inside its folder",
+    ),
+    (
+        "a raw output path climbing out",
+        lambda d: _rep(d).update(raw_output="../../../../etc/passwd"),
+        "must be a relative path inside its folder",
+    ),
 ]
 
 
@@ -198,10 +277,13 @@ def test_the_site_build_warns_about_a_hostile_run_and_publishes_no_file_outside_
     assert "root:x:0:0" not in built
 
 
-@pytest.mark.parametrize(("port", "message"), [
-    ("70000", "--port '70000' is not a port: give a number from 1 to 65535, or 0 for any free port"),
-    ("abc", "--port 'abc' is not a port"),
-])
+@pytest.mark.parametrize(
+    ("port", "message"),
+    [
+        ("70000", "--port '70000' is not a port: give a number from 1 to 65535, or 0 for any free port"),
+        ("abc", "--port 'abc' is not a port"),
+    ],
+)
 def test_serve_refuses_a_port_that_is_not_one(port: str, message: str) -> None:
     result = run_invoke("serve", "--port", port, timeout=30)
     assert result.returncode == 1 and result.stderr.strip().startswith(f"error: {message}")
@@ -216,8 +298,9 @@ def test_serve_refuses_a_port_in_use_and_names_the_bound_port(committed_site: Pa
         result = run_invoke("serve", "--port", str(taken), env=env, timeout=30)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.strip().startswith(f"error: cannot listen on 127.0.0.1:{taken} (Address already in use)")
-    server = subprocess.Popen([*INVOKE, "serve", "--port", "0"], cwd=REPO, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, **env})
+    server = subprocess.Popen(
+        [*INVOKE, "serve", "--port", "0"], cwd=REPO, stderr=subprocess.PIPE, text=True, env={**os.environ, **env}
+    )
     try:
         assert server.stderr is not None
         line = server.stderr.readline()
@@ -228,7 +311,8 @@ def test_serve_refuses_a_port_in_use_and_names_the_bound_port(committed_site: Pa
 
 
 def test_extra_pytest_arguments_are_split_as_a_shell_would() -> None:
-    result = run_invoke("test", "--args", "--collect-only -q -k 'serve_refuses and not in_use' "
-                        "tests/test_strict_inputs.py", timeout=120)
+    result = run_invoke(
+        "test", "--args", "--collect-only -q -k 'serve_refuses and not in_use' tests/test_strict_inputs.py", timeout=120
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"\b2/\d+ tests collected", result.stdout), result.stdout

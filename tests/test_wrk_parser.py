@@ -26,8 +26,16 @@ def test_reads_every_figure_of_a_latency_report() -> None:
 
 def test_reads_socket_errors_and_non_2xx_answers() -> None:
     result = parse_wrk_output((WRK / "wrk-4.1.0-errors.txt").read_text())
-    assert result.failed_requests == (result.socket_errors_connect + result.socket_errors_read
-                                      + result.socket_errors_write + result.socket_errors_timeout) > 0
+    assert (
+        result.failed_requests
+        == (
+            result.socket_errors_connect
+            + result.socket_errors_read
+            + result.socket_errors_write
+            + result.socket_errors_timeout
+        )
+        > 0
+    )
     assert result.non_2xx_responses > 0
 
 
@@ -45,4 +53,15 @@ def test_rejects_empty_output() -> None:
 
 def test_builds_a_bounded_argv() -> None:
     assert build_argv(url="http://127.0.0.1:1/", connections=10, threads=1, duration_s=3, timeout_s=5) == [
-        "wrk", "--latency", "-t", "1", "-c", "10", "-d", "3s", "--timeout", "5s", "http://127.0.0.1:1/"]
+        "wrk",
+        "--latency",
+        "-t",
+        "1",
+        "-c",
+        "10",
+        "-d",
+        "3s",
+        "--timeout",
+        "5s",
+        "http://127.0.0.1:1/",
+    ]

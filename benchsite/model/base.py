@@ -69,8 +69,9 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 
 def _keyed_by_name(annotation: Any) -> bool:
     """Whether a field is a table of records keyed by name ([profiles.full]): its next step is a key."""
-    return get_origin(annotation) is dict or any(_keyed_by_name(a) for a in get_args(annotation)
-                                                  if get_origin(a) is not None)
+    return get_origin(annotation) is dict or any(
+        _keyed_by_name(a) for a in get_args(annotation) if get_origin(a) is not None
+    )
 
 
 def _tagged(model: type[BaseModel], step: str) -> bool:
@@ -79,8 +80,10 @@ def _tagged(model: type[BaseModel], step: str) -> bool:
         return False
     if getattr(model, "kind_tag", None) == step:
         return True
-    return any(get_origin(field.annotation) is Literal and get_args(field.annotation) == (step,)
-               for field in model.model_fields.values())
+    return any(
+        get_origin(field.annotation) is Literal and get_args(field.annotation) == (step,)
+        for field in model.model_fields.values()
+    )
 
 
 def _walk(root: type[BaseModel], location: tuple[int | str, ...]) -> tuple[type[BaseModel] | None, tuple]:
@@ -146,8 +149,11 @@ def describe(error: ValidationError, root: type[BaseModel], source: Path | str) 
     details = error.errors()
     locations = [tuple(detail["loc"]) for detail in details]
     # A container's error that follows from an item's (a tuple left too short) is not a problem of its own.
-    details = [d for d, loc in zip(details, locations, strict=True)
-               if not any(other[: len(loc)] == loc and other != loc for other in locations)]
+    details = [
+        d
+        for d, loc in zip(details, locations, strict=True)
+        if not any(other[: len(loc)] == loc and other != loc for other in locations)
+    ]
     what, advice = _message(details[0], root)
     more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
     return f"{source}: {what}{more}: {advice}"

@@ -39,8 +39,9 @@ class PublishedEntry(Record):
     @model_validator(mode="after")
     def _one_source(self) -> PublishedEntry:
         if self.raw_output is None and self.requests_per_s is None and self.cpu_time_s_per_10000_requests is None:
-            raise ValueError(f"{self.test} needs raw_output (the ab report), requests_per_s or "
-                             "cpu_time_s_per_10000_requests")
+            raise ValueError(
+                f"{self.test} needs raw_output (the ab report), requests_per_s or cpu_time_s_per_10000_requests"
+            )
         return self
 
 
@@ -223,8 +224,10 @@ class Published:
             for kind, named, known in (("subject", named_subjects, subjects), ("cell", named_cells, cells)):
                 unknown = sorted(named - known)
                 if unknown:
-                    raise BenchError(f"{self.path}: {where} names unknown {kind} {', '.join(unknown)}: "
-                                     f"I know about {', '.join(sorted(known))}")
+                    raise BenchError(
+                        f"{self.path}: {where} names unknown {kind} {', '.join(unknown)}: "
+                        f"I know about {', '.join(sorted(known))}"
+                    )
 
 
 def _parsed(entry: PublishedEntry, base: Path, path: Path) -> PublishedResult:
@@ -236,8 +239,9 @@ def _parsed(entry: PublishedEntry, base: Path, path: Path) -> PublishedResult:
     try:
         report = raw_output.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        raise BenchError(f"{path}: {entry.test} names {raw_output}, which cannot be read as text: "
-                         "fix raw_output") from None
+        raise BenchError(
+            f"{path}: {entry.test} names {raw_output}, which cannot be read as text: fix raw_output"
+        ) from None
     try:
         result = parse_ab_output(report)
     except BenchError as error:

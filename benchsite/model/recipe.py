@@ -137,8 +137,11 @@ class AbLoad(Record):
         if isinstance(data, dict) and isinstance(data.get("concurrency"), int):
             keepalive = data.get("keepalive") is True
             c = data["concurrency"]
-            data = {"name": f"c{c}" + ("-k" if keepalive else ""), "label": f"-c {c}" + (" -k" if keepalive else ""),
-                    **data}
+            data = {
+                "name": f"c{c}" + ("-k" if keepalive else ""),
+                "label": f"-c {c}" + (" -k" if keepalive else ""),
+                **data,
+            }
         return data
 
 
@@ -206,8 +209,11 @@ class Matrix(Record):
     variable_length: bool = False
 
     def loads(self) -> list[AbLoad]:
-        return [AbLoad.model_validate({"concurrency": c, "keepalive": k, "variable_length": self.variable_length})
-                for c in self.concurrency for k in self.keepalive]
+        return [
+            AbLoad.model_validate({"concurrency": c, "keepalive": k, "variable_length": self.variable_length})
+            for c in self.concurrency
+            for k in self.keepalive
+        ]
 
 
 class RecipeFile(Record):
@@ -233,10 +239,10 @@ class RecipeFile(Record):
         for index, subject in enumerate(self.subjects):
             unknown = [name for name in subject.cells if name not in cell_names]
             if unknown:
-                raise ValueError(f"subjects[{index}].cells: {', '.join(unknown)} unknown: "
-                                 f"I know about {', '.join(cell_names)}")
-        if any(isinstance(s, Client) for s in self.subjects) and not any(isinstance(s, Backend)
-                                                                         for s in self.subjects):
+                raise ValueError(
+                    f"subjects[{index}].cells: {', '.join(unknown)} unknown: I know about {', '.join(cell_names)}"
+                )
+        if any(isinstance(s, Client) for s in self.subjects) and not any(isinstance(s, Backend) for s in self.subjects):
             raise ValueError('clients need a subject with role = "backend" to talk to: add one')
         return self
 
@@ -264,8 +270,14 @@ class Profile(Record):
         return self.cell_requests.get(load.name, self.requests)
 
 
-PROFILE_DEFAULTS: dict[str, Any] = {"warmup_requests": 0, "subjects": [], "cells": [], "warmup_cells": [],
-                                    "wrk_duration_s": 0, "cell_requests": {}}
+PROFILE_DEFAULTS: dict[str, Any] = {
+    "warmup_requests": 0,
+    "subjects": [],
+    "cells": [],
+    "warmup_cells": [],
+    "wrk_duration_s": 0,
+    "cell_requests": {},
+}
 
 
 class Settings(Record):
@@ -281,9 +293,16 @@ class Settings(Record):
     wrk_path: Text
 
 
-SETTINGS_DEFAULTS: dict[str, Any] = {"server_cpu": 0, "tool_cpu": 1, "port": 0, "socket_timeout_s": 30,
-                                     "cell_timeout_s": 300.0, "start_timeout_s": 20.0, "ab_path": "ab",
-                                     "wrk_path": "wrk"}
+SETTINGS_DEFAULTS: dict[str, Any] = {
+    "server_cpu": 0,
+    "tool_cpu": 1,
+    "port": 0,
+    "socket_timeout_s": 30,
+    "cell_timeout_s": 300.0,
+    "start_timeout_s": 20.0,
+    "ab_path": "ab",
+    "wrk_path": "wrk",
+}
 
 
 class ConfFile(Record):
@@ -303,8 +322,10 @@ class ConfFile(Record):
             data["settings"] = {**SETTINGS_DEFAULTS, **settings}
         profiles = data.get("profiles")
         if isinstance(profiles, dict):
-            data["profiles"] = {name: {**PROFILE_DEFAULTS, **table, "name": name} if isinstance(table, dict) else table
-                                for name, table in profiles.items()}
+            data["profiles"] = {
+                name: {**PROFILE_DEFAULTS, **table, "name": name} if isinstance(table, dict) else table
+                for name, table in profiles.items()
+            }
         return data
 
 
@@ -345,14 +366,18 @@ class Recipe:
         subject_names = [s.name for s in self.subjects]
         cell_names = [c.name for c in self.loads]
         for profile in self.profiles.values():
-            for key, wanted, known in (("subjects", profile.subjects, subject_names),
-                                       ("cells", profile.cells, cell_names),
-                                       ("warmup_cells", profile.warmup_cells, cell_names),
-                                       ("cell_requests", tuple(profile.cell_requests), cell_names)):
+            for key, wanted, known in (
+                ("subjects", profile.subjects, subject_names),
+                ("cells", profile.cells, cell_names),
+                ("warmup_cells", profile.warmup_cells, cell_names),
+                ("cell_requests", tuple(profile.cell_requests), cell_names),
+            ):
                 unknown = [name for name in wanted if name not in known]
                 if unknown:
-                    raise BenchError(f"{self.conf_path}: profiles.{profile.name}.{key}: {', '.join(unknown)} "
-                                     f"unknown: I know about {', '.join(known)}: fix the file")
+                    raise BenchError(
+                        f"{self.conf_path}: profiles.{profile.name}.{key}: {', '.join(unknown)} "
+                        f"unknown: I know about {', '.join(known)}: fix the file"
+                    )
 
     def plan(self, profile: Profile) -> list[tuple[Server | Ceiling | Backend | Client, list[AnyLoad]]]:
         """The subjects a profile runs, each with the loads it runs, in recipe order; backends with none."""
@@ -363,10 +388,13 @@ class Recipe:
                 continue
             if profile.subjects and subject.name not in profile.subjects:
                 continue
-            loads = [self._shortened(load, profile) for load in self.loads
-                     if (not profile.cells or load.name in profile.cells)
-                     and (not subject.cells or load.name in subject.cells)
-                     and isinstance(load, ClientLoad) == isinstance(subject, Client)]
+            loads = [
+                self._shortened(load, profile)
+                for load in self.loads
+                if (not profile.cells or load.name in profile.cells)
+                and (not subject.cells or load.name in subject.cells)
+                and isinstance(load, ClientLoad) == isinstance(subject, Client)
+            ]
             if loads:
                 plan.append((subject, loads))
         return plan

@@ -258,8 +258,10 @@ class RunDocument(Record):
         root = self.path.resolve()
         path = (self.path / repetition.raw_output).resolve()
         if not path.is_relative_to(root):
-            raise BenchError(f"{self.run_file}: raw_output {repetition.raw_output!r} points outside the run "
-                             "directory: the page will not show it; restore the run from git")
+            raise BenchError(
+                f"{self.run_file}: raw_output {repetition.raw_output!r} points outside the run "
+                "directory: the page will not show it; restore the run from git"
+            )
         return path
 
     def raw_text(self, repetition: Repetition) -> str:

@@ -19,8 +19,12 @@ _ROLES_V1 = {"subject": "server", "server": "backend", "ceiling": "ceiling", "cl
 
 def _cell_v1_to_v2(cell: dict[str, Any]) -> dict[str, Any]:
     tool = cell["tool"]
-    common = {"tool": tool, "name": cell["name"], "label": cell["label"],
-              "repetitions": [_repetition_v1_to_v2(rep, tool) for rep in cell["repetitions"]]}
+    common = {
+        "tool": tool,
+        "name": cell["name"],
+        "label": cell["label"],
+        "repetitions": [_repetition_v1_to_v2(rep, tool) for rep in cell["repetitions"]],
+    }
     if tool == "wrk":
         return {**common, "connections": cell["concurrency"], "duration_s": cell["duration_s"]}
     if tool == "client":
@@ -74,10 +78,14 @@ def upgrade_run(data: Any, source: Path) -> Any:
         try:
             return run_v1_to_v2(data)
         except (KeyError, TypeError, AttributeError) as error:
-            raise BenchError(f"{source}: a version 1 document without {error} cannot be upgraded: "
-                             "restore it from git or re-run the recipe") from None
-    raise BenchError(f"{source}: data format version {version!r}, but this harness reads versions 1 and "
-                     f"{FORMAT_VERSION}: update the harness (git pull) or re-run the recipe")
+            raise BenchError(
+                f"{source}: a version 1 document without {error} cannot be upgraded: "
+                "restore it from git or re-run the recipe"
+            ) from None
+    raise BenchError(
+        f"{source}: data format version {version!r}, but this harness reads versions 1 and "
+        f"{FORMAT_VERSION}: update the harness (git pull) or re-run the recipe"
+    )
 
 
 def overhead_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +105,10 @@ def upgrade_overhead(data: Any, source: Path) -> Any:
         try:
             return overhead_v1_to_v2(data)
         except (KeyError, TypeError) as error:
-            raise BenchError(f"{source}: a version 1 document without {error} cannot be upgraded: "
-                             "re-run `invoke overhead`") from None
-    raise BenchError(f"{source}: format version {version!r}, but this harness reads 1 and "
-                     f"{OVERHEAD_FORMAT_VERSION}: update the harness or re-run `invoke overhead`")
+            raise BenchError(
+                f"{source}: a version 1 document without {error} cannot be upgraded: re-run `invoke overhead`"
+            ) from None
+    raise BenchError(
+        f"{source}: format version {version!r}, but this harness reads 1 and "
+        f"{OVERHEAD_FORMAT_VERSION}: update the harness or re-run `invoke overhead`"
+    )

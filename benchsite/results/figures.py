@@ -15,8 +15,10 @@ from benchsite.model.run import AbCell, RunDocument, SubjectRun
 from benchsite.results.stats import CellSummary, summarize
 
 CEILING_SHARE = 0.5  # a median at or above half the load tool's ceiling is flagged
-FLAG_LEGEND = ("⚑ flagged: failed runs or requests, non-2xx answers, or at ab's own ceiling; "
-               "the results table says which. A flagged figure decides no claim.")
+FLAG_LEGEND = (
+    "⚑ flagged: failed runs or requests, non-2xx answers, or at ab's own ceiling; "
+    "the results table says which. A flagged figure decides no claim."
+)
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,9 @@ def ceiling_flag(run: RunDocument, subject: SubjectRun, cell: str, rps_median: f
     ceiling = ceiling_rps(run, cell)
     if not ceiling or rps_median < CEILING_SHARE * ceiling:
         return None
-    return (f"at {100 * rps_median / ceiling:.0f}% of the load tool's ceiling: "
-            "the tool, not the server, may be the limit")
+    return (
+        f"at {100 * rps_median / ceiling:.0f}% of the load tool's ceiling: the tool, not the server, may be the limit"
+    )
 
 
 def figure(run: RunDocument, subject_name: str, cell_name: str) -> Figure | None:

@@ -35,8 +35,7 @@ def list_runs(recipe_data_dir: Path, profile: str | None = None) -> list[Path]:
     """Finished run directories of one recipe, oldest first (run ids sort by time); of one profile if given."""
     if not recipe_data_dir.is_dir():
         return []
-    runs = sorted(path.parent for path in recipe_data_dir.glob(f"*/{RUN_FILE}")
-                  if not path.parent.name.startswith("."))
+    runs = sorted(path.parent for path in recipe_data_dir.glob(f"*/{RUN_FILE}") if not path.parent.name.startswith("."))
     return [run for run in runs if profile is None or run.name.endswith(f"-{profile}")]
 
 
@@ -62,8 +61,9 @@ def staged_run_directory(recipe_data_dir: Path, run_id: str) -> Iterator[Path]:
     try:
         recipe_data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise BenchError(f"cannot write in {recipe_data_dir} ({error.strerror}): "
-                         "choose a writable --data-dir or free some space") from None
+        raise BenchError(
+            f"cannot write in {recipe_data_dir} ({error.strerror}): choose a writable --data-dir or free some space"
+        ) from None
     if final.exists():
         raise BenchError(f"{final} already exists: run again")
     try:
@@ -71,8 +71,9 @@ def staged_run_directory(recipe_data_dir: Path, run_id: str) -> Iterator[Path]:
     except FileExistsError:
         raise BenchError(f"{staging} already exists: another run is writing there; run again") from None
     except OSError as error:
-        raise BenchError(f"cannot write in {recipe_data_dir} ({error.strerror}): "
-                         "choose a writable --data-dir or free some space") from None
+        raise BenchError(
+            f"cannot write in {recipe_data_dir} ({error.strerror}): choose a writable --data-dir or free some space"
+        ) from None
     try:
         yield staging
         os.rename(staging, final)

@@ -55,8 +55,9 @@ def compare_with_bare_ab(
         argv = subject.command({**base_values(recipe), "port": str(port)})
         harness_rps: list[float] = []
         bare_rps: list[float] = []
-        with running_server(subject.name, argv, port, settings.server_cpu, run_dir / "server.log",
-                            cwd=recipe.directory) as server:
+        with running_server(
+            subject.name, argv, port, settings.server_cpu, run_dir / "server.log", cwd=recipe.directory
+        ) as server:
             wait_until_ready(server, subject.path, settings.start_timeout_s)
             verify_reply(subject, http_get(port, subject.path))
             ab_argv = cell_argv(server, subject, cell, requests, settings)
@@ -74,11 +75,17 @@ def compare_with_bare_ab(
                         bare_rps.append(_bare_ab(ab_argv, settings.tool_cpu, run_dir / "bare" / f"rep-{index}.txt"))
         record = OverheadRecord(
             format_version=OVERHEAD_FORMAT_VERSION,
-            recipe=recipe.name, subject=subject.name, cell=cell.name,
-            ab_argv=tuple(ab_argv), rounds=rounds, started_at=started_at, finished_at=utc_now(),
+            recipe=recipe.name,
+            subject=subject.name,
+            cell=cell.name,
+            ab_argv=tuple(ab_argv),
+            rounds=rounds,
+            started_at=started_at,
+            finished_at=utc_now(),
             settings=OverheadSettings(server_cpu=settings.server_cpu, tool_cpu=settings.tool_cpu),
             environment=collect_environment(repo, list(recipe.packages), {"ab": [settings.ab_path, "-V"]}),
-            harness_rps=tuple(harness_rps), bare_rps=tuple(bare_rps),
+            harness_rps=tuple(harness_rps),
+            bare_rps=tuple(bare_rps),
         )
         write_json(run_dir / OVERHEAD_FILE, record.to_json())
     return record, data_dir / OVERHEAD_DIR / run_id

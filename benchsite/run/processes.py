@@ -106,9 +106,7 @@ class ServerProcess:
         return total
 
 
-def start_server(
-    name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path
-) -> ServerProcess:
+def start_server(name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path) -> ServerProcess:
     """Start a server in a new process group, pinned, with its output in a log file."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
@@ -247,15 +245,20 @@ def wait_until_accepting(server: ServerProcess, timeout_s: float) -> None:
         code = server.exit_code()
         if code is not None:
             detail = last_lines(server.log_path)
-            raise BenchError(f"subject {server.name!r} exited with code {code} at start"
-                             + (f" ({detail})" if detail else "") + f": run it by hand: {' '.join(server.argv)}")
+            raise BenchError(
+                f"subject {server.name!r} exited with code {code} at start"
+                + (f" ({detail})" if detail else "")
+                + f": run it by hand: {' '.join(server.argv)}"
+            )
         try:
             with socket.create_connection((LOOPBACK, server.port), timeout=1):
                 return
         except OSError:
             if time.monotonic() > deadline:
-                raise BenchError(f"subject {server.name!r} did not accept connections on port {server.port} "
-                                 f"within {timeout_s:g} s: raise start_timeout_s in the recipe's conf file") from None
+                raise BenchError(
+                    f"subject {server.name!r} did not accept connections on port {server.port} "
+                    f"within {timeout_s:g} s: raise start_timeout_s in the recipe's conf file"
+                ) from None
             time.sleep(POLL_INTERVAL_S)
 
 

@@ -137,12 +137,17 @@ def verify_reply(subject: HttpSubject, reply: HttpReply) -> None:
 
 
 def _verification(reply: HttpReply) -> Verification:
-    return Verification(status=reply.status, headers=tuple(reply.headers),
-                        body=reply.body[:500].decode(errors="replace"), body_bytes=len(reply.body))
+    return Verification(
+        status=reply.status,
+        headers=tuple(reply.headers),
+        body=reply.body[:500].decode(errors="replace"),
+        body_bytes=len(reply.body),
+    )
 
 
-def cell_argv(server: ServerProcess, subject: HttpSubject, load: AbLoad | WrkLoad, requests: int,
-              settings: Settings) -> list[str]:
+def cell_argv(
+    server: ServerProcess, subject: HttpSubject, load: AbLoad | WrkLoad, requests: int, settings: Settings
+) -> list[str]:
     path = load.path or subject.path
     return load_argv(load, f"http://{LOOPBACK}:{server.port}{path}", requests, settings)
 
@@ -156,8 +161,14 @@ def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeo
 
 
 def measure(
-    server: ServerProcess, subject_name: str, load: AnyLoad, argv: list[str], settings: Settings,
-    run_dir: Path, index: int, backends: dict[str, ServerProcess] | None = None,
+    server: ServerProcess,
+    subject_name: str,
+    load: AnyLoad,
+    argv: list[str],
+    settings: Settings,
+    run_dir: Path,
+    index: int,
+    backends: dict[str, ServerProcess] | None = None,
 ) -> Repetition:
     """One repetition: the server's CPU time around one bounded load run, output kept verbatim.
 
@@ -168,16 +179,27 @@ def measure(
     code = server.exit_code()
     if code is not None:
         (run_dir / raw_output).write_text("")
-        return Repetition(index=index, argv=tuple(argv), exit_code=-1, timed_out=False, raw_output=raw_output,
-                          wall_s=0.0, tool_cpu_s=0.0, server_cpu_s=0.0, backend_cpu_s={}, result=None,
-                          error=f"the server had exited with code {code} before this repetition")
+        return Repetition(
+            index=index,
+            argv=tuple(argv),
+            exit_code=-1,
+            timed_out=False,
+            raw_output=raw_output,
+            wall_s=0.0,
+            tool_cpu_s=0.0,
+            server_cpu_s=0.0,
+            backend_cpu_s={},
+            result=None,
+            error=f"the server had exited with code {code} before this repetition",
+        )
     backends = {name: process for name, process in (backends or {}).items() if process is not server}
     cpu_before = server.tree_cpu_s()
     backends_before = {name: process.tree_cpu_s() for name, process in backends.items()}
     run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
     server_cpu_s = max(0.0, server.tree_cpu_s() - cpu_before)  # a child that exited takes its CPU time along
-    backend_cpu_s = {name: round(max(0.0, process.tree_cpu_s() - backends_before[name]), 6)
-                     for name, process in backends.items()}
+    backend_cpu_s = {
+        name: round(max(0.0, process.tree_cpu_s() - backends_before[name]), 6) for name, process in backends.items()
+    }
     (run_dir / raw_output).write_text(run.stdout)
     result, error = None, None
     if run.exit_code != 0 or run.timed_out:
@@ -228,8 +250,9 @@ def trim_logs(directory: Path) -> None:
             with log.open("rb") as handle:
                 handle.seek(size - LOG_TAIL_BYTES)
                 tail = handle.read()
-            log.write_bytes(f"[harness] the first {size - LOG_TAIL_BYTES} bytes of this log were dropped\n".encode()
-                            + tail)
+            log.write_bytes(
+                f"[harness] the first {size - LOG_TAIL_BYTES} bytes of this log were dropped\n".encode() + tail
+            )
 
 
 def missing_requirement(recipe: Recipe, subject: AnySubject) -> str | None:
@@ -239,8 +262,7 @@ def missing_requirement(recipe: Recipe, subject: AnySubject) -> str | None:
         if shutil.which(path) is None:
             return f"no {path} on this system"
     for module in subject.requires:
-        result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
-                                timeout=120)
+        result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
             lines = result.stderr.strip().splitlines()
             return f"import {module} failed: {lines[-1] if lines else f'exit code {result.returncode}'}"
@@ -270,9 +292,15 @@ def render_templates(subject: AnySubject, recipe: Recipe, values: dict[str, str]
 def base_values(recipe: Recipe) -> dict[str, str]:
     """Placeholders every command and template may use."""
     user = "www-data" if os.geteuid() == 0 else getpass.getuser()  # who servers that drop privileges become
-    return {"python": sys.executable, "bin": str(Path(sys.executable).parent), "host": LOOPBACK,
-            "recipe_dir": str(recipe.directory.resolve()), "site_packages": sysconfig.get_paths()["purelib"],
-            "user": user, "group": grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name}
+    return {
+        "python": sys.executable,
+        "bin": str(Path(sys.executable).parent),
+        "host": LOOPBACK,
+        "recipe_dir": str(recipe.directory.resolve()),
+        "site_packages": sysconfig.get_paths()["purelib"],
+        "user": user,
+        "group": grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name,
+    }
 
 
 def run_prepare(subject: AnySubject, values: dict[str, str], cwd: Path, log_path: Path) -> None:
@@ -285,12 +313,18 @@ def run_prepare(subject: AnySubject, values: dict[str, str], cwd: Path, log_path
     log_path.write_text(result.stdout + result.stderr)
     if result.returncode != 0:
         lines = [line for line in result.stderr.splitlines() if line.strip()]
-        raise BenchError(f"preparing {subject.name!r} failed ({lines[-1] if lines else f'exit {result.returncode}'})"
-                         f": run it by hand to see why: {' '.join(argv)}")
+        raise BenchError(
+            f"preparing {subject.name!r} failed ({lines[-1] if lines else f'exit {result.returncode}'})"
+            f": run it by hand to see why: {' '.join(argv)}"
+        )
 
 
 def _start_subjects(
-    recipe: Recipe, subjects: list[Server | Ceiling | Backend], settings: Settings, stack: ExitStack, run_dir: Path,
+    recipe: Recipe,
+    subjects: list[Server | Ceiling | Backend],
+    settings: Settings,
+    stack: ExitStack,
+    run_dir: Path,
     reporter: Reporter,
 ) -> dict[str, Started]:
     started = {}
@@ -301,16 +335,21 @@ def _start_subjects(
         port = settings.port + offset if settings.port else free_port()
         workdir = workroot / subject.name
         workdir.mkdir()
-        values = {**base_values(recipe), **ports, "port": str(port), "port2": str(free_port()),
-                  "workdir": str(workdir)}
+        values = {**base_values(recipe), **ports, "port": str(port), "port2": str(free_port()), "workdir": str(workdir)}
         ports[f"port_{subject.name.replace('-', '_')}"] = str(port)
         run_prepare(subject, values, recipe.directory, run_dir / "logs" / f"{subject.name}-prepare.log")
         render_templates(subject, recipe, values, run_dir)
         argv = subject.command(values)
         reporter.status(f"starting {subject.label} on port {port}")
         server = stack.enter_context(
-            running_server(subject.name, argv, port, settings.server_cpu,
-                           run_dir / "logs" / f"{subject.name}.log", cwd=recipe.directory)
+            running_server(
+                subject.name,
+                argv,
+                port,
+                settings.server_cpu,
+                run_dir / "logs" / f"{subject.name}.log",
+                cwd=recipe.directory,
+            )
         )
         if isinstance(subject, Backend) and subject.probe == "tcp":
             wait_until_accepting(server, settings.start_timeout_s)
@@ -347,8 +386,9 @@ def run_recipe(
     for subject, loads in plan:
         missing = missing_requirement(recipe, subject)
         if missing:
-            skipped.append(SkippedSubject(name=subject.name, label=subject.label, reason=subject.skip_reason,
-                                          detail=missing))
+            skipped.append(
+                SkippedSubject(name=subject.name, label=subject.label, reason=subject.skip_reason, detail=missing)
+            )
             reporter.step(f"{subject.label}: skipped ({missing})")
         else:
             runnable.append((subject, loads))
@@ -382,7 +422,11 @@ Plan = list[tuple[AnySubject, list[AnyLoad]]]
 
 
 def _warm_up(
-    plan: Plan, started: dict[str, Started], profile: Profile, settings: Settings, reporter: Reporter,
+    plan: Plan,
+    started: dict[str, Started],
+    profile: Profile,
+    settings: Settings,
+    reporter: Reporter,
 ) -> list[Warmup]:
     """One discarded run of each warm-up cell (default: every ab cell) per subject; argv and exit code kept."""
     records: list[Warmup] = []
@@ -410,14 +454,24 @@ def _backend(started: dict[str, Started]) -> Started:
 def client_argv(recipe: Recipe, subject: Client, load: ClientLoad, backend: Started, profile: Profile) -> list[str]:
     """The command of a client under test for one cell: the backend's URL, request counts, its files."""
     port = backend.values["port2"] if load.scheme == "https" else backend.values["port"]
-    values = {**base_values(recipe), "url": f"{load.scheme}://{LOOPBACK}:{port}{load.path}",
-              "requests": str(profile.requests_for(load)), "warmup": str(profile.warmup_requests),
-              "server_workdir": backend.values["workdir"]}
+    values = {
+        **base_values(recipe),
+        "url": f"{load.scheme}://{LOOPBACK}:{port}{load.path}",
+        "requests": str(profile.requests_for(load)),
+        "warmup": str(profile.warmup_requests),
+        "server_workdir": backend.values["workdir"],
+    }
     return subject.command(values)
 
 
-def _repetition_argv(recipe: Recipe, subject: AnySubject, load: AnyLoad, started: dict[str, Started],
-                     profile: Profile, settings: Settings) -> tuple[ServerProcess, list[str]]:
+def _repetition_argv(
+    recipe: Recipe,
+    subject: AnySubject,
+    load: AnyLoad,
+    started: dict[str, Started],
+    profile: Profile,
+    settings: Settings,
+) -> tuple[ServerProcess, list[str]]:
     """The process whose CPU a repetition measures, and the command that makes the load."""
     if isinstance(subject, Client) and isinstance(load, ClientLoad):
         backend = _backend(started)
@@ -429,8 +483,13 @@ def _repetition_argv(recipe: Recipe, subject: AnySubject, load: AnyLoad, started
 
 
 def _measure_all(
-    recipe: Recipe, plan: Plan, started: dict[str, Started], profile: Profile, settings: Settings,
-    run_dir: Path, reporter: Reporter,
+    recipe: Recipe,
+    plan: Plan,
+    started: dict[str, Started],
+    profile: Profile,
+    settings: Settings,
+    run_dir: Path,
+    reporter: Reporter,
 ) -> dict[tuple[str, str], list[Repetition]]:
     """Repetitions outermost, so every subject and cell is measured across the whole run's drift."""
     measured: dict[tuple[str, str], list[Repetition]] = {}
@@ -449,22 +508,40 @@ def _measure_all(
 def _cell_run(load: AnyLoad, profile: Profile, repetitions: list[Repetition]) -> AbCell | WrkCell | ClientCell:
     reps = tuple(repetitions)
     if isinstance(load, AbLoad):
-        return AbCell(name=load.name, label=load.label, concurrency=load.concurrency, keepalive=load.keepalive,
-                      requests=profile.requests_for(load), repetitions=reps)
+        return AbCell(
+            name=load.name,
+            label=load.label,
+            concurrency=load.concurrency,
+            keepalive=load.keepalive,
+            requests=profile.requests_for(load),
+            repetitions=reps,
+        )
     if isinstance(load, WrkLoad):
-        return WrkCell(name=load.name, label=load.label, connections=load.connections, duration_s=load.duration_s,
-                       repetitions=reps)
+        return WrkCell(
+            name=load.name, label=load.label, connections=load.connections, duration_s=load.duration_s, repetitions=reps
+        )
     return ClientCell(name=load.name, label=load.label, requests=profile.requests_for(load), repetitions=reps)
 
 
 def _subject_run(
-    subject: AnySubject, started: dict[str, Started], loads: list[AnyLoad], profile: Profile,
+    subject: AnySubject,
+    started: dict[str, Started],
+    loads: list[AnyLoad],
+    profile: Profile,
     measured: dict[tuple[str, str], list[Repetition]],
 ) -> SubjectRun:
     cells = tuple(_cell_run(load, profile, measured[(subject.name, load.name)]) for load in loads)
     if isinstance(subject, Client):
-        return SubjectRun(name=subject.name, label=subject.label, role=subject.role, argv=subject.argv,
-                          server_software=None, keeps_http10_alive=None, verification=None, cells=cells)
+        return SubjectRun(
+            name=subject.name,
+            label=subject.label,
+            role=subject.role,
+            argv=subject.argv,
+            server_software=None,
+            keeps_http10_alive=None,
+            verification=None,
+            cells=cells,
+        )
     own = started[subject.name]
     reply = own.reply
     return SubjectRun(

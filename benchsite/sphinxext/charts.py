@@ -87,16 +87,29 @@ def _draw_lines(axes: plt.Axes, chart: Chart) -> None:
     positions = range(len(chart.categories))
     for index, series in enumerate(chart.series):
         points = [(x, m) for x, m in zip(positions, series.medians, strict=True) if m is not None]
-        line, = axes.plot([x for x, _ in points], [m for _, m in points], marker=_MARKERS[index % len(_MARKERS)],
-                          color=_colour(index), label=series.label)
+        (line,) = axes.plot(
+            [x for x, _ in points],
+            [m for _, m in points],
+            marker=_MARKERS[index % len(_MARKERS)],
+            color=_colour(index),
+            label=series.label,
+        )
         failed = [x for x, m in zip(positions, series.medians, strict=True) if m is None]
         if failed:
             axes.plot(failed, [0] * len(failed), marker="x", linestyle="none", color=line.get_color(), markersize=8)
-        flagged = [(x, m) for x, m in zip(positions, series.medians, strict=True)
-                   if m is not None and series.is_flagged(x)]
+        flagged = [
+            (x, m) for x, m in zip(positions, series.medians, strict=True) if m is not None and series.is_flagged(x)
+        ]
         if flagged:  # a ring around each flagged point
-            axes.plot([x for x, _ in flagged], [m for _, m in flagged], marker="o", linestyle="none",
-                      markersize=12, markerfacecolor="none", markeredgecolor="black")
+            axes.plot(
+                [x for x, _ in flagged],
+                [m for _, m in flagged],
+                marker="o",
+                linestyle="none",
+                markersize=12,
+                markerfacecolor="none",
+                markeredgecolor="black",
+            )
     axes.set_ylim(bottom=0)
     axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
 
@@ -119,8 +132,9 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
         for x, median in zip(xs, series.medians, strict=True):
             if median is None:
                 axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
-        axes.bar_label(bars, labels=[f"{m:,.0f}" if m is not None else "" for m in series.medians],
-                       fontsize=7, padding=2)
+        axes.bar_label(
+            bars, labels=[f"{m:,.0f}" if m is not None else "" for m in series.medians], fontsize=7, padding=2
+        )
     if count > 3:  # many bars: keep the legend off them
         axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
     else:
@@ -139,15 +153,22 @@ def render_svg(chart: Chart) -> bytes:
         else:
             _draw_bars(axes, chart)
         many = len(chart.categories) > 6
-        axes.set_xticks(range(len(chart.categories)), chart.categories, rotation=30 if many else 0,
-                        ha="right" if many else "center")
+        axes.set_xticks(
+            range(len(chart.categories)), chart.categories, rotation=30 if many else 0, ha="right" if many else "center"
+        )
         axes.set_xlabel(chart.x_label)
         axes.set_ylabel(chart.y_label)
         axes.set_title(chart.title)
         if chart.any_flagged:
             marks = "hatched bars" if chart.kind == "bar" else "ringed points"
-            figure.text(0.0, 0.0, f"{marks}: flagged figures (failed requests, errors, or at the load tool's ceiling)",
-                        fontsize=7, ha="left", va="bottom")
+            figure.text(
+                0.0,
+                0.0,
+                f"{marks}: flagged figures (failed requests, errors, or at the load tool's ceiling)",
+                fontsize=7,
+                ha="left",
+                va="bottom",
+            )
         axes.grid(axis="y", alpha=0.3)
         buffer = io.BytesIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None})

@@ -37,8 +37,17 @@ class BenchPublished(PublishedDirective):
         machine = table(("Original setting", ""), [[k, v] for k, v in published.machine.items()])
         with_cpu = any(r.cpu_us_per_request is not None for r in published.results)
         rows = [_published_row(r, with_cpu) for r in published.results]
-        headers = ["Test", "Subject", "Cell", "Command", "req/s", "Time/req (ms)", "Transfer (KB/s)",
-                   "p50 / p99 (ms)", "Keep-Alive requests"]
+        headers = [
+            "Test",
+            "Subject",
+            "Cell",
+            "Command",
+            "req/s",
+            "Time/req (ms)",
+            "Transfer (KB/s)",
+            "p50 / p99 (ms)",
+            "Keep-Alive requests",
+        ]
         if with_cpu:
             headers.insert(5, "Client CPU µs/req")
         results = table(headers, rows)
@@ -48,15 +57,24 @@ class BenchPublished(PublishedDirective):
 
 def _published_row(r: PublishedResult, with_cpu: bool) -> list:
     """Test, subject, cell, command, then the figures: all of ab's where its report was printed."""
-    head = [r.test, r.subject, r.cell, nodes.literal(text=r.command) if r.command else "—",
-            "—" if r.requests_per_s is None else f"{r.requests_per_s:,.2f}"]
+    head = [
+        r.test,
+        r.subject,
+        r.cell,
+        nodes.literal(text=r.command) if r.command else "—",
+        "—" if r.requests_per_s is None else f"{r.requests_per_s:,.2f}",
+    ]
     if with_cpu:
         head.append("—" if r.cpu_us_per_request is None else f"{r.cpu_us_per_request:,.0f}")
     if r.result is None:
         return [*head, "—", "—", "—", "—"]
-    return [*head, fmt_ms(r.result.time_per_request_ms), f"{r.result.transfer_rate_kbytes_s:,.2f}",
-            f"{fmt_plain(r.result.percentile_ms(50))} / {fmt_plain(r.result.percentile_ms(99))}",
-            "—" if r.result.keepalive_requests is None else str(r.result.keepalive_requests)]
+    return [
+        *head,
+        fmt_ms(r.result.time_per_request_ms),
+        f"{r.result.transfer_rate_kbytes_s:,.2f}",
+        f"{fmt_plain(r.result.percentile_ms(50))} / {fmt_plain(r.result.percentile_ms(99))}",
+        "—" if r.result.keepalive_requests is None else str(r.result.keepalive_requests),
+    ]
 
 
 class BenchCompare(PublishedDirective):
@@ -96,8 +114,10 @@ class BenchCompare(PublishedDirective):
         if vary == "subject":
             base = self.options.get("base", next(iter(labels), ""))
             if base not in labels:
-                raise BenchError(f"bench-compare: :base: {base!r} is not a subject of {run.run_file}: "
-                                 f"I know about {', '.join(labels)}")
+                raise BenchError(
+                    f"bench-compare: :base: {base!r} is not a subject of {run.run_file}: "
+                    f"I know about {', '.join(labels)}"
+                )
             for name, label in labels.items():
                 if name != base:
                     for cell in cells:
@@ -106,16 +126,26 @@ class BenchCompare(PublishedDirective):
             for name, label in labels.items():
                 for cell in cells:
                     if cell.keepalive and any(c.name == cell.name.removesuffix("-k") for c in cells):
-                        pairs.append((f"{label}: -k ÷ no -k at -c {cell.concurrency}",
-                                      (name, cell.name), (name, cell.name.removesuffix("-k"))))
+                        pairs.append(
+                            (
+                                f"{label}: -k ÷ no -k at -c {cell.concurrency}",
+                                (name, cell.name),
+                                (name, cell.name.removesuffix("-k")),
+                            )
+                        )
         else:
             lowest = min((cell.concurrency for cell in cells), default=0)
             for name, label in labels.items():
                 for cell in cells:
                     base_name = f"c{lowest}" + ("-k" if cell.keepalive else "")
                     if cell.concurrency != lowest and any(c.name == base_name for c in cells):
-                        pairs.append((f"{label}: {cell.label} ÷ -c {lowest}" + (" -k" if cell.keepalive else ""),
-                                      (name, cell.name), (name, base_name)))
+                        pairs.append(
+                            (
+                                f"{label}: {cell.label} ÷ -c {lowest}" + (" -k" if cell.keepalive else ""),
+                                (name, cell.name),
+                                (name, base_name),
+                            )
+                        )
         return pairs
 
 
@@ -140,9 +170,9 @@ class BenchClaims(PublishedDirective):
         published.check_names(subjects, cells)
         for verdict in verdicts(run, published):
             status = nodes.strong(text=verdict.status.upper())
-            rows.append([verdict.claim.text, nodes.literal(text=verdict.claim.rule),
-                         verdict.published, verdict.today, status])
+            rows.append(
+                [verdict.claim.text, nodes.literal(text=verdict.claim.rule), verdict.published, verdict.today, status]
+            )
         if not rows:
             raise BenchError(f"{published.path}: no [[claims]]: record the original page's conclusions")
-        return [table(("Original conclusion", "Rule", "Published", "Today", "Verdict"), rows,
-                      classes=["bench-claims"])]
+        return [table(("Original conclusion", "Rule", "Published", "Today", "Verdict"), rows, classes=["bench-claims"])]

@@ -103,7 +103,12 @@ def raw_label(recipe: str, subject: str, cell: str) -> str:
 def link_to_raw(text: str, label: str) -> nodes.paragraph:
     """A figure that links to the raw output it came from."""
     reference = addnodes.pending_xref(
-        "", nodes.inline(text=text), refdomain="std", reftype="ref", reftarget=label, refexplicit=True,
+        "",
+        nodes.inline(text=text),
+        refdomain="std",
+        reftype="ref",
+        reftarget=label,
+        refexplicit=True,
         refwarn=True,
     )
     paragraph = nodes.paragraph()
@@ -116,8 +121,17 @@ class BenchResults(BenchDirective):
 
     option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "cells": directives.unchanged}
     headers = (
-        "Subject", "Load", "Median req/s", "Min – max req/s", "CV", "Server CPU µs/req",
-        "Load CPU µs/req", "Mean time/req (ms)", "p50 / p99 (ms)", "Keep-alive", "Status",
+        "Subject",
+        "Load",
+        "Median req/s",
+        "Min – max req/s",
+        "CV",
+        "Server CPU µs/req",
+        "Load CPU µs/req",
+        "Mean time/req (ms)",
+        "p50 / p99 (ms)",
+        "Keep-alive",
+        "Status",
     )
 
     def render(self) -> list[nodes.Node]:
@@ -132,19 +146,37 @@ class BenchResults(BenchDirective):
                 found = figure(run, subject.name, cell.name)
                 assert found is not None
                 s = found.summary
-                rows.append([
-                    label, cell.label,
-                    link_to_raw(fmt_rps(s.rps_median), raw_label(run.recipe, subject.name, cell.name)),
-                    f"{fmt_rps(s.rps_min)} – {fmt_rps(s.rps_max)}", fmt_percent(s.rps_cv_percent),
-                    fmt_us(s.server_cpu_us_per_request_median), fmt_us(s.tool_cpu_us_per_request_median),
-                    fmt_ms(s.time_per_request_ms_median),
-                    f"{fmt_ms(s.latency_ms_p50_median)} / {fmt_ms(s.latency_ms_p99_median)}",
-                    fmt_keepalive(s.keepalive_honoured),
-                    found.status,
-                ])
+                rows.append(
+                    [
+                        label,
+                        cell.label,
+                        link_to_raw(fmt_rps(s.rps_median), raw_label(run.recipe, subject.name, cell.name)),
+                        f"{fmt_rps(s.rps_min)} – {fmt_rps(s.rps_max)}",
+                        fmt_percent(s.rps_cv_percent),
+                        fmt_us(s.server_cpu_us_per_request_median),
+                        fmt_us(s.tool_cpu_us_per_request_median),
+                        fmt_ms(s.time_per_request_ms_median),
+                        f"{fmt_ms(s.latency_ms_p50_median)} / {fmt_ms(s.latency_ms_p99_median)}",
+                        fmt_keepalive(s.keepalive_honoured),
+                        found.status,
+                    ]
+                )
         for skipped in run.skipped:
-            rows.append([skipped.label, "—", "—", "—", "—", "—", "—", "—", "—", "—",
-                         f"DID NOT RUN: {skipped.reason} ({skipped.detail})".replace(" ()", "")])
+            rows.append(
+                [
+                    skipped.label,
+                    "—",
+                    "—",
+                    "—",
+                    "—",
+                    "—",
+                    "—",
+                    "—",
+                    "—",
+                    "—",
+                    f"DID NOT RUN: {skipped.reason} ({skipped.detail})".replace(" ()", ""),
+                ]
+            )
         return [nodes.paragraph(text=self._caption(run)), table(self.headers, rows)]
 
     @staticmethod
@@ -206,16 +238,23 @@ class BenchChart(BenchDirective):
                 lows = tuple(s.rps_min if s else None for s in summaries)
                 highs = tuple(s.rps_max if s else None for s in summaries)
             else:
-                cpu = (lambda s: s.server_cpu_us_per_request_median) if metric == "server-cpu" else (
-                    lambda s: s.tool_cpu_us_per_request_median)
+                cpu = (
+                    (lambda s: s.server_cpu_us_per_request_median)
+                    if metric == "server-cpu"
+                    else (lambda s: s.tool_cpu_us_per_request_median)
+                )
                 medians = tuple(cpu(s) if s else None for s in summaries)
                 lows = highs = tuple(None for _ in summaries)
             series.append(Series(subject.label, medians, lows, highs, flagged))
         labels = tuple(run.cell_label(cell) for cell in cells)
-        chart = Chart(kind=kind, title=f"{run.title} — run {run.run_id}",
-                      x_label=self.options.get("x-label", "load setting"),
-                      y_label=y_label + (" (whiskers: min–max)" if kind == "bar" and metric == "rps" else ""),
-                      categories=labels, series=tuple(series))
+        chart = Chart(
+            kind=kind,
+            title=f"{run.title} — run {run.run_id}",
+            x_label=self.options.get("x-label", "load setting"),
+            y_label=y_label + (" (whiskers: min–max)" if kind == "bar" and metric == "rps" else ""),
+            categories=labels,
+            series=tuple(series),
+        )
         node = bench_chart()
         node["chart"] = chart
         node["alt"] = chart.alt_text(unit)
@@ -274,8 +313,9 @@ class BenchRaw(BenchDirective):
         heading = f"{subject_label}, {cell.label}"
         label = raw_label(run.recipe, subject_name, cell.name)
         node_id = nodes.make_id(label)
-        cast(StandardDomain, self.env.get_domain("std")).note_hyperlink_target(label, self.env.docname, node_id,
-                                                                               heading)
+        cast(StandardDomain, self.env.get_domain("std")).note_hyperlink_target(
+            label, self.env.docname, node_id, heading
+        )
         title = nodes.rubric(text=f"{heading} ({which}): {rep.raw_output}", ids=[node_id])
         return [title, literal(text)]
 
@@ -289,8 +329,11 @@ class BenchEnvironment(BenchDirective):
         rows: list[list[str]] = [
             ["Run", f"{run.run_id} ({profile.name} profile)"],
             ["Started / finished (UTC)", f"{run.started_at} / {run.finished_at}"],
-            ["Load per cell", f"ab -n {profile.requests}, {profile.repetitions} repetitions, "
-                              f"warm-up {profile.warmup_requests} requests"],
+            [
+                "Load per cell",
+                f"ab -n {profile.requests}, {profile.repetitions} repetitions, "
+                f"warm-up {profile.warmup_requests} requests",
+            ],
             ["CPU pinning", _pinning(settings)],
             ["ab socket timeout / run time limit", f"{settings.socket_timeout_s} s / {settings.cell_timeout_s:g} s"],
         ]
@@ -361,8 +404,13 @@ class BenchSubjects(BenchDirective):
         run = self.load_run()
         rows: list[list] = []
         for subject in run.subjects:
-            honoured = [s.keepalive_honoured for c in subject.cells if c.tool == "ab" and c.keepalive
-                        for s in [summarize(c)] if s.keepalive_honoured is not None]
+            honoured = [
+                s.keepalive_honoured
+                for c in subject.cells
+                if c.tool == "ab" and c.keepalive
+                for s in [summarize(c)]
+                if s.keepalive_honoured is not None
+            ]
             if honoured:
                 keepalive = fmt_keepalive(all(honoured)) + " (ab -k)"
             elif subject.keeps_http10_alive is not None:
@@ -390,12 +438,19 @@ class BenchHistory(BenchDirective):
             raise BenchError(f"{recipe_dir}: no run of recipe {self.recipe!r}: run `invoke recipe {self.recipe}`")
         for run in runs:
             self.note(run.run_file)
-        listing = table(("Run", "Profile", "Started (UTC)", "Machine", "Versions"), [
-            [run.run_id, run.profile.name, run.started_at,
-             f"{run.environment.cpu_model}, {run.environment.cpu_count} CPUs, {run.environment.os}",
-             run.environment.shown("packages")]
-            for run in runs
-        ])
+        listing = table(
+            ("Run", "Profile", "Started (UTC)", "Machine", "Versions"),
+            [
+                [
+                    run.run_id,
+                    run.profile.name,
+                    run.started_at,
+                    f"{run.environment.cpu_model}, {run.environment.cpu_count} CPUs, {run.environment.os}",
+                    run.environment.shown("packages"),
+                ]
+                for run in runs
+            ],
+        )
         latest = runs[-1]
         cells = selected(self.options.get("cells"), latest.cell_names, "cells", latest.run_file)
         rows = []
@@ -423,9 +478,14 @@ class BenchHistory(BenchDirective):
                     summary = summarize(cell_record) if cell_record else None
                     medians.append(summary.rps_median if summary and not summary.repetitions_failed else None)
                 series.append(Series(f"{subject.label}, {cell}", tuple(medians), tuple(medians), tuple(medians)))
-        chart = Chart(kind="line", title=f"{latest.title}: median req/s by run", x_label="run",
-                      y_label="median requests per second", categories=tuple(run.run_id for run in runs),
-                      series=tuple(series))
+        chart = Chart(
+            kind="line",
+            title=f"{latest.title}: median req/s by run",
+            x_label="run",
+            y_label="median requests per second",
+            categories=tuple(run.run_id for run in runs),
+            series=tuple(series),
+        )
         node = bench_chart()
         node["chart"] = chart
         node["alt"] = chart.alt_text("req/s")

@@ -23,10 +23,18 @@ METRICS: dict[str, tuple[str, Callable[[CellSummary], float | None], str | None,
     "rps": ("median requests/s", lambda s: s.rps_median, "rps", fmt_rps),
     "client-cpu": ("client CPU µs per request (median)", lambda s: s.tool_cpu_us_per_request_median, "cpu_us", fmt_us),
     "server-cpu": ("server CPU µs per request (median)", lambda s: s.server_cpu_us_per_request_median, None, fmt_us),
-    "server-share": ("server CPU share of the run's wall time", lambda s: s.server_cpu_share_percent_median, None,
-                     fmt_percent),
-    "backend-share": ("the backends' CPU share of the run's wall time", lambda s: s.backend_cpu_share_percent_median,
-                      None, fmt_percent),
+    "server-share": (
+        "server CPU share of the run's wall time",
+        lambda s: s.server_cpu_share_percent_median,
+        None,
+        fmt_percent,
+    ),
+    "backend-share": (
+        "the backends' CPU share of the run's wall time",
+        lambda s: s.backend_cpu_share_percent_median,
+        None,
+        fmt_percent,
+    ),
 }
 
 
@@ -93,8 +101,10 @@ class BenchPivot(PublishedDirective):
                 if published is not None:
                     line.append(fmt(published_value(published, metric, subject, cell)))
             rows.append(line)
-        caption = nodes.paragraph(text=f"{heading[0].upper()}{heading[1:]}, run {run.run_id}"
-                                  + ("; the original's figures beside today's." if published else "."))
+        caption = nodes.paragraph(
+            text=f"{heading[0].upper()}{heading[1:]}, run {run.run_id}"
+            + ("; the original's figures beside today's." if published else ".")
+        )
         legend = [nodes.paragraph(text=FLAG_LEGEND)] if any_flagged else []
         return [caption, table(headers, rows), *legend]
 
@@ -129,8 +139,9 @@ class BenchDifference(PublishedDirective):
                     raise BenchError(f"bench-difference: {name!r} is not a subject of {run.run_file}")
             for cell in cells:
                 today = _difference(_usable_value(run, metric, first, cell), _usable_value(run, metric, second, cell))
-                then = _difference(published_value(published, metric, first, cell),
-                                   published_value(published, metric, second, cell))
+                then = _difference(
+                    published_value(published, metric, first, cell), published_value(published, metric, second, cell)
+                )
                 rows.append([f"{labels[first]} − {labels[second]}", cell, fmt(then), fmt(today)])
         return [table((f"Difference in {heading}", "Cell", "Published", "Today"), rows)]
 

@@ -19,8 +19,15 @@ from benchsite.sphinxext.tables import table
 
 def link_to_page(docname: str, text: str) -> nodes.paragraph:
     """A link to another page of the site (a missing page is a warning under -n)."""
-    reference = addnodes.pending_xref("", nodes.inline(text=text), refdomain="std", reftype="doc",
-                                      reftarget=f"/{docname}", refexplicit=True, refwarn=True)
+    reference = addnodes.pending_xref(
+        "",
+        nodes.inline(text=text),
+        refdomain="std",
+        reftype="doc",
+        reftarget=f"/{docname}",
+        refexplicit=True,
+        refwarn=True,
+    )
     paragraph = nodes.paragraph()
     paragraph += reference
     return paragraph
@@ -64,14 +71,18 @@ class BenchSummary(AcrossRecipes):
         for name, run, decided in self.recipes():
             counts = Counter(verdict.status for verdict in decided)
             headline = decided[0] if decided else None
-            rows.append([
-                link_to_page(f"recipes/{name}", run.title),
-                f"{run.run_id} ({run.profile.name}), {run.started_at[:10]}",
-                f"{run.environment.cpu_model}, {run.environment.cpu_count} CPUs",
-                "—" if headline is None else f"{headline.claim.text} Published {headline.published}, "
-                f"today {headline.today}: {headline.status}.",
-                f"{counts[REPRODUCED]} / {counts[NOT_REPRODUCED]} / {counts[COULD_NOT_RUN]}",
-            ])
+            rows.append(
+                [
+                    link_to_page(f"recipes/{name}", run.title),
+                    f"{run.run_id} ({run.profile.name}), {run.started_at[:10]}",
+                    f"{run.environment.cpu_model}, {run.environment.cpu_count} CPUs",
+                    "—"
+                    if headline is None
+                    else f"{headline.claim.text} Published {headline.published}, "
+                    f"today {headline.today}: {headline.status}.",
+                    f"{counts[REPRODUCED]} / {counts[NOT_REPRODUCED]} / {counts[COULD_NOT_RUN]}",
+                ]
+            )
         return [table(("Page", "Run shown", "Machine", "Headline claim", "Reproduced / not / could not run"), rows)]
 
 
@@ -82,8 +93,18 @@ class BenchVerdicts(AcrossRecipes):
         rows = []
         for name, run, decided in self.recipes():
             for verdict in decided:
-                rows.append([link_to_page(f"recipes/{name}", run.title), verdict.claim.text,
-                             nodes.literal(text=verdict.claim.rule), verdict.published, verdict.today,
-                             nodes.strong(text=verdict.status.upper())])
-        return [table(("Page", "Original conclusion", "Rule", "Published", "Today", "Verdict"), rows,
-                      classes=["bench-claims"])]
+                rows.append(
+                    [
+                        link_to_page(f"recipes/{name}", run.title),
+                        verdict.claim.text,
+                        nodes.literal(text=verdict.claim.rule),
+                        verdict.published,
+                        verdict.today,
+                        nodes.strong(text=verdict.status.upper()),
+                    ]
+                )
+        return [
+            table(
+                ("Page", "Original conclusion", "Rule", "Published", "Today", "Verdict"), rows, classes=["bench-claims"]
+            )
+        ]

@@ -18,7 +18,9 @@ from benchsite.tools.wrk import WrkResult, parse_wrk_output
 LoadResult = Annotated[AbResult | WrkResult | ClientResult, Field(discriminator="tool")]
 
 PARSERS: dict[str, Callable[[str], AbResult | WrkResult | ClientResult]] = {
-    "ab": parse_ab_output, "wrk": parse_wrk_output, "client": parse_client_output,
+    "ab": parse_ab_output,
+    "wrk": parse_wrk_output,
+    "client": parse_client_output,
 }
 VERSION_FLAGS = {"ab": "-V", "wrk": "--version"}
 EXTERNAL_TOOLS = ("ab", "wrk")  # a "client" load runs the subject itself

@@ -131,13 +131,9 @@ _OPTIONAL_DEFAULTS: dict[str, int | str | None] = {
 
 #    (Connect: 0, Receive: 0, Length: 5, Exceptions: 0)    ab 2.3
 #    (Connect: 5, Length: 0, Exceptions: 0)                ab 2.0.40
-_FAILED_BREAKDOWN = re.compile(
-    r"^\s*\(Connect: (\d+), (?:Receive: (\d+), )?Length: (\d+), Exceptions: (\d+)\)", re.M
-)
+_FAILED_BREAKDOWN = re.compile(r"^\s*\(Connect: (\d+), (?:Receive: (\d+), )?Length: (\d+), Exceptions: (\d+)\)", re.M)
 # Connect:        0    0   0.0      0       1
-_CONNECTION_ROW = r"^[^\S\n]*{name}:\s+{n}\s+{n}\s+{n}\s+{n}\s+{n}[^\S\n]*$".format(
-    name="{name}", n=_FLOAT
-)
+_CONNECTION_ROW = r"^[^\S\n]*{name}:\s+{n}\s+{n}\s+{n}\s+{n}\s+{n}[^\S\n]*$".format(name="{name}", n=_FLOAT)
 #   50%      2      ...     100%      8 (longest request)
 _PERCENTILE = re.compile(r"^\s*(\d+)%\s+(\d+)(?: \(longest request\))?\s*$", re.M)
 
@@ -162,9 +158,7 @@ def _connection_row(name: str, report: str) -> ConnectionTimes:
     pattern = _CONNECTION_ROW.format(name=name)
     match = re.search(pattern, report, re.M)
     if not match:
-        raise AbParseError(
-            f"ab output has no '{name}:' row in its Connection Times table: the report is cut short"
-        )
+        raise AbParseError(f"ab output has no '{name}:' row in its Connection Times table: the report is cut short")
     low, mean, sd, median, high = (float(group) for group in match.groups())
     return ConnectionTimes(min_ms=low, mean_ms=mean, sd_ms=sd, median_ms=median, max_ms=high)
 
@@ -181,14 +175,26 @@ def parse_ab_output(report: str) -> AbResult:
 
     length = values.pop("document_length")
     values["document_length_bytes"] = None if length == "Variable" else int(length.split()[0])
-    for name in ("server_port", "concurrency", "complete_requests", "failed_requests",
-                 "write_errors", "non_2xx_responses", "total_transferred_bytes",
-                 "html_transferred_bytes"):
+    for name in (
+        "server_port",
+        "concurrency",
+        "complete_requests",
+        "failed_requests",
+        "write_errors",
+        "non_2xx_responses",
+        "total_transferred_bytes",
+        "html_transferred_bytes",
+    ):
         values[name] = int(values[name])
     if values["keepalive_requests"] is not None:
         values["keepalive_requests"] = int(values["keepalive_requests"])
-    for name in ("time_taken_s", "requests_per_s", "time_per_request_ms",
-                 "time_per_request_all_ms", "transfer_rate_kbytes_s"):
+    for name in (
+        "time_taken_s",
+        "requests_per_s",
+        "time_per_request_ms",
+        "time_per_request_all_ms",
+        "transfer_rate_kbytes_s",
+    ):
         values[name] = float(values[name])
 
     breakdown = _FAILED_BREAKDOWN.search(report)
@@ -197,8 +203,9 @@ def parse_ab_output(report: str) -> AbResult:
     connect, receive, length_failures, exceptions = (
         (int(g or 0) for g in breakdown.groups()) if breakdown else (0, 0, 0, 0)
     )
-    values.update(failed_connect=connect, failed_receive=receive,
-                  failed_length=length_failures, failed_exceptions=exceptions)
+    values.update(
+        failed_connect=connect, failed_receive=receive, failed_length=length_failures, failed_exceptions=exceptions
+    )
 
     for row in ("Connect", "Processing", "Waiting", "Total"):
         values[f"{row.lower()}_ms"] = _connection_row(row, report)

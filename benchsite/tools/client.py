@@ -14,8 +14,18 @@ from benchsite.errors import BenchError
 from benchsite.model.base import Pair, Record, Seq
 from benchsite.tools.report import Count, Positive, ToolReport, build_report
 
-CLIENT_REPORT_KEYS = ("client", "mode", "url", "requests", "cpu_s", "wall_s", "bytes_received", "errors",
-                      "non_2xx_responses", "versions")
+CLIENT_REPORT_KEYS = (
+    "client",
+    "mode",
+    "url",
+    "requests",
+    "cpu_s",
+    "wall_s",
+    "bytes_received",
+    "errors",
+    "non_2xx_responses",
+    "versions",
+)
 
 
 class ClientParseError(BenchError):
@@ -74,10 +84,15 @@ def parse_client_output(report: str) -> ClientResult:
         raise ClientParseError(f"the client's report lacks {', '.join(missing)}")
     try:
         values = dict(
-            client=str(data["client"]), mode=str(data["mode"]), url=str(data["url"]),
+            client=str(data["client"]),
+            mode=str(data["mode"]),
+            url=str(data["url"]),
             complete_requests=int(data["requests"]) - int(data["errors"]),
-            cpu_s=float(data["cpu_s"]), wall_s=float(data["wall_s"]), bytes_received=int(data["bytes_received"]),
-            errors=int(data["errors"]), non_2xx_responses=int(data["non_2xx_responses"]),
+            cpu_s=float(data["cpu_s"]),
+            wall_s=float(data["wall_s"]),
+            bytes_received=int(data["bytes_received"]),
+            errors=int(data["errors"]),
+            non_2xx_responses=int(data["non_2xx_responses"]),
             versions={str(k): str(v) for k, v in dict(data["versions"]).items()},
         )
     except (TypeError, ValueError) as error:

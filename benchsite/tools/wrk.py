@@ -50,8 +50,9 @@ class WrkResult(ToolReport, Record):
     @property
     def failed_requests(self) -> int:
         """Socket errors of any kind, the nearest thing wrk has to ab's failed requests."""
-        return (self.socket_errors_connect + self.socket_errors_read + self.socket_errors_write
-                + self.socket_errors_timeout)
+        return (
+            self.socket_errors_connect + self.socket_errors_read + self.socket_errors_write + self.socket_errors_timeout
+        )
 
     @property
     def time_per_request_ms(self) -> float:
@@ -67,9 +68,7 @@ _DURATION = re.compile(r"^Running (\d+(?:\.\d+)?)(s|m|h) test @ ", re.M)
 #   1 threads and 10 connections
 _THREADS = re.compile(r"^\s*(\d+) threads and (\d+) connections", re.M)
 #     Latency     4.21ms    2.65ms  18.84ms   70.46%
-_LATENCY = re.compile(
-    r"^\s*Latency\s+([\d.]+)(us|ms|s|m)\s+([\d.]+)(us|ms|s|m)\s+([\d.]+)(us|ms|s|m)", re.M
-)
+_LATENCY = re.compile(r"^\s*Latency\s+([\d.]+)(us|ms|s|m)\s+([\d.]+)(us|ms|s|m)\s+([\d.]+)(us|ms|s|m)", re.M)
 #      50%    3.69ms
 _PERCENTILE = re.compile(r"^\s*(50|75|90|99)%\s+([\d.]+)(us|ms|s|m)\s*$", re.M)
 #   3561 requests in 2.01s, 441.89KB read
@@ -129,5 +128,16 @@ def build_argv(
     *, url: str, connections: int, threads: int, duration_s: int, timeout_s: int, wrk_path: str = "wrk"
 ) -> list[str]:
     """The wrk command line for one cell: bounded by -d and --timeout."""
-    return [wrk_path, "--latency", "-t", str(threads), "-c", str(connections), "-d", f"{duration_s}s",
-            "--timeout", f"{timeout_s}s", url]
+    return [
+        wrk_path,
+        "--latency",
+        "-t",
+        str(threads),
+        "-c",
+        str(connections),
+        "-d",
+        f"{duration_s}s",
+        "--timeout",
+        f"{timeout_s}s",
+        url,
+    ]

@@ -10,7 +10,7 @@ import sys
 
 from flup.server.scgi import WSGIServer
 
-HELLO = (b"<html><head><title>SCGI</title></head><body><p>" + b"x" * 627 + b"</p></body></html>\n")
+HELLO = b"<html><head><title>SCGI</title></head><body><p>" + b"x" * 627 + b"</p></body></html>\n"
 assert len(HELLO) == 693  # the size of the original's SCGI response
 
 

@@ -47,6 +47,7 @@ def pycurl_fetcher(mode: str, url: str, cafile: str) -> Fetch:
             buffer = io.BytesIO()
             handle.setopt(pycurl.WRITEDATA, buffer)
         else:
+
             def discard(chunk: bytes) -> None:
                 nonlocal received
                 received += len(chunk)
@@ -61,6 +62,7 @@ def pycurl_fetcher(mode: str, url: str, cafile: str) -> Fetch:
     if mode in ("reuse-buffer", "noreuse-reuse-handle"):
         return lambda: perform(shared, keep_body=True)
     if mode == "noreuse-new-handle":
+
         def new_handle() -> tuple[int, int]:
             handle = pycurl.Curl()
             configure(handle)
@@ -86,6 +88,7 @@ def requests_fetcher(mode: str, url: str, cafile: str, module: str = "requests")
 
         return get
     if mode == "noreuse":
+
         def get_once() -> tuple[int, int]:
             response = library.get(url, verify=cafile)
             return response.status_code, len(response.content)
@@ -197,10 +200,22 @@ def main() -> None:
         received += size
         non_2xx += not 200 <= status < 300
     cpu_s, wall_s = time.process_time() - cpu_start, time.perf_counter() - wall_start
-    print(json.dumps({
-        "client": client, "mode": mode, "url": url, "requests": int(requests), "cpu_s": cpu_s, "wall_s": wall_s,
-        "bytes_received": received, "errors": errors, "non_2xx_responses": non_2xx, "versions": versions(client),
-    }))
+    print(
+        json.dumps(
+            {
+                "client": client,
+                "mode": mode,
+                "url": url,
+                "requests": int(requests),
+                "cpu_s": cpu_s,
+                "wall_s": wall_s,
+                "bytes_received": received,
+                "errors": errors,
+                "non_2xx_responses": non_2xx,
+                "versions": versions(client),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

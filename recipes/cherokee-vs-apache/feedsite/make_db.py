@@ -24,5 +24,6 @@ call_command("migrate", run_syncdb=True, verbosity=0)
 start = datetime(2008, 3, 1, tzinfo=UTC)
 for number in range(15):
     body = " ".join(WORDS[(number + i) % len(WORDS)] for i in range(100))
-    Entry.objects.create(title=f"Entry number {number}", slug=f"entry-{number}", body=body,
-                         published=start + timedelta(days=number))
+    Entry.objects.create(
+        title=f"Entry number {number}", slug=f"entry-{number}", body=body, published=start + timedelta(days=number)
+    )
