@@ -162,8 +162,8 @@ def render_svg(chart: Chart) -> bytes:
         if chart.any_flagged:
             marks = "hatched bars" if chart.kind == "bar" else "ringed points"
             figure.text(
-                0.0,
-                0.0,
+                0.01,
+                0.01,
                 f"{marks}: flagged figures (failed requests, errors, or at the load tool's ceiling)",
                 fontsize=7,
                 ha="left",
