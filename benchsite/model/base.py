@@ -78,8 +78,6 @@ def _tagged(model: type[BaseModel], step: str) -> bool:
     """Whether a discriminated union's location step names this record kind (its tag, not a field)."""
     if step in model.model_fields:
         return False
-    if getattr(model, "kind_tag", None) == step:
-        return True
     return any(
         get_origin(field.annotation) is Literal and get_args(field.annotation) == (step,)
         for field in model.model_fields.values()

@@ -48,8 +48,6 @@ class Template(Record):
 class SubjectBase(Record):
     """What every kind of subject declares: how to start it and when it can run."""
 
-    kind_tag: ClassVar[str] = ""
-
     name: Name
     label: Text
     argv: Seq[str] = Field(min_length=1)
@@ -76,21 +74,18 @@ class HttpSubject(SubjectBase):
 class Server(HttpSubject):
     """A server under test: ab or wrk loads it, pinned to the server CPU."""
 
-    kind_tag: ClassVar[str] = "server"
     role: Literal["server"] = "server"
 
 
 class Ceiling(HttpSubject):
     """A C server on a static file: measures the load tool's own limit on this machine."""
 
-    kind_tag: ClassVar[str] = "ceiling"
     role: Literal["ceiling"] = "ceiling"
 
 
 class Backend(HttpSubject):
     """A service others talk to (an SCGI backend, the clients' API): started, never measured itself."""
 
-    kind_tag: ClassVar[str] = "backend"
     role: Literal["backend"] = "backend"
     probe: Literal["http", "tcp"] = "http"  # tcp: it accepts connections but does not speak HTTP
 
@@ -98,7 +93,6 @@ class Backend(HttpSubject):
 class Client(SubjectBase):
     """A program under test that makes the load itself and reports its own run."""
 
-    kind_tag: ClassVar[str] = "client"
     role: Literal["client"] = "client"
 
 
@@ -122,7 +116,6 @@ MeasuredSubject = Server | Ceiling | Client
 class AbLoad(Record):
     """An ab cell: -n requests (from the profile) at -c concurrency, with or without -k."""
 
-    kind_tag: ClassVar[str] = "ab"
     tool: Literal["ab"] = "ab"
     name: Name
     label: Text
@@ -148,7 +141,6 @@ class AbLoad(Record):
 class WrkLoad(Record):
     """A wrk cell: -c connections for -d seconds, always keep-alive."""
 
-    kind_tag: ClassVar[str] = "wrk"
     tool: Literal["wrk"] = "wrk"
     name: Name
     label: Text
@@ -175,7 +167,6 @@ class WrkLoad(Record):
 class ClientLoad(Record):
     """A cell of a client under test: the URL scheme and path it requests, one request at a time."""
 
-    kind_tag: ClassVar[str] = "client"
     tool: Literal["client"] = "client"
     name: Name
     label: Text
