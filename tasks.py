@@ -60,7 +60,7 @@ def _apt_packages() -> list[str]:
 @reported
 def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "") -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
-    from benchsite.model.published import check_published_claims
+    from benchsite.model.published import published_claims
     from benchsite.model.recipe import available_recipes, load_recipe
     from benchsite.run.progress import RichReporter
     from benchsite.run.runner import run_recipe
@@ -69,13 +69,14 @@ def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "") -> 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
     names = available_recipes(recipes_dir) if name == "all" else [name]
     loaded = [load_recipe(recipe_name, recipes_dir, conf_dir) for recipe_name in names]  # all checked first
+    claims = {}
     for each in loaded:
         each.profile(profile)
-        check_published_claims(each, _path(c, "data_dir"))
+        claims[each.name] = published_claims(each, _path(c, "data_dir"))
     for each in loaded:
         print(f"{each.name}: {each.title} (profile {profile})", file=sys.stderr)
         with RichReporter() as reporter:
-            run_dir = run_recipe(each, profile, target, ROOT, reporter)
+            run_dir = run_recipe(each, profile, target, ROOT, reporter, claims[each.name])
         shown = run_dir.relative_to(ROOT) if run_dir.is_relative_to(ROOT) else run_dir
         print(f"wrote {shown}; build the site with `invoke docs`", file=sys.stderr)
 
@@ -100,9 +101,10 @@ def recipes(c: Context) -> None:
     help={
         "data_dir": "read runs from this directory instead of data/",
         "output": "where the HTML goes (default: docs/_build/html)",
+        "profile": "show each recipe's latest run of this profile (default: full, what the site publishes)",
     }
 )
-def docs(c: Context, data_dir: str = "", output: str = "") -> None:
+def docs(c: Context, data_dir: str = "", output: str = "", profile: str = "full") -> None:
     """Build the site from the committed data (no benchmark runs), warnings fatal."""
     from sphinx.cmd.build import build_main
 
@@ -117,6 +119,8 @@ def docs(c: Context, data_dir: str = "", output: str = "") -> None:
     ]
     if data_dir:
         argv += ["-D", f"bench_data_dir={Path(data_dir).resolve()}"]
+    if profile != "full":
+        argv += ["-D", f"bench_profile={profile}"]
     if build_main(argv) != 0:
         raise Exit("error: the docs build failed: fix the warnings above", code=1)
 

@@ -15,10 +15,11 @@ import pytest
 
 from benchsite.model.published import load_published
 from benchsite.model.run import RunDocument
-from benchsite.results.claims import COULD_NOT_RUN, NOT_REPRODUCED, REPRODUCED, verdicts
+from benchsite.results.claims import STATUSES, verdicts
 from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run
 from benchsite.run.processes import port_is_free
+from benchsite.sphinxext.directives import fmt_median_interval
 from benchsite.sphinxext.tables import fmt_rps, fmt_us
 from benchsite.tools import parse_report
 from conftest import INVOKE, REPO, run_invoke
@@ -52,7 +53,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
         [run_dir] = [run for run in list_runs(data_dir / recipe) if run not in committed]
         assert run_dir == list_runs(data_dir / recipe)[-1]  # the newest run is the one the page shows
         runs[recipe] = load_run(run_dir)
-    build = run_invoke("docs", "--output", str(root / "html"), "--data-dir", str(data_dir))
+    build = run_invoke("docs", "--output", str(root / "html"), "--data-dir", str(data_dir), "--profile", "quick")
     return Site(data_dir, root / "html", runs, build)
 
 
@@ -211,7 +212,7 @@ def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> 
             summary = summarize(cell)
             row = rows[(label, cell.label)]
             assert row[2] == fmt_rps(summary.rps_median)
-            assert row[3] == f"{fmt_rps(summary.rps_min)} – {fmt_rps(summary.rps_max)}"
+            assert row[3] == fmt_median_interval(summary.rps_interval)
             assert row[5] == fmt_us(summary.server_cpu_us_per_request_median)
             assert f'href="#bench-raw-{recipe}-{subject.name}-{cell.name}"' in html or (
                 f"raw/{recipe}.html#bench-raw-{recipe}-{subject.name}-{cell.name}" in html
@@ -275,8 +276,8 @@ def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None
         run = load_run(list_runs(REPO / "data" / recipe)[-1])
         published = load_published(REPO / "data" / recipe / "published.toml")
         decided = verdicts(run, published)
-        counts = [sum(v.status == status for v in decided) for status in (REPRODUCED, NOT_REPRODUCED, COULD_NOT_RUN)]
-        assert rows[run.title] == " / ".join(map(str, counts))
+        counts = {status: sum(v.status == status for v in decided) for status in STATUSES}
+        assert rows[run.title] == ", ".join(f"{count} {status}" for status, count in counts.items() if count)
     verdict_page = unescape((committed_site / "verdicts.html").read_text())
     assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
 
@@ -305,7 +306,7 @@ def test_ctrl_c_mid_run_stops_every_server_and_keeps_no_run(tmp_path: Path) -> N
     )
     try:
         for line in process.stderr:  # wait until load is running
-            if "rep 1/5" in line:
+            if "round 1:" in line:
                 break
         children = psutil.Process(process.pid).children(recursive=True)
         ports = [c.laddr.port for child in children for c in child.net_connections("tcp") if c.status == "LISTEN"]

@@ -53,6 +53,9 @@ def one_cell_document() -> dict:
         backend_cpu_s={},
         result=parse_ab_output(REPORT),
         error=None,
+        started_after_s=None,
+        steal_s=None,
+        other_busy_s=None,
     )
     failed = ok.model_copy(
         update={

@@ -264,8 +264,11 @@ def load_published(path: Path) -> Published:
     )
 
 
-def check_published_claims(recipe: Recipe, data_dir: Path) -> None:
-    """Before measuring: the recipe's published.toml (if any) is valid and names only what the recipe has."""
+def published_claims(recipe: Recipe, data_dir: Path) -> Published | None:
+    """Before measuring: the recipe's published.toml (if any), valid and naming only what the recipe has."""
     path = data_dir / recipe.name / PUBLISHED_FILE
-    if path.is_file():
-        load_published(path).check_names({s.name for s in recipe.subjects}, {c.name for c in recipe.loads})
+    if not path.is_file():
+        return None
+    published = load_published(path)
+    published.check_names({s.name for s in recipe.subjects}, {c.name for c in recipe.loads})
+    return published

@@ -256,6 +256,21 @@ class Profile(Record):
     warmup_cells: Seq[Name]  # empty: warm up with every ab cell
     wrk_duration_s: int = Field(ge=0, le=3600)  # 0: each wrk cell's own duration
     cell_requests: dict[str, Annotated[int, Field(ge=1, le=10_000_000)]]  # cells that run another count
+    # After `repetitions` rounds of every cell, further rounds of the cells whose claims are still
+    # inconclusive, up to max_rounds in all (0: none) and while the whole run stays within time_budget_s.
+    max_rounds: int = Field(ge=0, le=1000)
+    time_budget_s: float = Field(ge=0, le=86400)
+
+    @model_validator(mode="after")
+    def _bounded_rounds(self) -> Profile:
+        if self.max_rounds and self.max_rounds < self.repetitions:
+            raise ValueError(
+                f"profiles.{self.name}.max_rounds ({self.max_rounds}) is below repetitions "
+                f"({self.repetitions}): raise it, or 0 for no further rounds"
+            )
+        if self.max_rounds and not self.time_budget_s:
+            raise ValueError(f"profiles.{self.name}: further rounds (max_rounds) need a time_budget_s")
+        return self
 
     def requests_for(self, load: AnyLoad) -> int:
         return self.cell_requests.get(load.name, self.requests)
@@ -268,6 +283,8 @@ PROFILE_DEFAULTS: dict[str, Any] = {
     "warmup_cells": [],
     "wrk_duration_s": 0,
     "cell_requests": {},
+    "max_rounds": 0,
+    "time_budget_s": 0,
 }
 
 
@@ -282,6 +299,9 @@ class Settings(Record):
     start_timeout_s: float = Field(gt=0, le=3600)
     ab_path: Text
     wrk_path: Text
+    # The order within a round: "cell" (every subject of a cell back to back, the order turning round
+    # every other round) or "subject" (every cell of a subject back to back, as the first runs did).
+    interleave: Literal["cell", "subject"]
 
 
 SETTINGS_DEFAULTS: dict[str, Any] = {
@@ -293,6 +313,7 @@ SETTINGS_DEFAULTS: dict[str, Any] = {
     "start_timeout_s": 20.0,
     "ab_path": "ab",
     "wrk_path": "wrk",
+    "interleave": "cell",
 }
 
 

@@ -48,6 +48,10 @@ class Repetition(Record):
     backend_cpu_s: dict[str, Positive]  # CPU of each backend over this repetition
     result: LoadResult | None
     error: str | None
+    # Where the repetition stood in the run and what else the machine did meanwhile (None: not recorded).
+    started_after_s: Positive | None  # seconds after the run started
+    steal_s: Positive | None  # CPU time the hypervisor gave to others, on the measured CPUs
+    other_busy_s: Positive | None  # busy CPU time on the measured CPUs not spent by this run's processes
 
     @property
     def ok(self) -> bool:
@@ -192,6 +196,19 @@ class Environment(Record):
         return f"{value} {self.LABELS[key][1]}".strip()
 
 
+class Rounds(Record):
+    """How many rounds a run made and why it stopped: every cell `minimum` times, then further rounds
+    of the cells feeding inconclusive claims (see Profile.max_rounds)."""
+
+    minimum: int = Field(ge=1)
+    maximum: int = Field(ge=0)  # 0: no further rounds
+    time_budget_s: Positive
+    made: int = Field(ge=1)  # rounds made in all
+    further_repetitions: Count  # repetitions of the further rounds
+    stopped: str  # why no further round was made
+    elapsed_s: Positive  # the measurements' wall time
+
+
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
@@ -207,6 +224,7 @@ class RunDocument(Record):
     warmups: Seq[Warmup]
     subjects: Seq[SubjectRun]
     skipped: Seq[SkippedSubject]
+    rounds: Rounds | None  # None: recorded before runs said how they stopped
 
     _directory: Path | None = PrivateAttr(default=None)
 

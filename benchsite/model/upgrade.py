@@ -36,7 +36,14 @@ def _repetition_v1_to_v2(rep: dict[str, Any], tool: str) -> dict[str, Any]:
     result = rep["result"]
     if isinstance(result, dict) and "tool" not in result:
         result = {**result, "tool": tool}  # the first runs stored ab results untagged
-    return {**rep, "result": result, "backend_cpu_s": rep.get("backend_cpu_s", {})}
+    return {
+        **rep,
+        "result": result,
+        "backend_cpu_s": rep.get("backend_cpu_s", {}),
+        "started_after_s": None,
+        "steal_s": None,
+        "other_busy_s": None,
+    }
 
 
 def _subject_v1_to_v2(subject: dict[str, Any]) -> dict[str, Any]:
@@ -59,10 +66,11 @@ def run_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     upgraded.update(
         format_version=2,
         profile=profile,
-        settings={**SETTINGS_DEFAULTS, **data["settings"]},
+        settings={**SETTINGS_DEFAULTS, **data["settings"], "interleave": "subject"},  # the order they ran in
         warmups=data.get("warmups", []),
         subjects=[_subject_v1_to_v2(subject) for subject in data["subjects"]],
         skipped=data.get("skipped_subjects", []),
+        rounds=None,
     )
     return upgraded
 

@@ -7,9 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchsite.model.run import AbCell, ClientCell, Repetition, WrkCell
+from benchsite.results.intervals import Interval, median_interval
 from benchsite.tools.ab import AbResult
 from benchsite.tools.client import ClientResult
 from benchsite.tools.wrk import WrkResult
+
+NOISY_CV_PERCENT = 10.0  # above this, a cell's req/s say so on the page
+MIN_USABLE = 3  # fewer usable repetitions than this, likewise
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,7 @@ class CellSummary:
     rps_min: float | None
     rps_max: float | None
     rps_cv_percent: float | None  # None with fewer than two good repetitions
+    rps_interval: Interval | None  # the median with its order-statistic interval
     time_per_request_ms_median: float | None
     latency_ms_p50_median: float | None
     latency_ms_p99_median: float | None
@@ -46,6 +51,21 @@ class CellSummary:
         if self.non_2xx_responses:
             problems.append(f"{self.non_2xx_responses:,} non-2xx responses")
         return tuple(problems)
+
+    def noise_warnings(self, conf_file: str) -> tuple[str, ...]:
+        """What makes this cell's figure less sure than it looks, and what to change (after hyperfine)."""
+        warnings = []
+        if 0 < self.repetitions_ok < MIN_USABLE:
+            warnings.append(
+                f"only {self.repetitions_ok} usable repetition{'s' * (self.repetitions_ok > 1)}: "
+                f"raise repetitions in {conf_file} for an interval"
+            )
+        if self.rps_cv_percent is not None and self.rps_cv_percent > NOISY_CV_PERCENT:
+            warnings.append(
+                f"CV {self.rps_cv_percent:.0f}% of req/s: the machine was busy or the server unsteady; "
+                "re-run on a quiet machine, or raise repetitions or max_rounds"
+            )
+        return tuple(warnings)
 
 
 def _median(values: Sequence[float | None]) -> float | None:
@@ -81,6 +101,7 @@ def summarize(cell: AbCell | WrkCell | ClientCell) -> CellSummary:
         rps_min=min(rps) if rps else None,
         rps_max=max(rps) if rps else None,
         rps_cv_percent=coefficient_of_variation_percent(rps),
+        rps_interval=median_interval(rps),
         time_per_request_ms_median=_median([r.time_per_request_ms for r in results]),
         latency_ms_p50_median=_median([r.percentile_ms(50) for r in results]),
         latency_ms_p99_median=_median([r.percentile_ms(99) for r in results]),

@@ -44,6 +44,11 @@ def latest_run(recipe_data_dir: Path, profile: str | None = None) -> Path | None
     return runs[-1] if runs else None
 
 
+def shown_run(recipe_data_dir: Path, profile: str) -> Path | None:
+    """The run a page shows: the latest of the published profile; only where there is none, the latest of any."""
+    return latest_run(recipe_data_dir, profile) or latest_run(recipe_data_dir)
+
+
 def new_run_id(profile: str) -> str:
     """A run id that sorts by time, to the microsecond: 20261122T013000.123456Z-full."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ") + f"-{profile}"

@@ -11,18 +11,21 @@ import os
 import pwd
 import shutil
 import signal
+import statistics
 import string
 import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from benchsite.errors import BenchError
+from benchsite.model.published import Published
 from benchsite.model.recipe import (
     AbLoad,
     AnyLoad,
@@ -45,6 +48,7 @@ from benchsite.model.run import (
     AbCell,
     ClientCell,
     Repetition,
+    Rounds,
     RunDocument,
     SkippedSubject,
     SubjectRun,
@@ -52,9 +56,11 @@ from benchsite.model.run import (
     Warmup,
     WrkCell,
 )
+from benchsite.results.claims import verdicts
 from benchsite.results.store import new_run_id, staged_run_directory, write_json
 from benchsite.run.environment import collect_environment, utc_now
 from benchsite.run.loads import load_argv, tool_path
+from benchsite.run.machine import cpu_times, measured_cpus
 from benchsite.run.processes import (
     LOOPBACK,
     HttpReply,
@@ -169,11 +175,15 @@ def measure(
     run_dir: Path,
     index: int,
     backends: dict[str, ServerProcess] | None = None,
+    run_started: float | None = None,
 ) -> Repetition:
     """One repetition: the server's CPU time around one bounded load run, output kept verbatim.
 
     The load comes from the cell's tool (ab, wrk), or from `argv` itself for a client under test.
+    Beside it: when it started in the run, and the CPU time others took on the measured CPUs.
     """
+    started_after_s = None if run_started is None else round(time.monotonic() - run_started, 3)
+    cpus = measured_cpus(settings.server_cpu, settings.tool_cpu)
     raw_output = f"raw/{subject_name}/{load.name}/rep-{index}.txt"
     (run_dir / raw_output).parent.mkdir(parents=True, exist_ok=True)
     code = server.exit_code()
@@ -191,11 +201,16 @@ def measure(
             backend_cpu_s={},
             result=None,
             error=f"the server had exited with code {code} before this repetition",
+            started_after_s=started_after_s,
+            steal_s=None,
+            other_busy_s=None,
         )
     backends = {name: process for name, process in (backends or {}).items() if process is not server}
     cpu_before = server.tree_cpu_s()
     backends_before = {name: process.tree_cpu_s() for name, process in backends.items()}
+    machine_before = cpu_times(cpus)
     run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
+    machine = cpu_times(cpus) - machine_before
     server_cpu_s = max(0.0, server.tree_cpu_s() - cpu_before)  # a child that exited takes its CPU time along
     backend_cpu_s = {
         name: round(max(0.0, process.tree_cpu_s() - backends_before[name]), 6) for name, process in backends.items()
@@ -225,6 +240,9 @@ def measure(
         result=result,
         error=error,
         backend_cpu_s=backend_cpu_s,
+        started_after_s=started_after_s,
+        steal_s=round(max(0.0, machine.steal_s), 3),
+        other_busy_s=round(max(0.0, machine.busy_s - server_cpu_s - run.cpu_s - sum(backend_cpu_s.values())), 3),
     )
 
 
@@ -363,10 +381,21 @@ def _start_subjects(
 
 
 def run_recipe(
-    recipe: Recipe, profile_name: str, data_dir: Path, repo_dir: Path, reporter: Reporter | None = None
+    recipe: Recipe,
+    profile_name: str,
+    data_dir: Path,
+    repo_dir: Path,
+    reporter: Reporter | None = None,
+    published: Published | None = None,
 ) -> Path:
-    """Measure every subject and cell of a recipe; return the new run directory."""
+    """Measure every subject and cell of a recipe; return the new run directory.
+
+    With the original page's claims (`published`) and a profile that allows further rounds, the
+    cells feeding inconclusive claims get further rounds until every claim is decided, the
+    profile's max_rounds is reached, or its time budget would be overrun.
+    """
     reporter = reporter or SilentReporter()
+    run_started = time.monotonic()
     profile = recipe.profile(profile_name)
     settings = effective_settings(recipe.settings)
     plan = recipe.plan(profile)
@@ -399,22 +428,31 @@ def run_recipe(
             servers = [s for s, _ in runnable if not isinstance(s, Client)]
             started = _start_subjects(recipe, servers, settings, stack, run_dir, reporter)
             warmups = _warm_up(runnable, started, profile, settings, reporter)
-            measured = _measure_all(recipe, runnable, started, profile, settings, run_dir, reporter)
-        document = RunDocument(
-            format_version=FORMAT_VERSION,
-            recipe=recipe.name,
-            title=recipe.title,
-            run_id=run_id,
-            profile=profile,
-            started_at=started_at,
-            finished_at=utc_now(),
-            settings=settings,
-            environment=environment,
-            warmups=tuple(warmups),
-            subjects=tuple(_subject_run(subject, started, loads, profile, measured) for subject, loads in runnable),
-            skipped=tuple(skipped),
-        )
-        write_json(run_dir / RUN_FILE, document.to_json())
+            session = Measuring(recipe, runnable, started, profile, settings, run_dir, reporter, run_started)
+            for index in range(1, profile.repetitions + 1):
+                session.round(index, runnable)
+
+            def document(rounds: Rounds | None) -> RunDocument:
+                return RunDocument(
+                    format_version=FORMAT_VERSION,
+                    recipe=recipe.name,
+                    title=recipe.title,
+                    run_id=run_id,
+                    profile=profile,
+                    started_at=started_at,
+                    finished_at=utc_now(),
+                    settings=settings,
+                    environment=environment,
+                    warmups=tuple(warmups),
+                    subjects=tuple(
+                        _subject_run(subject, started, loads, profile, session.measured) for subject, loads in runnable
+                    ),
+                    skipped=tuple(skipped),
+                    rounds=rounds,
+                )
+
+            rounds = session.further_rounds(published, lambda: document(None))
+        write_json(run_dir / RUN_FILE, document(rounds).to_json())
     return data_dir / recipe.name / run_id
 
 
@@ -482,27 +520,95 @@ def _repetition_argv(
     raise BenchError(f"{recipe.recipe_path}: {subject.name} cannot run cell {load.name} ({load.tool})")
 
 
-def _measure_all(
-    recipe: Recipe,
-    plan: Plan,
-    started: dict[str, Started],
-    profile: Profile,
-    settings: Settings,
-    run_dir: Path,
-    reporter: Reporter,
-) -> dict[tuple[str, str], list[Repetition]]:
-    """Repetitions outermost, so every subject and cell is measured across the whole run's drift."""
-    measured: dict[tuple[str, str], list[Repetition]] = {}
-    backends = {name: s.server for name, s in started.items() if isinstance(s.subject, Backend)}
-    for index in range(1, profile.repetitions + 1):
-        for subject, loads in plan:
-            for load in loads:
-                server, argv = _repetition_argv(recipe, subject, load, started, profile, settings)
-                rep = measure(server, subject.name, load, argv, settings, run_dir, index, backends)
-                measured.setdefault((subject.name, load.name), []).append(rep)
-                outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"
-                reporter.step(f"{subject.label} {load.label} rep {index}/{profile.repetitions}: {outcome}")
-    return measured
+@dataclass
+class Measuring:
+    """The measured rounds of one run: every cell `repetitions` times, then further rounds where needed."""
+
+    recipe: Recipe
+    plan: Plan
+    started: dict[str, Started]
+    profile: Profile
+    settings: Settings
+    run_dir: Path
+    reporter: Reporter
+    run_started: float
+    measured: dict[tuple[str, str], list[Repetition]] = field(default_factory=dict)
+    rounds_made: int = 0
+    further_repetitions: int = 0
+
+    def round(self, index: int, plan: Plan) -> None:
+        """One round of the plan's cells. By default cell by cell: the subjects of a cell back to back, so
+        the figures a claim compares are measured seconds apart, their order turning round every other
+        round (A B, then B A)."""
+        backends = {name: s.server for name, s in self.started.items() if isinstance(s.subject, Backend)}
+        subjects = [subject for subject, _ in plan]
+        if index % 2 == 0:
+            subjects.reverse()
+        for subject, load in self._order(plan, subjects):
+            server, argv = _repetition_argv(self.recipe, subject, load, self.started, self.profile, self.settings)
+            rep = measure(
+                server, subject.name, load, argv, self.settings, self.run_dir, index, backends, self.run_started
+            )
+            self.measured.setdefault((subject.name, load.name), []).append(rep)
+            outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"
+            self.reporter.step(f"{subject.label} {load.label} round {index}: {outcome}")
+        self.rounds_made = index
+
+    def _order(self, plan: Plan, subjects: list[AnySubject]) -> list[tuple[AnySubject, AnyLoad]]:
+        """The (subject, cell) pairs of a round in the order the settings ask for."""
+        if self.settings.interleave == "subject":
+            return [(subject, load) for subject, loads in plan for load in loads]
+        loads_of = {subject.name: loads for subject, loads in plan}
+        every_load = dict.fromkeys(load for _, loads in plan for load in loads)
+        return [(subject, load) for load in every_load for subject in subjects if load in loads_of[subject.name]]
+
+    def further_rounds(self, published: Published | None, document: Callable[[], RunDocument]) -> Rounds:
+        """Rounds of the cells whose claims are still inconclusive, while the profile's limits allow."""
+        profile = self.profile
+        while True:
+            needed: set[tuple[str, str]] = set()
+            if published is not None and profile.max_rounds:
+                needed = {cell for verdict in verdicts(document(), published) for cell in verdict.needs}
+            stopped = self._why_stop(needed, published)
+            if stopped:
+                return Rounds(
+                    minimum=profile.repetitions,
+                    maximum=profile.max_rounds,
+                    time_budget_s=profile.time_budget_s,
+                    made=self.rounds_made,
+                    further_repetitions=self.further_repetitions,
+                    stopped=stopped,
+                    elapsed_s=round(time.monotonic() - self.run_started, 1),
+                )
+            plan = [
+                (subject, [load for load in loads if (subject.name, load.name) in needed])
+                for subject, loads in self.plan
+            ]
+            plan = [(subject, loads) for subject, loads in plan if loads]
+            done = sum(len(reps) for reps in self.measured.values())
+            self.reporter.begin(done + sum(len(loads) for _, loads in plan))
+            self.round(self.rounds_made + 1, plan)
+            self.further_repetitions += sum(len(loads) for _, loads in plan)
+
+    def _why_stop(self, needed: set[tuple[str, str]], published: Published | None) -> str:
+        """Why no further round is made now ("" where one is)."""
+        profile = self.profile
+        if not profile.max_rounds:
+            return "this profile makes no further rounds"
+        if published is None:
+            return "no published claims to decide"
+        if not needed:
+            return "no claim left that further rounds could decide"
+        if self.rounds_made >= profile.max_rounds:
+            return f"max_rounds ({profile.max_rounds}) reached"
+        elapsed = time.monotonic() - self.run_started
+        if elapsed + self._round_estimate_s(needed) > profile.time_budget_s:
+            return f"the time budget ({profile.time_budget_s:g} s) would be overrun by another round"
+        return ""
+
+    def _round_estimate_s(self, needed: set[tuple[str, str]]) -> float:
+        """How long a round of these cells takes, from their repetitions so far (plus start-up per run)."""
+        return sum(statistics.median([rep.wall_s for rep in self.measured[cell]]) + 0.2 for cell in needed)
 
 
 def _cell_run(load: AnyLoad, profile: Profile, repetitions: list[Repetition]) -> AbCell | WrkCell | ClientCell:

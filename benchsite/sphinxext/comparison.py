@@ -10,7 +10,7 @@ from docutils.parsers.rst import directives
 from benchsite.errors import BenchError
 from benchsite.model.published import PUBLISHED_FILE, Published, PublishedResult, load_published
 from benchsite.model.run import AbCell, RunDocument
-from benchsite.results.claims import PublishedFigures, verdicts
+from benchsite.results.claims import fmt_interval, ratio, verdicts
 from benchsite.results.figures import FLAG_LEGEND, figure
 from benchsite.sphinxext.directives import BenchDirective
 from benchsite.sphinxext.tables import fmt_ms, fmt_plain, fmt_ratio, table
@@ -90,17 +90,18 @@ class BenchCompare(PublishedDirective):
         run, published = self.load_run(), self.load_published()
         vary = self.options.get("vary", "subject")
         pairs = self._pairs(run, published, vary)
-        before = PublishedFigures(published)
         rows, any_flagged = [], False
         for label, top, bottom in pairs:
-            then = _ratio(before.rps(*top), before.rps(*bottom))
-            now, flagged = _today_ratio(run, top, bottom)
+            then = _ratio(_published_rps(published, top), _published_rps(published, bottom))
+            now = ratio(run, top, bottom, usable_only=False)
+            flagged = any(f is not None and not f.usable for f in (figure(run, *top), figure(run, *bottom)))
             any_flagged = any_flagged or flagged
             mark = " ⚑" if flagged else ""
-            change = "—" if then is None or now is None else f"{now / then:.2f}×{mark}"
-            rows.append([label, fmt_ratio(then), fmt_ratio(now) + (mark if now is not None else ""), change])
-        legend = [nodes.paragraph(text=FLAG_LEGEND)] if any_flagged else []
-        return [table(("Ratio of req/s", "Published", "Today", "Today ÷ published"), rows), *legend]
+            shown = "—" if now is None else fmt_interval(now, rounds=False) + mark
+            change = "—" if then is None or now is None else f"{now.value / then:.2f}×{mark}"
+            rows.append([label, fmt_ratio(then), shown, change])
+        notes = [nodes.paragraph(text=COMPARE_NOTE)] + ([nodes.paragraph(text=FLAG_LEGEND)] if any_flagged else [])
+        return [table(("Ratio of req/s", "Published", "Today [95 % interval]", "Today ÷ published"), rows), *notes]
 
     def _pairs(
         self, run: RunDocument, published: Published, vary: str
@@ -149,11 +150,15 @@ class BenchCompare(PublishedDirective):
         return pairs
 
 
-def _today_ratio(run: RunDocument, top: tuple[str, str], bottom: tuple[str, str]) -> tuple[float | None, bool]:
-    """Today's ratio of median req/s (None where a side did not run or failed), and whether a side is flagged."""
-    figures = [figure(run, *top), figure(run, *bottom)]
-    medians = [f.summary.rps_median if f else None for f in figures]
-    return _ratio(*medians), any(f is not None and not f.usable for f in figures)
+COMPARE_NOTE = (
+    "Today's ratios are geometric means of the ratios measured round by round (both cells of a "
+    "round run close together, so a slow phase of the machine hits both), with their 95 % interval."
+)
+
+
+def _published_rps(published: Published, cell: tuple[str, str]) -> float | None:
+    found = published.figure(*cell)
+    return found.requests_per_s if found else None
 
 
 def _ratio(top: float | None, bottom: float | None) -> float | None:
@@ -169,10 +174,28 @@ class BenchClaims(PublishedDirective):
         subjects, cells = self.declared_names(run)
         published.check_names(subjects, cells)
         for verdict in verdicts(run, published):
-            status = nodes.strong(text=verdict.status.upper())
             rows.append(
-                [verdict.claim.text, nodes.literal(text=verdict.claim.rule), verdict.published, verdict.today, status]
+                [
+                    verdict.claim.text,
+                    nodes.literal(text=verdict.claim.rule),
+                    verdict.published,
+                    verdict.today,
+                    verdict_node(verdict.status),
+                ]
             )
         if not rows:
             raise BenchError(f"{published.path}: no [[claims]]: record the original page's conclusions")
-        return [table(("Original conclusion", "Rule", "Published", "Today", "Verdict"), rows, classes=["bench-claims"])]
+        headers = ("Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict")
+        return [table(headers, rows, classes=["bench-claims"]), nodes.paragraph(text=VERDICT_NOTE)]
+
+
+VERDICT_NOTE = (
+    "A claim holds when its whole 95 % interval clears the rule's threshold, does not hold when the "
+    "whole interval misses it, and is inconclusive when the interval straddles it; a flagged or "
+    "missing figure decides nothing (could not run)."
+)
+
+
+def verdict_node(status: str) -> nodes.Node:
+    """The verdict in capitals, with a class per state for its colour."""
+    return nodes.strong(text=status.upper(), classes=[f"bench-verdict-{status.replace(' ', '-')}"])

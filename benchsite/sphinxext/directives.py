@@ -19,8 +19,9 @@ from benchsite.model.overhead import OVERHEAD_DIR, OVERHEAD_FILE, OverheadRecord
 from benchsite.model.recipe import RECIPE_FILE, Settings, load_recipe
 from benchsite.model.run import AbCell, ClientCell, Environment, Repetition, RunDocument, WrkCell
 from benchsite.results.figures import figure
+from benchsite.results.intervals import LEVEL, Interval
 from benchsite.results.stats import summarize
-from benchsite.results.store import latest_run, list_runs, load_run
+from benchsite.results.store import list_runs, load_run, shown_run
 from benchsite.sphinxext.charts import Chart, Series
 from benchsite.sphinxext.nodes import bench_chart
 from benchsite.sphinxext.tables import (
@@ -54,7 +55,7 @@ class BenchDirective(SphinxDirective):
         self.env.note_dependency(str(path))
 
     def load_run(self) -> RunDocument:
-        """The run named by :run:, else the latest run of the recipe."""
+        """The run named by :run:, else the latest run of the site's profile (bench_profile: full)."""
         recipe_dir = self.data_dir() / self.recipe
         self.note(recipe_dir)
         wanted = self.options.get("run")
@@ -64,11 +65,12 @@ class BenchDirective(SphinxDirective):
                 known = ", ".join(p.name for p in list_runs(recipe_dir)) or "none"
                 raise BenchError(f"{path}: no such run of {self.recipe!r}: I know about {known}")
         else:
-            latest = latest_run(recipe_dir)
+            profile = self.config.bench_profile
+            latest = shown_run(recipe_dir, profile)
             if latest is None:
                 raise BenchError(
                     f"{recipe_dir}: no run of recipe {self.recipe!r}: "
-                    f"run `invoke recipe {self.recipe}` and commit its run directory"
+                    f"run `invoke recipe {self.recipe} --profile {profile}` and commit its run directory"
                 )
             path = latest
         run = load_run(path)
@@ -124,7 +126,7 @@ class BenchResults(BenchDirective):
         "Subject",
         "Load",
         "Median req/s",
-        "Min – max req/s",
+        "95 % interval of the median",
         "CV",
         "Server CPU µs/req",
         "Load CPU µs/req",
@@ -138,6 +140,7 @@ class BenchResults(BenchDirective):
         run = self.load_run()
         wanted = selected(self.options.get("cells"), run.cell_names, "cells", run.run_file)
         rows: list[list] = []
+        warnings: list[str] = []
         for subject in run.subjects:
             label = subject.label + (" (load-tool ceiling)" if subject.role == "ceiling" else "")
             for cell in subject.cells:
@@ -146,12 +149,13 @@ class BenchResults(BenchDirective):
                 found = figure(run, subject.name, cell.name)
                 assert found is not None
                 s = found.summary
+                warnings += [f"{label}, {cell.label}: {w}" for w in s.noise_warnings(f"conf/{run.recipe}.toml")]
                 rows.append(
                     [
                         label,
                         cell.label,
                         link_to_raw(fmt_rps(s.rps_median), raw_label(run.recipe, subject.name, cell.name)),
-                        f"{fmt_rps(s.rps_min)} – {fmt_rps(s.rps_max)}",
+                        fmt_median_interval(s.rps_interval),
                         fmt_percent(s.rps_cv_percent),
                         fmt_us(s.server_cpu_us_per_request_median),
                         fmt_us(s.tool_cpu_us_per_request_median),
@@ -177,18 +181,44 @@ class BenchResults(BenchDirective):
                     f"DID NOT RUN: {skipped.reason} ({skipped.detail})".replace(" ()", ""),
                 ]
             )
-        return [nodes.paragraph(text=self._caption(run)), table(self.headers, rows)]
+        caption = self._caption(run, self.config.bench_profile)
+        output: list[nodes.Node] = [nodes.paragraph(text=caption), table(self.headers, rows)]
+        if warnings:
+            output.append(nodes.rubric(text=f"Noise warnings ({len(warnings)} cells)"))
+            listing = nodes.bullet_list(classes=["bench-noise"])
+            for warning in warnings:
+                listing += nodes.list_item("", nodes.paragraph(text=warning))
+            output.append(listing)
+        return output
 
     @staticmethod
-    def _caption(run: RunDocument) -> str:
+    def _caption(run: RunDocument, published_profile: str) -> str:
         profile = run.profile
+        counts = sorted({len(c.repetitions) for s in run.subjects for c in s.cells})
+        reps = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
         return (
-            f"Run {run.run_id} ({profile.name} profile): {profile.repetitions} repetitions per cell "
+            f"Run {run.run_id} ({profile.name} profile{_unpublished(run, published_profile)}): "
+            f"{reps} repetitions per cell "
             f"(ab -n {profile.requests}) after a discarded warm-up of {profile.warmup_requests} requests; "
-            "medians over the repetitions, CV = standard deviation / mean of req/s; load CPU is the load "
-            "tool's (ab, wrk) or, for a client under test, the client's own. "
+            "medians over the repetitions with a distribution-free 95 % interval (where too few repetitions allow "
+            "no 95 % interval, the min–max range and its coverage); CV = standard deviation / mean of req/s; load "
+            "CPU is the load tool's (ab, wrk) or, for a client under test, the client's own. "
             "Each median links to the raw output it came from."
         )
+
+
+def _unpublished(run: RunDocument, published_profile: str) -> str:
+    if run.profile.name == published_profile:
+        return ""
+    return f"; no {published_profile} run of this recipe yet, so the page shows this one, not a published run"
+
+
+def fmt_median_interval(interval: Interval | None) -> str:
+    """1,010 – 1,060, with the coverage where it is below 95 % (min–max of few repetitions)."""
+    if interval is None or interval.low is None or interval.high is None:
+        return "—"
+    coverage = "" if interval.level >= LEVEL else f" ({100 * interval.level:.0f} %)"
+    return f"{fmt_rps(interval.low)} – {fmt_rps(interval.high)}{coverage}"
 
 
 def selected(option: str | None, available: tuple[str, ...], what: str, source: Path) -> tuple[str, ...]:
@@ -433,7 +463,9 @@ class BenchHistory(BenchDirective):
     def render(self) -> list[nodes.Node]:
         recipe_dir = self.data_dir() / self.recipe
         self.note(recipe_dir)
-        runs = [load_run(path) for path in list_runs(recipe_dir)]
+        runs = [load_run(path) for path in list_runs(recipe_dir, self.config.bench_profile)] or [
+            load_run(path) for path in list_runs(recipe_dir)
+        ]
         if not runs:
             raise BenchError(f"{recipe_dir}: no run of recipe {self.recipe!r}: run `invoke recipe {self.recipe}`")
         for run in runs:

@@ -11,7 +11,6 @@ from docutils.parsers.rst import directives
 from benchsite.errors import BenchError
 from benchsite.model.published import Published
 from benchsite.model.run import RunDocument
-from benchsite.results.claims import PublishedFigures
 from benchsite.results.figures import FLAG_LEGEND, figure
 from benchsite.results.stats import CellSummary
 from benchsite.sphinxext.comparison import PublishedDirective
@@ -51,10 +50,10 @@ def today_value(run: RunDocument, metric: str, subject: str, cell: str) -> tuple
 
 
 def published_value(published: Published | None, metric: str, subject: str, cell: str) -> float | None:
-    name = METRICS[metric][2]
-    if published is None or name is None:
+    found = published.figure(subject, cell) if published else None
+    if found is None:
         return None
-    return getattr(PublishedFigures(published), name)(subject, cell)
+    return {"rps": found.requests_per_s, "cpu_us": found.cpu_us_per_request}.get(METRICS[metric][2] or "")
 
 
 class BenchPivot(PublishedDirective):

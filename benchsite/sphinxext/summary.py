@@ -12,8 +12,9 @@ from sphinx.util.docutils import SphinxDirective
 from benchsite.errors import BenchError
 from benchsite.model.published import PUBLISHED_FILE, load_published
 from benchsite.model.run import RunDocument
-from benchsite.results.claims import COULD_NOT_RUN, NOT_REPRODUCED, REPRODUCED, Verdict, verdicts
-from benchsite.results.store import latest_run, load_run
+from benchsite.results.claims import STATUSES, Verdict, verdicts
+from benchsite.results.store import load_run, shown_run
+from benchsite.sphinxext.comparison import VERDICT_NOTE, verdict_node
 from benchsite.sphinxext.tables import table
 
 
@@ -43,7 +44,7 @@ class AcrossRecipes(SphinxDirective):
         for published_path in sorted(data_dir.glob(f"*/{PUBLISHED_FILE}")):
             recipe_dir = published_path.parent
             self.env.note_dependency(str(recipe_dir))
-            run_path = latest_run(recipe_dir)
+            run_path = shown_run(recipe_dir, self.config.bench_profile)
             if run_path is None:
                 raise BenchError(f"{recipe_dir}: published figures but no run: run `invoke recipe {recipe_dir.name}`")
             run, published = load_run(run_path), load_published(published_path)
@@ -80,10 +81,10 @@ class BenchSummary(AcrossRecipes):
                     if headline is None
                     else f"{headline.claim.text} Published {headline.published}, "
                     f"today {headline.today}: {headline.status}.",
-                    f"{counts[REPRODUCED]} / {counts[NOT_REPRODUCED]} / {counts[COULD_NOT_RUN]}",
+                    ", ".join(f"{counts[status]} {status}" for status in STATUSES if counts[status]) or "—",
                 ]
             )
-        return [table(("Page", "Run shown", "Machine", "Headline claim", "Reproduced / not / could not run"), rows)]
+        return [table(("Page", "Run shown", "Machine", "Headline claim", "Verdicts"), rows)]
 
 
 class BenchVerdicts(AcrossRecipes):
@@ -100,11 +101,14 @@ class BenchVerdicts(AcrossRecipes):
                         nodes.literal(text=verdict.claim.rule),
                         verdict.published,
                         verdict.today,
-                        nodes.strong(text=verdict.status.upper()),
+                        verdict_node(verdict.status),
                     ]
                 )
         return [
             table(
-                ("Page", "Original conclusion", "Rule", "Published", "Today", "Verdict"), rows, classes=["bench-claims"]
-            )
+                ("Page", "Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict"),
+                rows,
+                classes=["bench-claims"],
+            ),
+            nodes.paragraph(text=VERDICT_NOTE),
         ]
