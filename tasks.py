@@ -55,13 +55,17 @@ def _apt_packages() -> list[str]:
         "name": "the recipe to run (see `invoke recipes`), or 'all' for every recipe",
         "profile": "'full' (the default: what the site publishes) or 'quick' (a smoke run, used by the tests)",
         "data_dir": "where the new run directory goes (default: data/)",
+        "clean": "first stop the servers and remove the folders that a killed earlier run left",
     }
 )
 @reported
-def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "") -> None:
+def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "", clean: bool = False) -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
     from benchsite.model.published import published_claims
     from benchsite.model.recipe import available_recipes, load_recipe
+    from benchsite.results.store import list_runs
+    from benchsite.run.leftovers import clean as clean_leftover
+    from benchsite.run.leftovers import find_leftovers
     from benchsite.run.progress import RichReporter
     from benchsite.run.runner import run_recipe
 
@@ -73,12 +77,31 @@ def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "") -> 
     for each in loaded:
         each.profile(profile)
         claims[each.name] = published_claims(each, _path(c, "data_dir"))
+    for leftover in find_leftovers(target):
+        if clean:
+            clean_leftover(leftover)
+            print(f"removed what a killed run left: {leftover.describe()}", file=sys.stderr)
+        else:
+            print(
+                f"warning: a killed run left {leftover.describe()}: `invoke recipe {name} --clean` removes it",
+                file=sys.stderr,
+            )
     for each in loaded:
         print(f"{each.name}: {each.title} (profile {profile})", file=sys.stderr)
-        with RichReporter() as reporter:
-            run_dir = run_recipe(each, profile, target, ROOT, reporter, claims[each.name])
-        shown = run_dir.relative_to(ROOT) if run_dir.is_relative_to(ROOT) else run_dir
-        print(f"wrote {shown}; build the site with `invoke docs`", file=sys.stderr)
+        before = set(list_runs(target / each.name))
+        try:
+            with RichReporter() as reporter:
+                run_dir = run_recipe(each, profile, target, ROOT, reporter, claims[each.name])
+        except KeyboardInterrupt:
+            kept = sorted(set(list_runs(target / each.name)) - before)
+            if kept:  # the interrupt came after the run was complete and in place
+                raise Exit(f"interrupted after the run was kept: {_shown(kept[-1])}", code=130) from None
+            raise
+        print(f"wrote {_shown(run_dir)}; build the site with `invoke docs`", file=sys.stderr)
+
+
+def _shown(path: Path) -> Path:
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
 @task
@@ -209,7 +232,74 @@ def new_page(c: Context, name: str) -> None:
     written = scaffold(name, ROOT)
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
-    print(f"next: invoke recipe {name} --profile quick && invoke docs")
+    print(f"next: . .venv/bin/activate && invoke recipe {name} --profile quick && invoke docs")
+
+
+@task(
+    help={
+        "run_a": "the first run: a run directory, or RECIPE/RUN-ID under data/",
+        "run_b": "the second run, likewise (e.g. your machine's run against the published one)",
+    }
+)
+@reported
+def compare(c: Context, run_a: str, run_b: str) -> None:
+    """Compare two runs of a recipe cell by cell: the change in req/s, its 95 % interval, significance."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from benchsite.results.compare import compare_runs, describe_change
+    from benchsite.results.store import load_run
+
+    runs = []
+    for given in (run_a, run_b):
+        path = Path(given) if Path(given).is_dir() else _path(c, "data_dir") / given
+        if not path.is_dir():
+            raise BenchError(f"no run {given!r}: give a run directory or RECIPE/RUN-ID (see `invoke recipes`)")
+        runs.append(load_run(path))
+    a, b = runs
+    if a.recipe != b.recipe:
+        raise BenchError(f"{a.run_id} is a run of {a.recipe}, {b.run_id} of {b.recipe}: compare runs of one recipe")
+    table = Table(title=f"{a.title}: B ÷ A, req/s (A = {a.run_id}, B = {b.run_id})")
+    for header in ("Subject", "Cell", "A median", "B median", "Change [95 % interval]"):
+        table.add_column(header)
+    for change in compare_runs(a, b):
+        table.add_row(
+            change.subject, change.cell, _number(change.median_a), _number(change.median_b), describe_change(change)
+        )
+    Console().print(table)
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+@task(
+    help={
+        "runs": "how many recipe runs to interrupt",
+        "seed": "the seed of the random recipes, signals and delays (the same seed repeats the same trials)",
+        "max_delay": "the latest moment, in seconds after the start, a signal is sent",
+    }
+)
+@reported
+def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0) -> None:
+    """Benchmark the clean-up: signals at random moments of real quick runs, then count what they left."""
+    from collections import Counter
+
+    from benchsite.run.faults import inject
+
+    trials = inject(runs, seed, max_delay, ROOT)
+    for each in trials:
+        state = "clean" if each.clean else f"LEFT {each.processes} {each.ports} {each.staging} {each.workroots}"
+        print(f"{each.recipe:20} {each.signal_name:8} after {each.delay_s:5.2f} s: exit {each.exit_code:4}  {state}")
+    codes = Counter((each.signal_name, each.exit_code) for each in trials)
+    print("signal, exit code: trials —", ", ".join(f"{s} {code}: {n}" for (s, code), n in sorted(codes.items())))
+    print(
+        f"{len(trials)} runs interrupted: {sum(len(t.processes) for t in trials)} leftover processes, "
+        f"{sum(len(t.ports) for t in trials)} bound ports, {sum(t.staging for t in trials)} partial run folders, "
+        f"{sum(t.workroots for t in trials)} temporary folders"
+    )
+    if not all(each.clean for each in trials):
+        raise BenchError("some interrupted runs left something behind: see the lines marked LEFT")
 
 
 @task(help={"data_dir": "the data directory to upgrade (default: data/)"})
@@ -219,8 +309,8 @@ def upgrade_data(c: Context, data_dir: str = "") -> None:
     from benchsite.results.store import upgrade_data_dir
 
     directory = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
-    for path, old in upgrade_data_dir(directory):
-        print(f"upgraded {path.relative_to(directory)} from format version {old}")
+    for path, what in upgrade_data_dir(directory):
+        print(f"upgraded {path.relative_to(directory)} {what}")
 
 
 @task
@@ -235,7 +325,7 @@ def setup(c: Context) -> None:
             raise Exit(f"error: `{' '.join(argv)}` failed: see apt's message above", code=1)
 
 
-ns = Collection(recipe, recipes, docs, serve, test, overhead, new_page, upgrade_data, setup)
+ns = Collection(recipe, recipes, docs, serve, test, overhead, compare, faults, new_page, upgrade_data, setup)
 ns.configure(
     {
         "bench": {

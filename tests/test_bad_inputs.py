@@ -34,7 +34,7 @@ def test_an_unknown_recipe_is_a_one_line_error(toy: ToyRecipes) -> None:
     assert_clean_failure(result, toy, "nope", "unknown recipe 'nope': I know about known")
 
 
-def test_a_subject_that_exits_at_start_stops_the_others_and_keeps_nothing(toy: ToyRecipes) -> None:
+def test_a_subject_that_exits_at_start_costs_only_its_own_row(toy: ToyRecipes) -> None:
     failing = """
 [[subjects]]
 name = "broken"
@@ -44,7 +44,17 @@ expect = { status = 200, body = "hello" }
 """
     toy.add("exits", toy_subject() + failing)
     result = run_toy(toy, "exits")
-    assert_clean_failure(result, toy, "exits", "subject 'broken' exited with code 3 at start (cannot read its config)")
+    assert result.returncode == 0, result.stderr
+    [run_dir] = list_runs(toy.data_dir / "exits")
+    document = json.loads((run_dir / "run.json").read_text())
+    assert [s["name"] for s in document["subjects"]] == ["toy"]
+    [broken] = document["skipped"]
+    assert (
+        broken["name"] == "broken"
+        and broken["reason"] == "it did not start or did not answer correctly on this machine"
+    )
+    assert "subject 'broken' exited with code 3 at start (cannot read its config)" in broken["detail"]
+    assert processes_mentioning(str(toy.root)) == []
 
 
 def test_a_port_already_taken_is_refused_before_starting(toy: ToyRecipes) -> None:

@@ -193,6 +193,8 @@ class Environment(Record):
             value = ", ".join(f"{name} {version}" for name, version in value.items())
         elif isinstance(value, tuple):
             value = ", ".join(str(item) for item in value)
+        elif key == "python":
+            value = value.replace(" ({python})", " (the project's .venv)")
         return f"{value} {self.LABELS[key][1]}".strip()
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchsite.model.published import AnyClaim, FastestClaim, KeepaliveClaim, Published, RatioClaim
-from benchsite.model.run import Repetition, RunDocument
+from benchsite.model.run import RunDocument
 from benchsite.results.figures import figure
 from benchsite.results.intervals import Interval, paired_rounds, ratio_interval
+from benchsite.results.stats import metric_values
 
 HOLDS = "holds"
 DOES_NOT_HOLD = "does not hold"
@@ -45,20 +46,7 @@ def round_values(
     cell_record = record.cell(cell) if record else None
     if found is None or (usable_only and not found.usable) or cell_record is None:
         return None
-    values = {}
-    for rep in cell_record.repetitions:
-        if not rep.ok or rep.result is None:
-            continue
-        value = rep.result.requests_per_s if metric == "rps" else _cpu_us(rep)
-        if value is not None:
-            values[rep.index] = value
-    return values
-
-
-def _cpu_us(rep: Repetition) -> float | None:
-    """The client's own CPU µs per request (what the clients page compares), else the load tool's."""
-    own = getattr(rep.result, "cpu_us_per_request", None)
-    return own if own is not None else rep.tool_cpu_us_per_request
+    return metric_values(cell_record, "rps" if metric == "rps" else "client-cpu")
 
 
 def ratio(run: RunDocument, top: Cell, bottom: Cell, metric: str = "rps", usable_only: bool = True) -> Interval | None:
@@ -128,23 +116,21 @@ def _fastest_verdict(claim: FastestClaim, run: RunDocument) -> tuple[str, str, t
             if status == DOES_NOT_HOLD:
                 behind.append(f"{cell}: {rival} ({estimate.value:.2f}×)")
             elif status == INCONCLUSIVE:
-                unsure.append(f"{cell}: {rival} ({fmt_interval(estimate)})")
+                unsure.append(f"{cell}: {rival} ({fmt_interval(estimate, rounds=False)})")
                 needs += [(claim.subject, cell), (rival, cell)]
-    detail = (
-        "; ".join(
-            part
-            for part in (
-                f"behind {', '.join(behind)}" if behind else "",
-                f"not surely ahead of {', '.join(unsure)}" if unsure else "",
-                f"flagged, not compared: {', '.join(not_compared)}" if not_compared else "",
-            )
-            if part
-        )
-        or f"ahead of every competitor in {len(claim.cells)} of {len(claim.cells)} cells"
-    )
-    if behind:
-        return DOES_NOT_HOLD, detail, ()
-    return (INCONCLUSIVE, detail, tuple(dict.fromkeys(needs))) if unsure else (HOLDS, detail, ())
+    flagged = f"; flagged, not compared: {_some(not_compared)}" if not_compared else ""
+    if behind:  # what decides it; the unsure comparisons no longer matter
+        return DOES_NOT_HOLD, f"surely behind {_some(behind)}{flagged}", ()
+    if unsure:
+        return INCONCLUSIVE, f"not surely ahead of {_some(unsure)}{flagged}", tuple(dict.fromkeys(needs))
+    cells = f"all {len(claim.cells)} cells" if len(claim.cells) > 1 else f"cell {claim.cells[0]}"
+    return HOLDS, f"surely ahead of every competitor in {cells}{flagged}", ()
+
+
+def _some(items: list[str], shown: int = 3) -> str:
+    """The first few of a list, and how many more."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
 
 
 def _keepalive_verdict(claim: KeepaliveClaim, run: RunDocument) -> tuple[str, str, tuple[Cell, ...]]:

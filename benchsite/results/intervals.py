@@ -78,6 +78,20 @@ def ratio_interval(ratios: Sequence[float]) -> Interval | None:
     return Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), LEVEL, len(logs))
 
 
+def difference_interval(differences: Sequence[float]) -> Interval | None:
+    """The mean of per-round differences, with a t interval (none below 2 rounds)."""
+    if not differences:
+        return None
+    data = np.asarray(differences, dtype=float)
+    mean = float(data.mean())
+    if len(data) < 2:
+        return Interval(mean, None, None, 0.0, 1)
+    if float(np.ptp(data)) == 0.0:
+        return Interval(mean, mean, mean, LEVEL, len(data))
+    found = stats.ttest_1samp(data, 0.0).confidence_interval(LEVEL)
+    return Interval(mean, float(found.low), float(found.high), LEVEL, len(data))
+
+
 def unpaired_ratio_interval(top: Sequence[float], bottom: Sequence[float]) -> tuple[Interval, float] | None:
     """Two independent samples (two runs): the ratio of geometric means, a Welch t interval on the logs,
     and the test's p-value (None below two values a side)."""

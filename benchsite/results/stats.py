@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from benchsite.model.run import AbCell, ClientCell, Repetition, WrkCell
@@ -78,6 +78,31 @@ def _own_or_measured_cpu(rep: Repetition) -> float | None:
     if isinstance(rep.result, ClientResult):
         return rep.result.cpu_us_per_request
     return rep.tool_cpu_us_per_request
+
+
+def _share(cpu_s: float, rep: Repetition) -> float | None:
+    return 100 * cpu_s / rep.wall_s if rep.wall_s else None
+
+
+# What one repetition says on each metric the pages show (None: it says nothing on it).
+REPETITION_METRICS: dict[str, Callable[[Repetition], float | None]] = {
+    "rps": lambda rep: rep.result.requests_per_s if rep.result is not None else None,
+    "client-cpu": _own_or_measured_cpu,
+    "server-cpu": lambda rep: rep.server_cpu_us_per_request,
+    "server-share": lambda rep: _share(rep.server_cpu_s, rep),
+    "backend-share": lambda rep: _share(sum(rep.backend_cpu_s.values()), rep) if rep.backend_cpu_s else None,
+}
+
+
+def metric_values(cell: AbCell | WrkCell | ClientCell, metric: str) -> dict[int, float]:
+    """Each good repetition's value on a metric, by round."""
+    values = {}
+    for rep in cell.repetitions:
+        if rep.ok:
+            value = REPETITION_METRICS[metric](rep)
+            if value is not None:
+                values[rep.index] = value
+    return values
 
 
 def coefficient_of_variation_percent(values: list[float]) -> float | None:

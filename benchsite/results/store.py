@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,8 +17,9 @@ from typing import Any
 
 from benchsite.errors import BenchError
 from benchsite.model.base import read_json
-from benchsite.model.overhead import OVERHEAD_DIR, OVERHEAD_FILE, OverheadRecord
-from benchsite.model.run import FORMAT_VERSION, RUN_FILE, RunDocument
+from benchsite.model.overhead import OVERHEAD_FILE, OverheadRecord
+from benchsite.model.portable import inferred_placeholders, make_portable
+from benchsite.model.run import RUN_FILE, RunDocument
 
 STAGING_PREFIX = ".incomplete-"
 
@@ -98,18 +99,41 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
         raise BenchError(f"cannot write {path} ({error.strerror}): free some space or fix the permissions") from None
 
 
-def upgrade_data_dir(data_dir: Path) -> list[tuple[Path, object]]:
-    """Rewrite every run.json and overhead.json below data_dir in the current format; what was upgraded."""
-    upgraded: list[tuple[Path, object]] = []
-    for path in sorted(data_dir.glob(f"*/*/{RUN_FILE}")):
+def write_portable(path: Path, document: dict[str, Any], placeholders: Mapping[str, str]) -> None:
+    """Write a document with the machine's paths replaced by their placeholders."""
+    write_json(path, json.loads(make_portable(json.dumps(document), placeholders)))
+
+
+def make_files_portable(run_dir: Path, placeholders: Mapping[str, str]) -> None:
+    """The same for the run's text files beside the document: configs, logs, tools' error output."""
+    for path in [*run_dir.glob("configs/**/*"), *run_dir.glob("logs/*"), *run_dir.glob("raw/**/*.stderr.txt")]:
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue  # not text: nothing of ours was written into it
+        portable = make_portable(text, placeholders)
+        if portable != text:
+            path.write_text(portable, encoding="utf-8")
+
+
+def upgrade_data_dir(data_dir: Path) -> list[tuple[Path, str]]:
+    """Rewrite every run.json and overhead.json below data_dir in the current format, with no machine paths."""
+    upgraded: list[tuple[Path, str]] = []
+    documents = sorted(data_dir.glob(f"**/{RUN_FILE}")) + sorted(data_dir.glob(f"**/{OVERHEAD_FILE}"))
+    for path in documents:
+        text = path.read_text(encoding="utf-8")
         data = read_json(path)
-        if isinstance(data, dict) and data.get("format_version") != FORMAT_VERSION:
-            write_json(path, RunDocument.read(data, path).to_json())
-            upgraded.append((path, data.get("format_version")))
-    for path in sorted((data_dir / OVERHEAD_DIR).glob(f"*/{OVERHEAD_FILE}")):
-        data = read_json(path)
-        record = OverheadRecord.read(data, path)
-        if isinstance(data, dict) and data.get("format_version") != record.format_version:
-            write_json(path, record.to_json())
-            upgraded.append((path, data.get("format_version")))
+        if path.name == RUN_FILE:
+            current = RunDocument.read(data, path).to_json()
+        else:
+            current = OverheadRecord.read(data, path).to_json()
+        placeholders = inferred_placeholders(text)
+        if current == data and not placeholders:
+            continue
+        write_portable(path, current, placeholders)
+        make_files_portable(path.parent, placeholders)
+        old = data.get("format_version") if isinstance(data, dict) else None
+        upgraded.append((path, f"from format version {old}" + (", machine paths replaced" if placeholders else "")))
     return upgraded

@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 
 from benchsite.errors import BenchError
+from benchsite.run.signals import signal_for_test, signals_held, unblock_in_child
 
 LOOPBACK = "127.0.0.1"
 POLL_INTERVAL_S = 0.05
@@ -27,6 +28,7 @@ def _prepare_child(cpu: int | None) -> Callable[[], None]:
     open-files soft limit to the hard limit (ab and servers need >1000 sockets at -c 1000)."""
 
     def prepare() -> None:
+        unblock_in_child()  # the parent may hold its signals back while it registers this child
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
         _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -154,20 +156,36 @@ def stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float = 1
 
 @contextmanager
 def running_server(
-    name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path
+    name: str,
+    argv: list[str],
+    port: int,
+    cpu: int | None,
+    log_path: Path,
+    cwd: Path,
+    on_start: Callable[[ServerProcess], None] | None = None,
 ) -> Iterator[ServerProcess]:
-    """Start a server and stop it on every way out, leaving its port free."""
+    """Start a server and stop it on every way out, leaving its port free.
+
+    `on_start` runs right after the spawn, signals still held (the runner records the PID there,
+    so that even a SIGKILL of the harness leaves the server findable)."""
     if not port_is_free(port):
         raise BenchError(
             f"port {port} on {LOOPBACK} is already in use: stop whatever listens there "
             f"or set port = 0 (a free port) in the recipe's conf file"
         )
-    server = start_server(name, argv, port, cpu, log_path, cwd)
+    server: ServerProcess | None = None
+    port_freed = True
     try:
+        with signals_held():  # an interrupt now is delivered once the server is ours to stop
+            server = start_server(name, argv, port, cpu, log_path, cwd)
+            if on_start is not None:
+                on_start(server)
+            signal_for_test("server-started")
         yield server
     finally:
-        stop_process_group(server.popen)
-        port_freed = wait_for_free_port(port)
+        if server is not None:
+            stop_process_group(server.popen)
+            port_freed = wait_for_free_port(port)
     if not port_freed:
         raise BenchError(f"port {port} is still bound after stopping {name!r}: look for a stray process")
 

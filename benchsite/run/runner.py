@@ -10,7 +10,6 @@ import grp
 import os
 import pwd
 import shutil
-import signal
 import statistics
 import string
 import subprocess
@@ -18,13 +17,14 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from benchsite.errors import BenchError
+from benchsite.model.portable import placeholders_of
 from benchsite.model.published import Published
 from benchsite.model.recipe import (
     AbLoad,
@@ -57,8 +57,9 @@ from benchsite.model.run import (
     WrkCell,
 )
 from benchsite.results.claims import verdicts
-from benchsite.results.store import new_run_id, staged_run_directory, write_json
+from benchsite.results.store import make_files_portable, new_run_id, staged_run_directory, write_portable
 from benchsite.run.environment import collect_environment, utc_now
+from benchsite.run.leftovers import forget_owner, record_owner
 from benchsite.run.loads import load_argv, tool_path
 from benchsite.run.machine import cpu_times, measured_cpus
 from benchsite.run.processes import (
@@ -73,6 +74,7 @@ from benchsite.run.processes import (
     wait_until_accepting,
     wait_until_ready,
 )
+from benchsite.run.signals import checkpoint, signal_for_test, signals_as_interrupt, signals_held
 from benchsite.tools import EXTERNAL_TOOLS, VERSION_FLAGS, parse_report
 
 AnySubject = Server | Ceiling | Backend | Client
@@ -99,20 +101,6 @@ class SilentReporter:
 
     def step(self, message: str) -> None:
         pass
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM like Ctrl-C so the same clean-up runs."""
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def effective_settings(settings: Settings) -> Settings:
@@ -344,10 +332,13 @@ def _start_subjects(
     stack: ExitStack,
     run_dir: Path,
     reporter: Reporter,
-) -> dict[str, Started]:
-    started = {}
+) -> tuple[dict[str, Started], list[SkippedSubject]]:
+    """Start, probe and verify each subject; one that fails costs only its own row (the others run)."""
+    started: dict[str, Started] = {}
+    failed: list[SkippedSubject] = []
     workroot = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="benchsite-")))
     workroot.chmod(0o755)  # servers that drop privileges (nginx workers) must read their files
+    record_owner(run_dir, workroot=workroot)
     ports: dict[str, str] = {}  # port_<subject>: later subjects' configs reach earlier ones (backends)
     for offset, subject in enumerate(subjects):
         port = settings.port + offset if settings.port else free_port()
@@ -355,29 +346,57 @@ def _start_subjects(
         workdir.mkdir()
         values = {**base_values(recipe), **ports, "port": str(port), "port2": str(free_port()), "workdir": str(workdir)}
         ports[f"port_{subject.name.replace('-', '_')}"] = str(port)
-        run_prepare(subject, values, recipe.directory, run_dir / "logs" / f"{subject.name}-prepare.log")
-        render_templates(subject, recipe, values, run_dir)
-        argv = subject.command(values)
         reporter.status(f"starting {subject.label} on port {port}")
-        server = stack.enter_context(
-            running_server(
-                subject.name,
-                argv,
-                port,
-                settings.server_cpu,
-                run_dir / "logs" / f"{subject.name}.log",
-                cwd=recipe.directory,
+        try:
+            started[subject.name] = _start_one(recipe, subject, values, settings, stack, run_dir)
+        except BenchError as error:
+            failed.append(
+                SkippedSubject(name=subject.name, label=subject.label, reason=FAILED_AT_START, detail=str(error))
             )
-        )
+            reporter.step(f"{subject.label}: did not start ({error})")
+    return started, failed
+
+
+FAILED_AT_START = "it did not start or did not answer correctly on this machine"
+
+
+def _start_one(
+    recipe: Recipe,
+    subject: Server | Ceiling | Backend,
+    values: dict[str, str],
+    settings: Settings,
+    stack: ExitStack,
+    run_dir: Path,
+) -> Started:
+    """One subject started, probed and verified; stopped again at once if any of it fails."""
+    port = int(values["port"])
+    run_prepare(subject, values, recipe.directory, run_dir / "logs" / f"{subject.name}-prepare.log")
+    render_templates(subject, recipe, values, run_dir)
+    argv = subject.command(values)
+    with ExitStack() as own:
+        with signals_held():  # no interrupt between the spawn and the registration for clean-up
+            server = own.enter_context(
+                running_server(
+                    subject.name,
+                    argv,
+                    port,
+                    settings.server_cpu,
+                    run_dir / "logs" / f"{subject.name}.log",
+                    cwd=recipe.directory,
+                    on_start=lambda started: record_owner(run_dir, server=started),
+                )
+            )
         if isinstance(subject, Backend) and subject.probe == "tcp":
             wait_until_accepting(server, settings.start_timeout_s)
-            started[subject.name] = Started(subject, server, None, None, values)
-            continue
-        wait_until_ready(server, subject.path, settings.start_timeout_s)
-        reply = http_get(port, subject.path)  # a fresh request, checked before any load
-        verify_reply(subject, reply)
-        started[subject.name] = Started(subject, server, reply, keeps_http10_alive(port, subject.path), values)
-    return started
+            found = Started(subject, server, None, None, values)
+        else:
+            wait_until_ready(server, subject.path, settings.start_timeout_s)
+            reply = http_get(port, subject.path)  # a fresh request, checked before any load
+            verify_reply(subject, reply)
+            found = Started(subject, server, reply, keeps_http10_alive(port, subject.path), values)
+        with signals_held():
+            stack.push(own.pop_all())  # from here the run's own clean-up stops it
+    return found
 
 
 def run_recipe(
@@ -422,11 +441,13 @@ def run_recipe(
         else:
             runnable.append((subject, loads))
     reporter.begin(sum(len(loads) for _, loads in runnable) * profile.repetitions)
-    with sigterm_as_interrupt(), staged_run_directory(data_dir / recipe.name, run_id) as run_dir:
+    with signals_as_interrupt(), staged_run_directory(data_dir / recipe.name, run_id) as run_dir:
         with ExitStack() as stack:
             stack.callback(trim_logs, run_dir / "logs")
             servers = [s for s, _ in runnable if not isinstance(s, Client)]
-            started = _start_subjects(recipe, servers, settings, stack, run_dir, reporter)
+            started, failed = _start_subjects(recipe, servers, settings, stack, run_dir, reporter)
+            runnable, failed = _without_failed(runnable, started, failed)
+            skipped += failed
             warmups = _warm_up(runnable, started, profile, settings, reporter)
             session = Measuring(recipe, runnable, started, profile, settings, run_dir, reporter, run_started)
             for index in range(1, profile.repetitions + 1):
@@ -452,8 +473,39 @@ def run_recipe(
                 )
 
             rounds = session.further_rounds(published, lambda: document(None))
-        write_json(run_dir / RUN_FILE, document(rounds).to_json())
+        workroot = Path(next(iter(started.values())).values["workdir"]).parent if started else None
+        placeholders = placeholders_of(base_values(recipe), workroot)
+        make_files_portable(run_dir, placeholders)
+        write_portable(run_dir / RUN_FILE, document(rounds).to_json(), placeholders)
+        forget_owner(run_dir)
+    signal_for_test("run-kept")
     return data_dir / recipe.name / run_id
+
+
+def _without_failed(
+    plan: Plan, started: dict[str, Started], failed: list[SkippedSubject]
+) -> tuple[Plan, list[SkippedSubject]]:
+    """The plan without the subjects that did not start (clients too, where no backend started);
+    a run in which no measured subject started is an error naming the first failure."""
+    failed = list(failed)
+    backend_up = any(isinstance(s.subject, Backend) for s in started.values())
+    kept: Plan = []
+    for subject, loads in plan:
+        if isinstance(subject, Client) and not backend_up:
+            failed.append(
+                SkippedSubject(
+                    name=subject.name,
+                    label=subject.label,
+                    reason=FAILED_AT_START,
+                    detail="the backend it talks to did not start",
+                )
+            )
+        elif isinstance(subject, Client) or subject.name in started:
+            kept.append((subject, loads))
+    if not any(isinstance(subject, Server | Client) for subject, _ in kept):
+        first = failed[0].detail if failed else "nothing to measure"
+        raise BenchError(f"no subject could run: {first}")
+    return kept, failed
 
 
 Plan = list[tuple[AnySubject, list[AnyLoad]]]
@@ -545,6 +597,7 @@ class Measuring:
         if index % 2 == 0:
             subjects.reverse()
         for subject, load in self._order(plan, subjects):
+            checkpoint()  # an interrupt swallowed anywhere stops the run here
             server, argv = _repetition_argv(self.recipe, subject, load, self.started, self.profile, self.settings)
             rep = measure(
                 server, subject.name, load, argv, self.settings, self.run_dir, index, backends, self.run_started

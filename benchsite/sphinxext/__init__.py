@@ -6,9 +6,12 @@ Enable it with ``extensions = ["benchsite.sphinxext"]``; ``bench_data_dir``
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
+from sphinx.config import Config
 
 from benchsite import __version__
 from benchsite.sphinxext.comparison import BenchClaims, BenchCompare, BenchPublished
@@ -22,6 +25,8 @@ from benchsite.sphinxext.directives import (
     BenchResults,
     BenchSubjects,
 )
+from benchsite.sphinxext.listings import setup_listings
+from benchsite.sphinxext.method import BenchPairing, BenchStability
 from benchsite.sphinxext.nodes import bench_chart, skip_chart, visit_chart_html, visit_chart_text
 from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
@@ -42,7 +47,21 @@ DIRECTIVES = {
     "bench-summary": BenchSummary,
     "bench-history": BenchHistory,
     "bench-verdicts": BenchVerdicts,
+    "bench-stability": BenchStability,
+    "bench-pairing": BenchPairing,
 }
+
+
+def resolve_paths(app: Sphinx, config: Config) -> None:
+    """Make the data, recipes and conf folders absolute once, relative to conf.py; note the code's digest
+    (a changed extension re-reads every page, as a changed data file re-reads the pages that show it)."""
+    for name in ("bench_data_dir", "bench_recipes_dir", "bench_conf_dir"):
+        config[name] = str((Path(app.confdir) / config[name]).resolve())
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.read_bytes())
+    config["bench_code_digest"] = digest.hexdigest()[:16]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -51,6 +70,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("bench_conf_dir", "../conf", "env", types=[str])
     # The profile whose latest run every page shows: the published one; a quick run never replaces it.
     app.add_config_value("bench_profile", "full", "env", types=[str])
+    app.add_config_value("bench_code_digest", "", "env", types=[str])
     skip = (skip_chart, None)
     app.add_node(
         bench_chart,
@@ -62,4 +82,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     )
     for name, directive in DIRECTIVES.items():
         app.add_directive(name, directive)
+    setup_listings(app)
+    app.connect("config-inited", resolve_paths)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -186,7 +186,7 @@ class BenchClaims(PublishedDirective):
         if not rows:
             raise BenchError(f"{published.path}: no [[claims]]: record the original page's conclusions")
         headers = ("Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict")
-        return [table(headers, rows, classes=["bench-claims"]), nodes.paragraph(text=VERDICT_NOTE)]
+        return [table(headers, rows, classes=["bench-claims"])]
 
 
 VERDICT_NOTE = (

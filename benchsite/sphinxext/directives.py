@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import statistics
 from pathlib import Path
 from typing import ClassVar, cast
@@ -16,13 +15,15 @@ from sphinx.util.docutils import SphinxDirective
 from benchsite.errors import BenchError
 from benchsite.model.base import read_json
 from benchsite.model.overhead import OVERHEAD_DIR, OVERHEAD_FILE, OverheadRecord
+from benchsite.model.portable import shown_command
 from benchsite.model.recipe import RECIPE_FILE, Settings, load_recipe
-from benchsite.model.run import AbCell, ClientCell, Environment, Repetition, RunDocument, WrkCell
+from benchsite.model.run import RUN_FILE, AbCell, ClientCell, Environment, Repetition, RunDocument, WrkCell
 from benchsite.results.figures import figure
-from benchsite.results.intervals import LEVEL, Interval
+from benchsite.results.intervals import LEVEL, Interval, median_interval, ratio_interval
 from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run, shown_run
 from benchsite.sphinxext.charts import Chart, Series
+from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import bench_chart
 from benchsite.sphinxext.tables import (
     fmt_keepalive,
@@ -32,6 +33,7 @@ from benchsite.sphinxext.tables import (
     fmt_us,
     literal,
     table,
+    with_interval,
 )
 
 CellRun = AbCell | WrkCell | ClientCell
@@ -48,16 +50,20 @@ class BenchDirective(SphinxDirective):
         return self.arguments[0]
 
     def data_dir(self) -> Path:
-        return (Path(self.env.app.confdir) / self.config.bench_data_dir).resolve()
+        return Path(self.config.bench_data_dir)
 
     def note(self, path: Path) -> None:
-        """Rebuild this page when the file (or the folder of runs) changes."""
+        """Rebuild this page when the file changes."""
         self.env.note_dependency(str(path))
+
+    def note_runs(self, recipe_dir: Path) -> None:
+        """Rebuild this page when the recipe gets a new run (or loses one)."""
+        note_listing(self.env, recipe_dir, f"*/{RUN_FILE}")
 
     def load_run(self) -> RunDocument:
         """The run named by :run:, else the latest run of the site's profile (bench_profile: full)."""
         recipe_dir = self.data_dir() / self.recipe
-        self.note(recipe_dir)
+        self.note_runs(recipe_dir)
         wanted = self.options.get("run")
         if wanted:
             path = recipe_dir / wanted
@@ -79,12 +85,11 @@ class BenchDirective(SphinxDirective):
 
     def declared_names(self, run: RunDocument) -> tuple[set[str], set[str]]:
         """Subject and cell names the recipe declares (a quick run may have fewer), else the run's."""
-        confdir = Path(self.env.app.confdir)
-        recipes_dir = (confdir / self.config.bench_recipes_dir).resolve()
+        recipes_dir = Path(self.config.bench_recipes_dir)
         if not (recipes_dir / self.recipe / RECIPE_FILE).is_file():
             return {s.name for s in run.subjects} | {s.name for s in run.skipped}, set(run.cell_names)
         self.note(recipes_dir / self.recipe / RECIPE_FILE)
-        recipe = load_recipe(self.recipe, recipes_dir, (confdir / self.config.bench_conf_dir).resolve())
+        recipe = load_recipe(self.recipe, recipes_dir, Path(self.config.bench_conf_dir))
         return {s.name for s in recipe.subjects}, {c.name for c in recipe.loads}
 
     def run(self) -> list[nodes.Node]:
@@ -196,15 +201,38 @@ class BenchResults(BenchDirective):
         profile = run.profile
         counts = sorted({len(c.repetitions) for s in run.subjects for c in s.cells})
         reps = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+        warmup = (
+            f" after a discarded ab warm-up of {profile.warmup_requests} requests"
+            if profile.warmup_requests and run.warmups
+            else ""
+        )
         return (
             f"Run {run.run_id} ({profile.name} profile{_unpublished(run, published_profile)}): "
-            f"{reps} repetitions per cell "
-            f"(ab -n {profile.requests}) after a discarded warm-up of {profile.warmup_requests} requests; "
+            f"{reps} repetitions per cell, each {_loads(run)}{warmup}; "
             "medians over the repetitions with a distribution-free 95 % interval (where too few repetitions allow "
             "no 95 % interval, the min–max range and its coverage); CV = standard deviation / mean of req/s; load "
             "CPU is the load tool's (ab, wrk) or, for a client under test, the client's own. "
-            "Each median links to the raw output it came from."
+            "Each median links to the raw output of the repetition at the median (with an even count, the one "
+            "just below it)."
         )
+
+
+def _loads(run: RunDocument) -> str:
+    """What one repetition of each cell ran, from the stored cells: "ab -n 5000 (feed: -n 200), wrk -d 3 s"."""
+    parts = []
+    for kind, cells in (
+        ("ab", [c for s in run.subjects for c in s.cells if isinstance(c, AbCell)]),
+        ("client", [c for s in run.subjects for c in s.cells if isinstance(c, ClientCell)]),
+        ("wrk", [c for s in run.subjects for c in s.cells if isinstance(c, WrkCell)]),
+    ):
+        if not cells:
+            continue
+        amounts = {c.name: (f"-d {c.duration_s} s" if isinstance(c, WrkCell) else f"-n {c.requests}") for c in cells}
+        common = max(set(amounts.values()), key=list(amounts.values()).count)
+        others = ", ".join(f"{name}: {amount}" for name, amount in amounts.items() if amount != common)
+        shown = f"{common.removeprefix('-n ')} requests by the client" if kind == "client" else f"{kind} {common}"
+        parts.append(shown + (f" ({others})" if others else ""))
+    return ", ".join(parts)
 
 
 def _unpublished(run: RunDocument, published_profile: str) -> str:
@@ -265,8 +293,9 @@ class BenchChart(BenchDirective):
             flagged = tuple(bool(f and not f.usable) for f in figures)
             if metric == "rps":
                 medians = tuple(s.rps_median if s and not s.repetitions_failed else None for s in summaries)
-                lows = tuple(s.rps_min if s else None for s in summaries)
-                highs = tuple(s.rps_max if s else None for s in summaries)
+                intervals = [s.rps_interval if s else None for s in summaries]
+                lows = tuple(i.low if i else None for i in intervals)
+                highs = tuple(i.high if i else None for i in intervals)
             else:
                 cpu = (
                     (lambda s: s.server_cpu_us_per_request_median)
@@ -281,7 +310,7 @@ class BenchChart(BenchDirective):
             kind=kind,
             title=f"{run.title} — run {run.run_id}",
             x_label=self.options.get("x-label", "load setting"),
-            y_label=y_label + (" (whiskers: min–max)" if kind == "bar" and metric == "rps" else ""),
+            y_label=y_label + (" (whiskers: 95 % interval)" if kind == "bar" and metric == "rps" else ""),
             categories=labels,
             series=tuple(series),
         )
@@ -337,7 +366,7 @@ class BenchRaw(BenchDirective):
             which = f"repetition {rep.index} of {len(cell.repetitions)}, the median by req/s"
         raw_path = run.raw_file(rep)  # confined to the run directory
         self.note(raw_path)
-        text = f"$ {shlex.join(rep.argv)}\n" + (run.raw_text(rep) or "(ab printed nothing)\n")
+        text = f"$ {shown_command(rep.argv)}\n" + (run.raw_text(rep) or "(ab printed nothing)\n")
         if rep.error:
             text += f"\n[harness] {rep.error}\n"
         heading = f"{subject_label}, {cell.label}"
@@ -364,6 +393,9 @@ class BenchEnvironment(BenchDirective):
                 f"ab -n {profile.requests}, {profile.repetitions} repetitions, "
                 f"warm-up {profile.warmup_requests} requests",
             ],
+            ["Rounds", _rounds(run)],
+            ["Order within a round", _interleave(settings)],
+            ["Other work on the measured CPUs", _other_work(run)],
             ["CPU pinning", _pinning(settings)],
             ["ab socket timeout / run time limit", f"{settings.socket_timeout_s} s / {settings.cell_timeout_s:g} s"],
         ]
@@ -372,6 +404,40 @@ class BenchEnvironment(BenchDirective):
         for subject in run.subjects:
             rows.append([f"Server banner: {subject.label}", subject.server_software or "(none sent)"])
         return [table(("", "Value"), rows, classes=["bench-environment"])]
+
+
+def _rounds(run: RunDocument) -> str:
+    rounds = run.rounds
+    if rounds is None:
+        return f"{run.profile.repetitions} of every cell (not recorded how the run stopped)"
+    further = (
+        f", then {rounds.further_repetitions} repetitions in further rounds of the cells of inconclusive claims"
+        if rounds.further_repetitions
+        else ""
+    )
+    return (
+        f"{rounds.made} in all: {rounds.minimum} of every cell{further}; stopped: {rounds.stopped} "
+        f"(measuring took {rounds.elapsed_s:g} s)"
+    )
+
+
+def _interleave(settings: Settings) -> str:
+    if settings.interleave == "cell":
+        return "cell by cell: the subjects of a cell back to back, their order turning every other round"
+    return "subject by subject: every cell of a subject back to back"
+
+
+def _other_work(run: RunDocument) -> str:
+    reps = [rep for s in run.subjects for c in s.cells for rep in c.repetitions if rep.steal_s is not None]
+    if not reps:
+        return "not recorded in this run"
+    steal = max(rep.steal_s or 0.0 for rep in reps)
+    other = sorted(rep.other_busy_s or 0.0 for rep in reps)
+    return (
+        f"CPU steal at most {steal:.2f} s in a repetition; busy time not spent by the run's own processes "
+        f"(the harness itself, the kernel's network work, anything else): median {other[len(other) // 2]:.2f} s, "
+        f"at most {other[-1]:.2f} s per repetition"
+    )
 
 
 def _pinning(settings: Settings) -> str:
@@ -385,13 +451,13 @@ class BenchCommands(BenchDirective):
 
     def render(self) -> list[nodes.Node]:
         run = self.load_run()
-        lines = []
+        lines = ["# python is the project's .venv/bin/python; $WORKROOT the run's temporary folder", ""]
         for subject in run.subjects:
             lines.append(f"# {subject.label} (started from recipes/{run.recipe}/)")
-            lines.append(f"$ {shlex.join(subject.argv)}")
+            lines.append(f"$ {shown_command(subject.argv)}")
             for cell in subject.cells:
                 if cell.repetitions:
-                    lines.append(f"$ {shlex.join(cell.repetitions[0].argv)}")
+                    lines.append(f"$ {shown_command(cell.repetitions[0].argv)}")
             lines.append("")
         return [literal("\n".join(lines).rstrip() + "\n")]
 
@@ -400,8 +466,8 @@ class BenchOverhead(SphinxDirective):
     """The harness's own benchmark: its req/s against bare ab of the same argv (latest record)."""
 
     def run(self) -> list[nodes.Node]:
-        directory = (Path(self.env.app.confdir) / self.config.bench_data_dir / OVERHEAD_DIR).resolve()
-        self.env.note_dependency(str(directory))
+        directory = Path(self.config.bench_data_dir) / OVERHEAD_DIR
+        note_listing(self.env, directory, f"*/{OVERHEAD_FILE}")
         files = sorted(directory.glob(f"*/{OVERHEAD_FILE}"))
         if not files:
             message = f"{directory}: no harness benchmark recorded: run `invoke overhead` and commit it"
@@ -412,12 +478,20 @@ class BenchOverhead(SphinxDirective):
             record = OverheadRecord.read(read_json(path), path)
         except BenchError as error:
             return [self.state.document.reporter.warning(str(error), line=self.lineno)]
+        harness, bare = median_interval(record.harness_rps), median_interval(record.bare_rps)
+        per_round = ratio_interval([h / b for h, b in zip(record.harness_rps, record.bare_rps, strict=False)])
+        difference = f"{record.difference_percent:+.1f}% (of the medians)"
+        if per_round is not None and per_round.low is not None and per_round.high is not None:
+            difference += (
+                f"; round by round {100 * (per_round.value - 1):+.1f}% [{100 * (per_round.low - 1):+.1f}% "
+                f"… {100 * (per_round.high - 1):+.1f}%] (95 % interval)"
+            )
         rows = [
-            ["Command", shlex.join(record.ab_argv)],
+            ["Command", shown_command(record.ab_argv)],
             ["Rounds (each way, interleaved)", str(record.rounds)],
-            ["Median req/s through the harness", fmt_rps(record.harness_rps_median)],
-            ["Median req/s of bare ab (taskset, same CPU)", fmt_rps(record.bare_rps_median)],
-            ["Difference", f"{record.difference_percent:+.1f}%"],
+            ["Median req/s through the harness", with_interval(record.harness_rps_median, harness, fmt_rps)],
+            ["Median req/s of bare ab (taskset, same CPU)", with_interval(record.bare_rps_median, bare, fmt_rps)],
+            ["Difference", difference],
             ["Recorded", f"{record.started_at} ({path.parent.name})"],
         ]
         return [table(("Harness vs bare ab", ""), rows)]
@@ -462,7 +536,7 @@ class BenchHistory(BenchDirective):
 
     def render(self) -> list[nodes.Node]:
         recipe_dir = self.data_dir() / self.recipe
-        self.note(recipe_dir)
+        self.note_runs(recipe_dir)
         runs = [load_run(path) for path in list_runs(recipe_dir, self.config.bench_profile)] or [
             load_run(path) for path in list_runs(recipe_dir)
         ]
@@ -492,10 +566,15 @@ class BenchHistory(BenchDirective):
                 for run in runs:
                     record = run.subject(subject.name)
                     cell_record = record.cell(cell) if record else None
-                    values.append(fmt_rps(summarize(cell_record).rps_median) if cell_record else "—")
+                    summary = summarize(cell_record) if cell_record else None
+                    values.append(with_interval(summary.rps_median, summary.rps_interval, fmt_rps) if summary else "—")
                 rows.append([subject.label, cell, *values])
         medians = table(("Subject", "Cell", *(run.run_id for run in runs)), rows)
-        note = nodes.paragraph(text=f"The page shows the latest run, {latest.run_id}; median req/s of every run:")
+        note = nodes.paragraph(
+            text=f"The page shows the latest run, {latest.run_id}; median req/s of every run, with its 95 % interval "
+            "(min–max where five repetitions allow no more). Runs on other days or machines differ in more than "
+            "noise: compare two with `invoke compare`."
+        )
         return [listing, note, medians, self._chart(runs, latest, cells)]
 
     def _chart(self, runs: list[RunDocument], latest: RunDocument, cells: tuple[str, ...]) -> nodes.Node:

@@ -12,10 +12,11 @@ from benchsite.errors import BenchError
 from benchsite.model.published import Published
 from benchsite.model.run import RunDocument
 from benchsite.results.figures import FLAG_LEGEND, figure
-from benchsite.results.stats import CellSummary
+from benchsite.results.intervals import Interval, difference_interval, median_interval
+from benchsite.results.stats import CellSummary, metric_values
 from benchsite.sphinxext.comparison import PublishedDirective
 from benchsite.sphinxext.directives import BenchDirective, selected
-from benchsite.sphinxext.tables import fmt_percent, fmt_rps, fmt_us, table
+from benchsite.sphinxext.tables import fmt_percent, fmt_rps, fmt_us, table, with_interval
 
 # metric -> (heading, value from today's summary, value from the published page, format)
 METRICS: dict[str, tuple[str, Callable[[CellSummary], float | None], str | None, Callable]] = {
@@ -47,6 +48,13 @@ def today_value(run: RunDocument, metric: str, subject: str, cell: str) -> tuple
     if found is None:
         return None, False
     return METRICS[metric][1](found.summary), not found.usable
+
+
+def today_interval(run: RunDocument, metric: str, subject: str, cell: str) -> Interval | None:
+    """The median of a cell's repetitions on a metric, with its order-statistic interval."""
+    record = run.subject(subject)
+    cell_record = record.cell(cell) if record else None
+    return median_interval(list(metric_values(cell_record, metric).values())) if cell_record else None
 
 
 def published_value(published: Published | None, metric: str, subject: str, cell: str) -> float | None:
@@ -96,7 +104,8 @@ class BenchPivot(PublishedDirective):
                 subject, cell = (row, column) if by_subject else (column, row)
                 value, flagged = today_value(run, metric, subject, cell)
                 any_flagged = any_flagged or flagged
-                line.append(fmt(value) + (" ⚑" if flagged else ""))
+                shown = with_interval(value, today_interval(run, metric, subject, cell), fmt)
+                line.append(shown + (" ⚑" if flagged else ""))
                 if published is not None:
                     line.append(fmt(published_value(published, metric, subject, cell)))
             rows.append(line)
@@ -137,17 +146,32 @@ class BenchDifference(PublishedDirective):
                 if name not in labels:
                     raise BenchError(f"bench-difference: {name!r} is not a subject of {run.run_file}")
             for cell in cells:
-                today = _difference(_usable_value(run, metric, first, cell), _usable_value(run, metric, second, cell))
+                today = _paired_difference(run, metric, (first, cell), (second, cell))
                 then = _difference(
                     published_value(published, metric, first, cell), published_value(published, metric, second, cell)
                 )
-                rows.append([f"{labels[first]} − {labels[second]}", cell, fmt(then), fmt(today)])
-        return [table((f"Difference in {heading}", "Cell", "Published", "Today"), rows)]
+                shown = "—" if today is None else with_interval(today.value, today, fmt)
+                rows.append([f"{labels[first]} − {labels[second]}", cell, fmt(then), shown])
+        note = nodes.paragraph(
+            text="Today: the mean of the differences measured round by round, with its 95 % "
+            "interval; a flagged cell gives none."
+        )
+        return [table((f"Difference in {heading}", "Cell", "Published", "Today [95 % interval]"), rows), note]
 
 
-def _usable_value(run: RunDocument, metric: str, subject: str, cell: str) -> float | None:
-    value, flagged = today_value(run, metric, subject, cell)
-    return None if flagged else value
+def _paired_difference(
+    run: RunDocument, metric: str, first: tuple[str, str], second: tuple[str, str]
+) -> Interval | None:
+    """first − second from the rounds that measured both usable cells."""
+    values = []
+    for subject, cell in (first, second):
+        found, record = figure(run, subject, cell), run.subject(subject)
+        cell_record = record.cell(cell) if record else None
+        if found is None or not found.usable or cell_record is None:
+            return None
+        values.append(metric_values(cell_record, metric))
+    a, b = values
+    return difference_interval([a[r] - b[r] for r in sorted(a.keys() & b.keys())])
 
 
 def _difference(first: float | None, second: float | None) -> float | None:

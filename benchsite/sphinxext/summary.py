@@ -11,10 +11,11 @@ from sphinx.util.docutils import SphinxDirective
 
 from benchsite.errors import BenchError
 from benchsite.model.published import PUBLISHED_FILE, load_published
-from benchsite.model.run import RunDocument
+from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.results.claims import STATUSES, Verdict, verdicts
 from benchsite.results.store import load_run, shown_run
 from benchsite.sphinxext.comparison import VERDICT_NOTE, verdict_node
+from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.tables import table
 
 
@@ -38,12 +39,12 @@ class AcrossRecipes(SphinxDirective):
     """Every recipe that has published figures and a run under bench_data_dir."""
 
     def recipes(self) -> list[tuple[str, RunDocument, list[Verdict]]]:
-        data_dir = (Path(self.env.app.confdir) / self.config.bench_data_dir).resolve()
-        self.env.note_dependency(str(data_dir))
+        data_dir = Path(self.config.bench_data_dir)
+        note_listing(self.env, data_dir, f"*/{PUBLISHED_FILE}")
         found = []
         for published_path in sorted(data_dir.glob(f"*/{PUBLISHED_FILE}")):
             recipe_dir = published_path.parent
-            self.env.note_dependency(str(recipe_dir))
+            note_listing(self.env, recipe_dir, f"*/{RUN_FILE}")
             run_path = shown_run(recipe_dir, self.config.bench_profile)
             if run_path is None:
                 raise BenchError(f"{recipe_dir}: published figures but no run: run `invoke recipe {recipe_dir.name}`")
@@ -108,7 +109,7 @@ class BenchVerdicts(AcrossRecipes):
             table(
                 ("Page", "Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict"),
                 rows,
-                classes=["bench-claims"],
+                classes=["bench-claims", "bench-verdicts"],
             ),
             nodes.paragraph(text=VERDICT_NOTE),
         ]

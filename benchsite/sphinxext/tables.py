@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 from docutils import nodes
+
+from benchsite.results.intervals import Interval
 
 Cell: TypeAlias = str | nodes.Node
 
@@ -37,6 +39,13 @@ def fmt_ratio(value: float | None) -> str:
 
 def fmt_keepalive(honoured: bool | None) -> str:
     return "—" if honoured is None else "honoured" if honoured else "not honoured"
+
+
+def with_interval(value: float | None, interval: Interval | None, fmt: Callable[[float | None], str]) -> str:
+    """1,071 (1,050–1,090): a median and its interval, compactly."""
+    if value is None or interval is None or interval.low is None or interval.high is None:
+        return fmt(value)
+    return f"{fmt(value)} ({fmt(interval.low)}–{fmt(interval.high)})"
 
 
 def _entry(content: Cell) -> nodes.entry:

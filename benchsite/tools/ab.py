@@ -136,6 +136,8 @@ _FAILED_BREAKDOWN = re.compile(r"^\s*\(Connect: (\d+), (?:Receive: (\d+), )?Leng
 _CONNECTION_ROW = r"^[^\S\n]*{name}:\s+{n}\s+{n}\s+{n}\s+{n}\s+{n}[^\S\n]*$".format(name="{name}", n=_FLOAT)
 #   50%      2      ...     100%      8 (longest request)
 _PERCENTILE = re.compile(r"^\s*(\d+)%\s+(\d+)(?: \(longest request\))?\s*$", re.M)
+#  100%      8 (longest request)    every ab version prints the suffix: without it the report was cut
+_LONGEST = re.compile(r"^\s*100%\s+\d+ \(longest request\)\s*$", re.M)
 
 
 def _search(name: str, pattern: str, report: str) -> str | None:
@@ -165,6 +167,7 @@ def _connection_row(name: str, report: str) -> ConnectionTimes:
 
 def parse_ab_output(report: str) -> AbResult:
     """Parse one ab report; raise AbParseError naming the first missing line."""
+    report = "\n".join(line.rstrip() for line in report.splitlines())  # pasted reports carry trailing blanks
     values: dict[str, Any] = {}
     for name, pattern in _LINES.items():
         if name in _OPTIONAL_DEFAULTS:
@@ -211,7 +214,7 @@ def parse_ab_output(report: str) -> AbResult:
         values[f"{row.lower()}_ms"] = _connection_row(row, report)
 
     percentiles = tuple((int(p), float(ms)) for p, ms in _PERCENTILE.findall(report))
-    if not percentiles or percentiles[-1][0] != 100:
+    if not percentiles or percentiles[-1][0] != 100 or not _LONGEST.search(report):
         raise AbParseError(
             "ab output has no complete 'Percentage of the requests served' table: the report is cut short"
         )

@@ -68,19 +68,21 @@ _DURATION = re.compile(r"^Running (\d+(?:\.\d+)?)(s|m|h) test @ ", re.M)
 #   1 threads and 10 connections
 _THREADS = re.compile(r"^\s*(\d+) threads and (\d+) connections", re.M)
 #     Latency     4.21ms    2.65ms  18.84ms   70.46%
-_LATENCY = re.compile(r"^\s*Latency\s+([\d.]+)(us|ms|s|m)\s+([\d.]+)(us|ms|s|m)\s+([\d.]+)(us|ms|s|m)", re.M)
+_LATENCY = re.compile(
+    r"^\s*Latency\s+(\d+(?:\.\d+)?)(us|ms|s|m)\s+(\d+(?:\.\d+)?)(us|ms|s|m)\s+(\d+(?:\.\d+)?)(us|ms|s|m)", re.M
+)
 #      50%    3.69ms
-_PERCENTILE = re.compile(r"^\s*(50|75|90|99)%\s+([\d.]+)(us|ms|s|m)\s*$", re.M)
+_PERCENTILE = re.compile(r"^\s*(50|75|90|99)%\s+(\d+(?:\.\d+)?)(us|ms|s|m)\s*$", re.M)
 #   3561 requests in 2.01s, 441.89KB read
-_TOTALS = re.compile(r"^\s*(\d+) requests in [\d.]+(?:us|ms|s|m), ([\d.]+)(B|KB|MB|GB|TB) read", re.M)
+_TOTALS = re.compile(r"^\s*(\d+) requests in \d+(?:\.\d+)?(?:us|ms|s|m), (\d+(?:\.\d+)?)(B|KB|MB|GB|TB) read", re.M)
 #   Socket errors: connect 0, read 12, write 0, timeout 3
 _SOCKET_ERRORS = re.compile(r"^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", re.M)
 #   Non-2xx or 3xx responses: 5
 _NON_2XX = re.compile(r"^\s*Non-2xx or 3xx responses: (\d+)", re.M)
 # Requests/sec:   1770.08
-_RPS = re.compile(r"^Requests/sec:\s+([\d.]+)", re.M)
+_RPS = re.compile(r"^Requests/sec:\s+(\d+(?:\.\d+)?)\s*$", re.M)
 # Transfer/sec:    219.65KB
-_TRANSFER = re.compile(r"^Transfer/sec:\s+([\d.]+)(B|KB|MB|GB|TB)", re.M)
+_TRANSFER = re.compile(r"^Transfer/sec:\s+(\d+(?:\.\d+)?)(B|KB|MB|GB|TB)", re.M)
 
 
 def _need(pattern: re.Pattern[str], report: str, what: str) -> re.Match[str]:
@@ -100,6 +102,11 @@ def parse_wrk_output(report: str) -> WrkResult:
     transfer = _need(_TRANSFER, report, "'Transfer/sec' line")
     percentiles = tuple((int(p), _ms(v, u)) for p, v, u in _PERCENTILE.findall(report))
     if [p for p, _ in percentiles] != [50, 75, 90, 99]:
+        if "HdrHistogram" in report:
+            raise WrkParseError(
+                "this is wrk2's report (an HdrHistogram latency distribution): this harness reads "
+                "wrk 4's; set wrk_path to wrk 4"
+            )
         raise WrkParseError("wrk output has no complete 'Latency Distribution': run wrk with --latency")
     errors = _SOCKET_ERRORS.search(report)
     non_2xx = _NON_2XX.search(report)

@@ -1,0 +1,113 @@
+"""A fault-injection benchmark of the harness: signals at random moments of real recipe runs.
+
+Each trial starts `invoke recipe NAME --profile quick` into a scratch data folder, sends it SIGINT,
+SIGTERM, SIGHUP or SIGQUIT after a random delay, waits for it to end, and counts what it left:
+processes it started that still run, loopback ports still listening, staging folders, temporary
+folders. Every count must be zero.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from benchsite.results.store import STAGING_PREFIX
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+QUICK_RECIPES = ("cherrypy-speed", "wsgi-servers", "cherokee-vs-apache", "bottle-adapters")
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One interrupted run and what it left behind."""
+
+    recipe: str
+    signal_name: str
+    delay_s: float
+    exit_code: int
+    processes: tuple[str, ...]  # started during the trial and still running after it
+    ports: tuple[int, ...]  # loopback ports listening after it that were not before
+    staging: int  # staging folders left in the scratch data folder
+    workroots: int  # temporary folders left
+
+    @property
+    def clean(self) -> bool:
+        return not (self.processes or self.ports or self.staging or self.workroots)
+
+
+def _listening() -> set[int]:
+    return {c.laddr.port for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN and c.laddr}
+
+
+def _workroots() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("benchsite-*"))
+
+
+def _started_since(moment: float, exclude: set[int]) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["create_time", "name"]):
+        if process.info["create_time"] and process.info["create_time"] >= moment and process.pid not in exclude:
+            found.append(process)
+    return found
+
+
+def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path) -> Trial:
+    """One run of a recipe, signalled after delay_s, and its leftovers counted a moment after it ended."""
+    ports_before, roots_before = _listening(), _workroots()
+    moment = time.time() - 0.01
+    process = subprocess.Popen(
+        [sys.executable, "-m", "invoke", "recipe", recipe, "--profile", "quick", "--data-dir", str(scratch)],
+        cwd=repo,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(delay_s)
+    if process.poll() is None:
+        process.send_signal(signum)
+    try:
+        code = process.wait(timeout=180)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        code = process.wait()
+    time.sleep(0.5)  # what is stopping has stopped by now
+    alive = [
+        p
+        for p in _started_since(moment, {process.pid})
+        if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and p.pid != psutil.Process().pid
+    ]
+    return Trial(
+        recipe=recipe,
+        signal_name=signal.Signals(signum).name,
+        delay_s=round(delay_s, 2),
+        exit_code=code,
+        processes=tuple(f"{p.name()} ({p.pid})" for p in alive),
+        ports=tuple(sorted(_listening() - ports_before)),
+        staging=len(list(scratch.glob(f"*/{STAGING_PREFIX}*"))),
+        workroots=len(_workroots() - roots_before),
+    )
+
+
+def inject(runs: int, seed: int, max_delay_s: float, repo: Path) -> list[Trial]:
+    """`runs` trials with recipes, signals and delays drawn from a seeded generator."""
+    chooser = random.Random(seed)
+    trials = []
+    with tempfile.TemporaryDirectory(prefix="fault-injection-") as scratch:
+        for _ in range(runs):
+            trials.append(
+                trial(
+                    chooser.choice(QUICK_RECIPES),
+                    chooser.choice(SIGNALS),
+                    chooser.uniform(0.0, max_delay_s),
+                    repo,
+                    Path(scratch),
+                )
+            )
+    return trials

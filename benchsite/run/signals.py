@@ -1,0 +1,71 @@
+"""Signals in one place: Ctrl-C, SIGTERM, a closed terminal (SIGHUP) and Ctrl-\\ (SIGQUIT) all stop a run
+the same way, by raising KeyboardInterrupt in the main thread so every `finally` and ExitStack runs.
+
+Between spawning a server and registering it for clean-up the signals are held back (blocked, and
+delivered as soon as the registration is done), so no interrupt can fall between the two; the child
+unblocks them for itself before it executes its program.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+class _State:
+    received: int | None = None
+
+
+_state = _State()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    _state.received = signum
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """While the block runs, each handled signal raises KeyboardInterrupt (and is remembered, see checkpoint)."""
+    _state.received = None
+    previous = {signum: signal.signal(signum, _interrupt) for signum in HANDLED}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def checkpoint() -> None:
+    """Raise KeyboardInterrupt again if a signal arrived and something swallowed the first one."""
+    if _state.received is not None:
+        raise KeyboardInterrupt(signal.Signals(_state.received).name)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold the handled signals back during the block; one that arrived meanwhile is delivered at its end."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def unblock_in_child() -> None:
+    """For a child between fork and exec: take the signals back (the blocked set survives exec)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)
+
+
+TEST_SIGNAL = "BENCHSITE_TEST_SIGNAL"  # "POINT:SIGNAME": the tests' way to signal at an exact moment
+
+
+def signal_for_test(point: str) -> None:
+    """Send this process a signal at a named point of the code, where the tests ask for one (no sleeps)."""
+    wanted = os.environ.get(TEST_SIGNAL, "")
+    if wanted.partition(":")[0] == point:
+        os.kill(os.getpid(), signal.Signals[wanted.partition(":")[2]])

@@ -1,0 +1,127 @@
+"""Directives that show the method's own experiments, recomputed from the runs their records list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+from benchsite.errors import BenchError
+from benchsite.model.method import METHOD_DIR, MethodRecord, RunSet
+from benchsite.model.published import PUBLISHED_FILE, Published, RatioClaim, load_published
+from benchsite.model.run import RunDocument
+from benchsite.results.method import median_spread, stability
+from benchsite.results.store import load_run
+from benchsite.sphinxext.comparison import verdict_node
+from benchsite.sphinxext.tables import table
+
+
+class MethodDirective(SphinxDirective):
+    """Reads data/method/<argument>.toml and the runs and published claims it names."""
+
+    required_arguments = 1
+
+    def data_dir(self) -> Path:
+        return Path(self.config.bench_data_dir)
+
+    def record(self) -> MethodRecord:
+        path = self.data_dir() / METHOD_DIR / f"{self.arguments[0]}.toml"
+        self.env.note_dependency(str(path))
+        if not path.is_file():
+            raise BenchError(f"{path}: no such record of the method's experiments")
+        return MethodRecord.read(path)
+
+    def runs(self, run_set: RunSet) -> list[RunDocument]:
+        runs = []
+        for run_dir in run_set.run_dirs(self.data_dir()):
+            run = load_run(run_dir)
+            self.env.note_dependency(str(run.run_file))
+            runs.append(run)
+        return runs
+
+    def published(self, recipe: str) -> Published:
+        path = self.data_dir() / recipe / PUBLISHED_FILE
+        self.env.note_dependency(str(path))
+        return load_published(path)
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            return self.render()
+        except BenchError as error:
+            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
+
+    def render(self) -> list[nodes.Node]:
+        raise NotImplementedError
+
+
+class BenchStability(MethodDirective):
+    """Each claim's verdict in each run of a set, whether the runs agree, and the share each run decided."""
+
+    def render(self) -> list[nodes.Node]:
+        record = self.record()
+        output: list[nodes.Node] = [nodes.paragraph(text=record.question)]
+        flips = 0
+        for run_set in record.sets:
+            found = stability(self.runs(run_set), self.published(run_set.recipe))
+            rows = []
+            for index, claim in enumerate(found.verdicts[0]):
+                cells: list[str | nodes.Node] = [claim.claim.id]
+                for run_verdicts in found.verdicts:
+                    verdict = run_verdicts[index]
+                    entry = nodes.paragraph()
+                    entry += verdict_node(verdict.status)
+                    entry += nodes.Text(f" {verdict.today}")
+                    cells.append(entry)
+                agree = found.consistent(index)
+                flips += not agree
+                cells.append("yes" if agree else "NO: decided both ways")
+                rows.append(cells)
+            shares = ", ".join(
+                "— (none could run)" if (share := found.decided_share(i)) is None else f"{100 * share:.0f} %"
+                for i in range(len(found.runs))
+            )
+            output += [
+                nodes.rubric(text=run_set.label),
+                table(("Claim", *(run.run_id for run in found.runs), "Runs agree"), rows, classes=["bench-stability"]),
+                nodes.paragraph(
+                    text=f"Share of the claims that could run decided, run by run: {shares}. "
+                    f"Rounds made: {', '.join(str(r.rounds.made) if r.rounds else '?' for r in found.runs)}."
+                ),
+            ]
+        summary = (
+            "No claim was decided one way in one run and the other way in another."
+            if not flips
+            else (f"{flips} claim(s) were decided one way in one run and the other way in another.")
+        )
+        output.append(nodes.paragraph(text=summary))
+        return output
+
+
+class BenchPairing(MethodDirective):
+    """How much the per-round ratios of each ratio claim scatter under each set's way of measuring."""
+
+    def render(self) -> list[nodes.Node]:
+        record = self.record()
+        recipes = {run_set.recipe for run_set in record.sets}
+        if len(recipes) != 1:
+            raise BenchError(f"{self.arguments[0]}: a pairing record compares runs of one recipe, not {recipes}")
+        published = self.published(recipes.pop())
+        runs = {run_set.label: self.runs(run_set) for run_set in record.sets}
+        rows = []
+        for claim in published.claims:
+            if not isinstance(claim, RatioClaim):
+                continue
+            spreads = [median_spread(set_runs, claim) for set_runs in runs.values()]
+            rows.append([claim.id, *("—" if s is None else f"{100 * s:.1f} %" for s in spreads)])
+        headers = ("Ratio claim", *(f"{label} ({len(set_runs)} runs)" for label, set_runs in runs.items()))
+        return [
+            nodes.paragraph(text=record.question),
+            table(headers, rows),
+            nodes.paragraph(
+                text="Each figure: the standard deviation of the logarithms of the per-round ratios, "
+                "median over the runs (10 % means a single round's ratio is typically within about "
+                "10 % of the run's estimate). Smaller scatter gives narrower intervals for the same "
+                "number of rounds."
+            ),
+        ]

@@ -1,0 +1,58 @@
+"""invoke compare: two runs cell by cell, the change with its interval and significance."""
+
+from __future__ import annotations
+
+from benchsite.model.run import RunDocument
+from benchsite.results.compare import compare_runs, describe_change
+from benchsite.results.store import list_runs, load_run
+from conftest import REPO, run_invoke
+
+RUN = list_runs(REPO / "data" / "cherrypy-speed")[-1]
+
+
+def scaled(run: RunDocument, factor: float) -> RunDocument:
+    """The run with every req/s multiplied by factor (a fixed test input, never stored)."""
+    subjects = []
+    for subject in run.subjects:
+        cells = []
+        for cell in subject.cells:
+            reps = tuple(
+                rep.model_copy(
+                    update={
+                        "result": rep.result.model_copy(update={"requests_per_s": rep.result.requests_per_s * factor})
+                    }
+                )
+                if rep.result
+                else rep
+                for rep in cell.repetitions
+            )
+            cells.append(cell.model_copy(update={"repetitions": reps}))
+        subjects.append(subject.model_copy(update={"cells": tuple(cells)}))
+    return run.model_copy(update={"subjects": tuple(subjects)})
+
+
+def test_a_run_against_itself_changes_nothing_significantly() -> None:
+    run = load_run(RUN)
+    changes = compare_runs(run, run)
+    assert len(changes) == sum(len(s.cells) for s in run.subjects)
+    for change in changes:
+        assert change.change is not None and abs(change.change.value - 1) < 1e-9
+        assert not change.significant and "not significant" in describe_change(change)
+
+
+def test_a_run_half_again_as_fast_is_a_significant_change_of_50_percent() -> None:
+    run = load_run(RUN)
+    for change in compare_runs(run, scaled(run, 1.5)):
+        assert change.change is not None and abs(change.change.value - 1.5) < 1e-9
+        assert change.significant and describe_change(change).startswith("+50.0 % [")
+
+
+def test_the_compare_task_prints_every_cell_and_refuses_an_unknown_run() -> None:
+    name = f"cherrypy-speed/{RUN.name}"
+    result = run_invoke("compare", name, name, env={"COLUMNS": "200"}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "How fast is CherryPy?" in result.stdout and result.stdout.count("not significant") == 8
+    missing = run_invoke("compare", name, "cherrypy-speed/nope", timeout=120)
+    assert missing.returncode == 1 and missing.stderr.strip() == (
+        "error: no run 'cherrypy-speed/nope': give a run directory or RECIPE/RUN-ID (see `invoke recipes`)"
+    )

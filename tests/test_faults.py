@@ -1,0 +1,127 @@
+"""Faults at exact moments (a hook sends the signal, no sleeps): nothing keeps running, nothing half-written."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from benchsite.results.store import STAGING_PREFIX, list_runs
+from benchsite.run.signals import TEST_SIGNAL
+from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, run_invoke, toy_subject
+
+SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]
+
+
+def workroots() -> set[Path]:
+    return set(Path("/tmp").glob("benchsite-*"))
+
+
+@pytest.mark.parametrize("name", SIGNALS)
+def test_a_signal_right_after_a_server_is_spawned_stops_it_and_keeps_nothing(toy: ToyRecipes, name: str) -> None:
+    toy.add("toy", toy_subject() + toy_subject(name="second"))
+    before = workroots()
+    result = run_invoke(
+        "recipe",
+        "toy",
+        "--profile",
+        "quick",
+        "--data-dir",
+        str(toy.data_dir),
+        env={**toy.env, TEST_SIGNAL: f"server-started:{name}"},
+    )
+    assert result.returncode == 130, result.stderr
+    assert "interrupted: every server this task started is stopped" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert processes_mentioning(str(toy.root)) == []
+    assert not (toy.data_dir / "toy").exists() or list((toy.data_dir / "toy").iterdir()) == []
+    assert workroots() <= before
+
+
+def test_an_interrupt_right_after_the_run_is_kept_says_it_was_kept(toy: ToyRecipes) -> None:
+    toy.add("toy", toy_subject())
+    result = run_invoke(
+        "recipe",
+        "toy",
+        "--profile",
+        "quick",
+        "--data-dir",
+        str(toy.data_dir),
+        env={**toy.env, TEST_SIGNAL: "run-kept:SIGINT"},
+    )
+    assert result.returncode == 130
+    [kept] = list_runs(toy.data_dir / "toy")
+    assert result.stderr.strip().endswith(f"interrupted after the run was kept: {kept}")
+    assert processes_mentioning(str(toy.root)) == []
+
+
+def test_what_a_killed_run_left_is_reported_then_cleaned(toy: ToyRecipes) -> None:
+    toy.add("toy", toy_subject())
+    before = workroots()
+    killed = run_invoke(
+        "recipe",
+        "toy",
+        "--profile",
+        "quick",
+        "--data-dir",
+        str(toy.data_dir),
+        env={**toy.env, TEST_SIGNAL: "server-started:SIGKILL"},
+    )
+    assert killed.returncode == -signal.SIGKILL
+    [orphan] = processes_mentioning(str(toy.root))  # SIGKILL runs no clean-up: the toy server is still there
+    [staging] = (toy.data_dir / "toy").glob(f"{STAGING_PREFIX}*")
+    [workroot] = workroots() - before
+    reported = run_invoke("recipe", "toy", "--profile", "quick", "--data-dir", str(toy.data_dir), env=toy.env)
+    assert reported.returncode == 0, reported.stderr
+    assert (
+        f"warning: a killed run left staging folder {staging}, temporary folder {workroot}, server 'toy' "
+        f"(PID {orphan.pid}) still running: `invoke recipe toy --clean` removes it"
+    ) in reported.stderr
+    cleaned = run_invoke("recipe", "toy", "--profile", "quick", "--clean", "--data-dir", str(toy.data_dir), env=toy.env)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert f"removed what a killed run left: staging folder {staging}" in cleaned.stderr
+    assert not orphan.is_running() or orphan.status() == psutil.STATUS_ZOMBIE
+    assert not staging.exists() and not workroot.exists()
+    assert len(list_runs(toy.data_dir / "toy")) == 2 and processes_mentioning(str(toy.root)) == []
+
+
+def test_a_subject_that_fails_at_start_costs_only_its_own_row(toy: ToyRecipes) -> None:
+    failing = toy_subject(name="broken").replace('"{port}"', '"{port}", "--status", "500"')
+    toy.add("isolated", toy_subject() + failing)
+    result = run_invoke("recipe", "isolated", "--profile", "quick", "--data-dir", str(toy.data_dir), env=toy.env)
+    assert result.returncode == 0, result.stderr
+    [run_dir] = list_runs(toy.data_dir / "isolated")
+    text = (run_dir / "run.json").read_text()
+    assert '"name": "broken"' in text and "answered GET / with status 500 (expected 200)" in text
+    assert processes_mentioning(str(toy.root)) == []
+
+
+def ab_running(pid: int) -> bool:
+    try:
+        return any(child.name() == "ab" for child in psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        return False
+
+
+def test_ctrl_c_while_measuring_stops_every_server(toy: ToyRecipes) -> None:
+    toy.add("toy", toy_subject(), conf="[profiles.long]\nrequests = 200000\nrepetitions = 1\n")
+    process = subprocess.Popen(
+        [*INVOKE, "recipe", "toy", "--profile", "long", "--data-dir", str(toy.data_dir)],
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **toy.env},
+    )
+    deadline = time.monotonic() + 60
+    while not ab_running(process.pid):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert processes_mentioning(str(toy.root)) == [] and list_runs(toy.data_dir / "toy") == []

@@ -1,0 +1,53 @@
+"""No stored run carries the machine's paths; commands read portably on the pages."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from benchsite.model.portable import inferred_placeholders, make_portable, placeholders_of, shown_command
+from benchsite.model.run import RunDocument
+from conftest import FIXTURES, REPO
+
+MACHINE_PATH = re.compile(r'"/(work|root|home|tmp)/')
+
+
+def test_the_paths_of_a_first_run_are_inferred_and_replaced() -> None:
+    text = (FIXTURES / "runs" / "v1-second-shape-http-clients.json").read_text()
+    assert MACHINE_PATH.search(text)
+    portable = make_portable(text, inferred_placeholders(text))
+    assert not MACHINE_PATH.search(portable) and "/tmp/benchsite-" not in portable
+    document = RunDocument.read(json.loads(portable), Path("v1"))
+    client = document.subject("pycurl-reuse-discard")
+    assert client is not None and client.argv[:2] == ("{python}", "{recipe_dir}/client_bench.py")
+    rep = client.cells[0].repetitions[0]
+    assert rep.argv[-1] == "{workroot}/api/ca.pem"
+
+
+def test_a_run_replaces_exactly_the_paths_it_filled_in() -> None:
+    values = {"python": "/x/.venv/bin/python3", "bin": "/x/.venv/bin", "recipe_dir": "/x/recipes/r", "port": "8080"}
+    placeholders = placeholders_of(values, Path("/tmp/benchsite-abc"))
+    argv = ["/x/.venv/bin/python3", "/x/recipes/r/app.py", "/tmp/benchsite-abc/nginx/nginx.conf", "8080"]
+    assert make_portable(json.dumps(argv), placeholders) == json.dumps(
+        ["{python}", "{recipe_dir}/app.py", "{workroot}/nginx/nginx.conf", "8080"]
+    )
+
+
+def test_commands_are_shown_with_portable_names() -> None:
+    assert shown_command(["{python}", "app.py", "{port}x", "a b"]) == "python app.py '{port}x' 'a b'"
+    assert shown_command(["{bin}/uwsgi", "-c", "{workroot}/u.ini"]) == ".venv/bin/uwsgi -c $WORKROOT/u.ini"
+
+
+def test_nothing_committed_under_data_carries_a_machine_path() -> None:
+    tracked = subprocess.run(["git", "ls-files", "-z", "data"], cwd=REPO, capture_output=True, text=True).stdout
+    leaks = []
+    for name in filter(None, tracked.split("\0")):
+        path = REPO / name
+        if path.is_file() and path.suffix in (".json", ".conf", ".log", ".txt", ".toml", ".wsgi"):
+            if MACHINE_PATH.search(path.read_text(errors="replace")) or "/tmp/benchsite-" in path.read_text(
+                errors="replace"
+            ):
+                leaks.append(name)
+    assert leaks == []
