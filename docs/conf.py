@@ -10,7 +10,11 @@ copybutton_prompt_text = "$ "
 copybutton_only_copy_prompt_lines = True
 html_theme = "sphinx_rtd_theme"
 html_static_path = ["_static"]
-html_css_files = ["bench.css"]
+# Written in the form the theme and Sphinx leave them in, so that a rebuild with nothing changed
+# finds the configuration unchanged (and re-reads nothing).
+html_css_files = [("bench.css", {"priority": 800})]
+html_permalinks_icon = "\uf0c1"
+jquery_use_sri = False
 html_theme_options = {"navigation_depth": 3}
 exclude_patterns = ["_build"]
 
