@@ -10,7 +10,6 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx import addnodes
 from sphinx.domains.std import StandardDomain
-from sphinx.util.docutils import SphinxDirective
 
 from benchsite.errors import BenchError
 from benchsite.model.base import read_json
@@ -24,7 +23,7 @@ from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run, shown_run
 from benchsite.sphinxext.charts import Chart, Series
 from benchsite.sphinxext.listings import note_listing
-from benchsite.sphinxext.nodes import bench_chart
+from benchsite.sphinxext.nodes import ReportingDirective, bench_chart
 from benchsite.sphinxext.tables import (
     fmt_keepalive,
     fmt_ms,
@@ -39,7 +38,7 @@ from benchsite.sphinxext.tables import (
 CellRun = AbCell | WrkCell | ClientCell
 
 
-class BenchDirective(SphinxDirective):
+class BenchDirective(ReportingDirective):
     """Common ground: the recipe argument, the run option, dependencies, warnings."""
 
     required_arguments = 1
@@ -91,15 +90,6 @@ class BenchDirective(SphinxDirective):
         self.note(recipes_dir / self.recipe / RECIPE_FILE)
         recipe = load_recipe(self.recipe, recipes_dir, Path(self.config.bench_conf_dir))
         return {s.name for s in recipe.subjects}, {c.name for c in recipe.loads}
-
-    def run(self) -> list[nodes.Node]:
-        try:
-            return self.render()
-        except BenchError as error:
-            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
-
-    def render(self) -> list[nodes.Node]:
-        raise NotImplementedError
 
 
 def raw_label(recipe: str, subject: str, cell: str) -> str:
@@ -462,22 +452,18 @@ class BenchCommands(BenchDirective):
         return [literal("\n".join(lines).rstrip() + "\n")]
 
 
-class BenchOverhead(SphinxDirective):
+class BenchOverhead(ReportingDirective):
     """The harness's own benchmark: its req/s against bare ab of the same argv (latest record)."""
 
-    def run(self) -> list[nodes.Node]:
+    def render(self) -> list[nodes.Node]:
         directory = Path(self.config.bench_data_dir) / OVERHEAD_DIR
         note_listing(self.env, directory, f"*/{OVERHEAD_FILE}")
         files = sorted(directory.glob(f"*/{OVERHEAD_FILE}"))
         if not files:
-            message = f"{directory}: no harness benchmark recorded: run `invoke overhead` and commit it"
-            return [self.state.document.reporter.warning(message, line=self.lineno)]
+            raise BenchError(f"{directory}: no harness benchmark recorded: run `invoke overhead` and commit it")
         path = files[-1]
         self.env.note_dependency(str(path))
-        try:
-            record = OverheadRecord.read(read_json(path), path)
-        except BenchError as error:
-            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
+        record = OverheadRecord.read(read_json(path), path)
         harness, bare = median_interval(record.harness_rps), median_interval(record.bare_rps)
         per_round = ratio_interval([h / b for h, b in zip(record.harness_rps, record.bare_rps, strict=False)])
         difference = f"{record.difference_percent:+.1f}% (of the medians)"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from docutils import nodes
-from sphinx.util.docutils import SphinxDirective
 
 from benchsite.errors import BenchError
 from benchsite.model.method import METHOD_DIR, MethodRecord, RunSet
@@ -14,10 +13,11 @@ from benchsite.model.run import RunDocument
 from benchsite.results.method import median_spread, stability
 from benchsite.results.store import load_run
 from benchsite.sphinxext.comparison import verdict_node
+from benchsite.sphinxext.nodes import ReportingDirective
 from benchsite.sphinxext.tables import table
 
 
-class MethodDirective(SphinxDirective):
+class MethodDirective(ReportingDirective):
     """Reads data/method/<argument>.toml and the runs and published claims it names."""
 
     required_arguments = 1
@@ -44,15 +44,6 @@ class MethodDirective(SphinxDirective):
         path = self.data_dir() / recipe / PUBLISHED_FILE
         self.env.note_dependency(str(path))
         return load_published(path)
-
-    def run(self) -> list[nodes.Node]:
-        try:
-            return self.render()
-        except BenchError as error:
-            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
-
-    def render(self) -> list[nodes.Node]:
-        raise NotImplementedError
 
 
 class BenchStability(MethodDirective):

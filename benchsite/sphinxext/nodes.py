@@ -8,9 +8,24 @@ from html import escape
 from pathlib import Path
 
 from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
 from sphinx.writers.html5 import HTML5Translator
 
+from benchsite.errors import BenchError
 from benchsite.sphinxext.charts import render_svg
+
+
+class ReportingDirective(SphinxDirective):
+    """A directive whose data problems become one warning naming the file (fatal under -W), never a traceback."""
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            return self.render()
+        except BenchError as error:
+            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
+
+    def render(self) -> list[nodes.Node]:
+        raise NotImplementedError
 
 
 class bench_chart(nodes.General, nodes.Element):  # noqa: N801 - docutils naming

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
-from sphinx.util.docutils import SphinxDirective
 
 from benchsite.errors import BenchError
 from benchsite.model.published import PUBLISHED_FILE, load_published
@@ -16,6 +15,7 @@ from benchsite.results.claims import STATUSES, Verdict, verdicts
 from benchsite.results.store import load_run, shown_run
 from benchsite.sphinxext.comparison import VERDICT_NOTE, verdict_node
 from benchsite.sphinxext.listings import note_listing
+from benchsite.sphinxext.nodes import ReportingDirective
 from benchsite.sphinxext.tables import table
 
 
@@ -35,7 +35,7 @@ def link_to_page(docname: str, text: str) -> nodes.paragraph:
     return paragraph
 
 
-class AcrossRecipes(SphinxDirective):
+class AcrossRecipes(ReportingDirective):
     """Every recipe that has published figures and a run under bench_data_dir."""
 
     def recipes(self) -> list[tuple[str, RunDocument, list[Verdict]]]:
@@ -54,15 +54,6 @@ class AcrossRecipes(SphinxDirective):
                 self.env.note_dependency(str(file))
             found.append((recipe_dir.name, run, verdicts(run, published)))
         return found
-
-    def run(self) -> list[nodes.Node]:
-        try:
-            return self.render()
-        except BenchError as error:
-            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
-
-    def render(self) -> list[nodes.Node]:
-        raise NotImplementedError
 
 
 class BenchSummary(AcrossRecipes):
