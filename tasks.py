@@ -191,13 +191,14 @@ def test(c: Context, args: str = "") -> None:
 
 
 @task(
+    auto_shortflags=False,
     help={
         "recipe_name": "recipe whose subject to use",
         "subject": "subject name in that recipe",
         "cell": "cell name (e.g. c10, c1-k)",
         "rounds": "how many harness runs and bare ab runs, interleaved",
         "requests": "ab -n for every run",
-    }
+    },
 )
 @reported
 def overhead(

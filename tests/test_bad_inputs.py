@@ -39,7 +39,7 @@ def test_a_subject_that_exits_at_start_costs_only_its_own_row(toy: ToyRecipes) -
 [[subjects]]
 name = "broken"
 label = "Broken server"
-argv = ["{python}", "-c", "import sys; print('cannot read its config'); sys.exit(3)"]
+argv = ["{python}", "-c", "import sys; print('cannot read its config'); sys.exit(3)", "{port}"]
 expect = { status = 200, body = "hello" }
 """
     toy.add("exits", toy_subject() + failing)
@@ -128,3 +128,21 @@ def test_a_template_with_an_unknown_field_is_a_one_line_error(toy: ToyRecipes) -
     (directory / "server.conf").write_text("listen $port\nroot $wrokdir\n")
     result = run_toy(toy, "templated")
     assert_clean_failure(result, toy, "templated", "server.conf: unknown field $wrokdir: I know about $bin")
+
+
+def test_a_server_command_without_its_port_is_refused_at_once(toy: ToyRecipes) -> None:
+    toy.add("portless", toy_subject().replace('"{port}"', '"8080"'))
+    result = run_toy(toy, "portless")
+    assert_clean_failure(result, toy, "portless", "the command of 'toy' never uses {port}")
+
+
+def test_a_start_failure_shows_the_error_line_and_a_command_that_runs_as_printed(toy: ToyRecipes) -> None:
+    noisy = toy_subject(name="noisy").replace(
+        'argv = ["{python}", "{recipe_dir}/toy_server.py", "{port}"]',
+        'argv = ["{python}", "-c", "import sys; print(\'ImportError: no module named app\'); '
+        'print(*[\'frame\'] * 9, sep=chr(10)); sys.exit(1)", "{port}"]',
+    )
+    toy.add("noisy", noisy)
+    result = run_toy(toy, "noisy")
+    assert_clean_failure(result, toy, "noisy", "ImportError: no module named app")
+    assert f"run its command by hand to see why: cd {toy.root / 'recipes' / 'noisy'} && " in result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import os
 import resource
+import shlex
 import signal
 import socket
 import subprocess
@@ -65,13 +66,20 @@ def wait_for_free_port(port: int, timeout_s: float = 10.0) -> bool:
     return True
 
 
-def last_lines(path: Path, count: int = 3) -> str:
-    """The last non-empty lines of a log file, joined with ' | ' for a one-line message."""
+def telling_lines(path: Path, count: int = 3) -> str:
+    """The lines of a log that say why a server stopped, joined with ' | ' for a one-line message: any
+    line naming an error (the real cause is often early, before a long traceback), then the last ones."""
     try:
         lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
     except OSError:
         return ""
-    return " | ".join(lines[-count:])
+    errors = [line for line in lines if "error" in line.lower() and not line.startswith("Traceback")][:2]
+    return " | ".join(dict.fromkeys([*errors, *lines[-count:]]))
+
+
+def by_hand(server: ServerProcess) -> str:
+    """The command that reproduces a server's start, from the folder it ran in."""
+    return f"cd {shlex.quote(str(server.cwd))} && {shlex.join(server.argv)}"
 
 
 @dataclass
@@ -83,6 +91,7 @@ class ServerProcess:
     port: int
     popen: subprocess.Popen[bytes]
     log_path: Path
+    cwd: Path
 
     @property
     def pid(self) -> int:
@@ -124,7 +133,7 @@ def start_server(name: str, argv: list[str], port: int, cpu: int | None, log_pat
             )
         except OSError as error:
             raise BenchError(f"cannot start subject {name!r} ({argv[0]}): {error.strerror}") from None
-    return ServerProcess(name=name, argv=argv, port=port, popen=popen, log_path=log_path)
+    return ServerProcess(name=name, argv=argv, port=port, popen=popen, log_path=log_path, cwd=cwd)
 
 
 def stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float = 15.0) -> None:
@@ -222,11 +231,11 @@ def wait_until_ready(server: ServerProcess, path: str, timeout_s: float) -> Http
     while True:
         code = server.exit_code()
         if code is not None:
-            detail = last_lines(server.log_path)
+            detail = telling_lines(server.log_path)
             raise BenchError(
                 f"subject {server.name!r} exited with code {code} at start"
                 + (f" ({detail})" if detail else "")
-                + f": run its command by hand to see why: {' '.join(server.argv)}"
+                + f": run its command by hand to see why: {by_hand(server)}"
             )
         try:
             return http_get(server.port, path)
@@ -262,11 +271,11 @@ def wait_until_accepting(server: ServerProcess, timeout_s: float) -> None:
     while True:
         code = server.exit_code()
         if code is not None:
-            detail = last_lines(server.log_path)
+            detail = telling_lines(server.log_path)
             raise BenchError(
                 f"subject {server.name!r} exited with code {code} at start"
                 + (f" ({detail})" if detail else "")
-                + f": run it by hand: {' '.join(server.argv)}"
+                + f": run its command by hand to see why: {by_hand(server)}"
             )
         try:
             with socket.create_connection((LOOPBACK, server.port), timeout=1):

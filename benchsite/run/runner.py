@@ -9,6 +9,7 @@ import getpass
 import grp
 import os
 import pwd
+import shlex
 import shutil
 import statistics
 import string
@@ -321,7 +322,7 @@ def run_prepare(subject: AnySubject, values: dict[str, str], cwd: Path, log_path
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         raise BenchError(
             f"preparing {subject.name!r} failed ({lines[-1] if lines else f'exit {result.returncode}'})"
-            f": run it by hand to see why: {' '.join(argv)}"
+            f": run it by hand to see why: cd {shlex.quote(str(cwd))} && {shlex.join(argv)}"
         )
 
 
@@ -425,6 +426,8 @@ def run_recipe(
                 f"no {tool_path(tool, settings)} on this system: run `invoke setup` (needs root) "
                 f"to install the load tools"
             )
+    for subject, _ in plan:
+        _check_port_used(recipe, subject)
     run_id = new_run_id(profile.name)
     started_at = utc_now()
     environment = collect_environment(
@@ -480,6 +483,23 @@ def run_recipe(
         forget_owner(run_dir)
     signal_for_test("run-kept")
     return data_dir / recipe.name / run_id
+
+
+def _check_port_used(recipe: Recipe, subject: AnySubject) -> None:
+    """A server whose command never mentions {port} (nor its templates $port) cannot be reached: refuse it now."""
+    if isinstance(subject, Client) or any("{port}" in token for token in subject.argv):
+        return
+    for template in subject.templates:
+        try:
+            text = (recipe.directory / template.source).read_text(errors="replace")
+        except OSError:
+            continue  # rendering it reports that
+        if "$port" in text or "${port}" in text:
+            return
+    raise BenchError(
+        f"{recipe.recipe_path}: the command of {subject.name!r} never uses {{port}} (and no template "
+        "of it uses $port), so the harness could not reach it: pass {port} to the server"
+    )
 
 
 def _without_failed(

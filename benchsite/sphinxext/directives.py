@@ -198,7 +198,7 @@ class BenchResults(BenchDirective):
         )
         return (
             f"Run {run.run_id} ({profile.name} profile{_unpublished(run, published_profile)}): "
-            f"{reps} repetitions per cell, each {_loads(run)}{warmup}; "
+            f"{reps} repetition{'s' if reps != '1' else ''} per cell, each {_loads(run)}{warmup}; "
             "medians over the repetitions with a distribution-free 95 % interval (where too few repetitions allow "
             "no 95 % interval, the min–max range and its coverage); CV = standard deviation / mean of req/s; load "
             "CPU is the load tool's (ab, wrk) or, for a client under test, the client's own. "
@@ -380,7 +380,7 @@ class BenchEnvironment(BenchDirective):
             ["Started / finished (UTC)", f"{run.started_at} / {run.finished_at}"],
             [
                 "Load per cell",
-                f"ab -n {profile.requests}, {profile.repetitions} repetitions, "
+                f"ab -n {profile.requests}, {profile.repetitions} repetition{'s' * (profile.repetitions != 1)}, "
                 f"warm-up {profile.warmup_requests} requests",
             ],
             ["Rounds", _rounds(run)],

@@ -11,7 +11,7 @@ from sphinx import addnodes
 from benchsite.errors import BenchError
 from benchsite.model.published import PUBLISHED_FILE, load_published
 from benchsite.model.run import RUN_FILE, RunDocument
-from benchsite.results.claims import STATUSES, Verdict, verdicts
+from benchsite.results.claims import COULD_NOT_RUN, STATUSES, Verdict, verdicts
 from benchsite.results.store import load_run, shown_run
 from benchsite.sphinxext.comparison import VERDICT_NOTE, verdict_node
 from benchsite.sphinxext.listings import note_listing
@@ -63,7 +63,8 @@ class BenchSummary(AcrossRecipes):
         rows = []
         for name, run, decided in self.recipes():
             counts = Counter(verdict.status for verdict in decided)
-            headline = decided[0] if decided else None
+            ran = [verdict for verdict in decided if verdict.status != COULD_NOT_RUN]
+            headline = next(iter(ran or decided), None)  # the first conclusion that could be tested here
             rows.append(
                 [
                     link_to_page(f"recipes/{name}", run.title),
