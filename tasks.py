@@ -303,6 +303,27 @@ def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0) -
         raise BenchError("some interrupted runs left something behind: see the lines marked LEFT")
 
 
+@task(
+    help={
+        "name": "the system to build: fapws3, cherokee or wsgiboost (conf/byo.toml)",
+        "source": "your checkout of the system's upstream repository (fapws3 defaults to its pinned PyPI archive)",
+    }
+)
+@reported
+def byo(c: Context, name: str, source: str = "") -> None:
+    """Build a system no package registry offers (with the project's patches); the recipes then run it."""
+    from benchsite.run.byo import Builder
+
+    folder = Path(source).expanduser().resolve() if source else None
+    if folder is not None and not folder.is_dir():
+        raise BenchError(f"--source {source}: no such folder: pass your checkout of the system's repository")
+    record = Builder(ROOT, _path(c, "conf_dir"), name).build(folder)
+    print(f"built {record.summary}")
+    print(f"  from {record.source}")
+    for provided in record.files:
+        print(f"  provides {provided.provides}: {provided.path} (sha256 {provided.sha256[:12]}…)")
+
+
 @task(help={"data_dir": "the data directory to upgrade (default: data/)"})
 @reported
 def upgrade_data(c: Context, data_dir: str = "") -> None:
@@ -326,7 +347,7 @@ def setup(c: Context) -> None:
             raise Exit(f"error: `{' '.join(argv)}` failed: see apt's message above", code=1)
 
 
-ns = Collection(recipe, recipes, docs, serve, test, overhead, compare, faults, new_page, upgrade_data, setup)
+ns = Collection(recipe, recipes, docs, serve, test, overhead, compare, faults, new_page, upgrade_data, setup, byo)
 ns.configure(
     {
         "bench": {

@@ -110,6 +110,7 @@ Subject = Annotated[
     | Annotated[Client, Tag("client")],
     Discriminator(_role_of),
 ]
+AnySubject = Server | Ceiling | Backend | Client
 MeasuredSubject = Server | Ceiling | Client
 
 

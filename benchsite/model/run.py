@@ -132,6 +132,16 @@ class Verification(Record):
     body_bytes: Count
 
 
+class Origin(Record):
+    """Where one module or program a subject runs came from, exactly enough to find it again."""
+
+    provides: Text  # the module or program the subject needs
+    path: str  # portable: {site_packages}/..., /usr/sbin/nginx, {repo}/build/byo/...
+    version: str  # the distribution's version, the Debian package's, or the program's own words
+    sha256: str | None  # of the file (a module's shared object or source, a program)
+    build: str | None  # for a build of `invoke byo`: its source and the project's patches
+
+
 class SubjectRun(Record):
     """One subject's command, verification and cells."""
 
@@ -143,6 +153,7 @@ class SubjectRun(Record):
     keeps_http10_alive: bool | None  # the start-up probe: a second HTTP/1.0 keep-alive request answered
     verification: Verification | None  # None: probed over TCP only, or a client
     cells: Seq[CellRun]
+    origins: Seq[Origin] = ()  # recorded since invoke byo; older runs have none
 
     def cell(self, name: str) -> AbCell | WrkCell | ClientCell | None:
         return next((cell for cell in self.cells if cell.name == name), None)

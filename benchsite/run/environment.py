@@ -34,7 +34,7 @@ def _os_name() -> str:
     return platform.system()
 
 
-def _git_commit(repo: Path) -> str:
+def git_commit(repo: Path) -> str:
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -91,7 +91,7 @@ def collect_environment(
         kernel=platform.release(),
         python=f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})",
         load_average_at_start=_best_effort(lambda: tuple(round(x, 2) for x in os.getloadavg())),
-        git_commit=_best_effort(lambda: _git_commit(repo)),
+        git_commit=_best_effort(lambda: git_commit(repo)),
         tools={name: _best_effort(functools.partial(tool_version, argv)) for name, argv in tools.items()},
         packages=package_versions(packages),
         debian_packages=_best_effort(lambda: debian_package_versions(list(debian_packages))),

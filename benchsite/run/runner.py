@@ -30,6 +30,7 @@ from benchsite.model.published import Published
 from benchsite.model.recipe import (
     AbLoad,
     AnyLoad,
+    AnySubject,
     Backend,
     Ceiling,
     Client,
@@ -48,6 +49,7 @@ from benchsite.model.run import (
     RUN_FILE,
     AbCell,
     ClientCell,
+    Origin,
     Repetition,
     Rounds,
     RunDocument,
@@ -59,10 +61,12 @@ from benchsite.model.run import (
 )
 from benchsite.results.claims import verdicts
 from benchsite.results.store import make_files_portable, new_run_id, staged_run_directory, write_portable
+from benchsite.run.byo import search_path
 from benchsite.run.environment import collect_environment, utc_now
 from benchsite.run.leftovers import forget_owner, record_owner
 from benchsite.run.loads import load_argv, tool_path
 from benchsite.run.machine import cpu_times, measured_cpus
+from benchsite.run.origins import subject_origins
 from benchsite.run.processes import (
     LOOPBACK,
     HttpReply,
@@ -77,8 +81,6 @@ from benchsite.run.processes import (
 )
 from benchsite.run.signals import checkpoint, signal_for_test, signals_as_interrupt, signals_held
 from benchsite.tools import EXTERNAL_TOOLS, VERSION_FLAGS, parse_report
-
-AnySubject = Server | Ceiling | Backend | Client
 
 
 class Reporter(Protocol):
@@ -433,6 +435,7 @@ def run_recipe(
     environment = collect_environment(
         repo_dir, list(recipe.packages), {tool: [tool_path(tool, settings), VERSION_FLAGS[tool]] for tool in tools}
     )
+    os.environ["PATH"] = search_path(repo_dir)  # programs built by `invoke byo` come first
     skipped, runnable = [], []
     for subject, loads in plan:
         missing = missing_requirement(recipe, subject)
@@ -443,6 +446,7 @@ def run_recipe(
             reporter.step(f"{subject.label}: skipped ({missing})")
         else:
             runnable.append((subject, loads))
+    origins = {subject.name: subject_origins(subject, base_values(recipe), repo_dir) for subject, _ in runnable}
     reporter.begin(sum(len(loads) for _, loads in runnable) * profile.repetitions)
     with signals_as_interrupt(), staged_run_directory(data_dir / recipe.name, run_id) as run_dir:
         with ExitStack() as stack:
@@ -469,7 +473,8 @@ def run_recipe(
                     environment=environment,
                     warmups=tuple(warmups),
                     subjects=tuple(
-                        _subject_run(subject, started, loads, profile, session.measured) for subject, loads in runnable
+                        _subject_run(subject, started, loads, profile, session.measured, origins[subject.name])
+                        for subject, loads in runnable
                     ),
                     skipped=tuple(skipped),
                     rounds=rounds,
@@ -708,6 +713,7 @@ def _subject_run(
     loads: list[AnyLoad],
     profile: Profile,
     measured: dict[tuple[str, str], list[Repetition]],
+    origins: tuple[Origin, ...],
 ) -> SubjectRun:
     cells = tuple(_cell_run(load, profile, measured[(subject.name, load.name)]) for load in loads)
     if isinstance(subject, Client):
@@ -720,6 +726,7 @@ def _subject_run(
             keeps_http10_alive=None,
             verification=None,
             cells=cells,
+            origins=origins,
         )
     own = started[subject.name]
     reply = own.reply
@@ -732,4 +739,5 @@ def _subject_run(
         keeps_http10_alive=own.keeps_http10_alive,
         verification=_verification(reply) if reply else None,
         cells=cells,
+        origins=origins,
     )

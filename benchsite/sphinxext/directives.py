@@ -16,7 +16,16 @@ from benchsite.model.base import read_json
 from benchsite.model.overhead import OVERHEAD_DIR, OVERHEAD_FILE, OverheadRecord
 from benchsite.model.portable import shown_command
 from benchsite.model.recipe import RECIPE_FILE, Settings, load_recipe
-from benchsite.model.run import RUN_FILE, AbCell, ClientCell, Environment, Repetition, RunDocument, WrkCell
+from benchsite.model.run import (
+    RUN_FILE,
+    AbCell,
+    ClientCell,
+    Environment,
+    Origin,
+    Repetition,
+    RunDocument,
+    WrkCell,
+)
 from benchsite.results.figures import figure
 from benchsite.results.intervals import LEVEL, Interval, median_interval, ratio_interval
 from benchsite.results.stats import summarize
@@ -483,6 +492,21 @@ class BenchOverhead(ReportingDirective):
         return [table(("Harness vs bare ab", ""), rows)]
 
 
+def software(origins: tuple[Origin, ...], recorded: bool) -> nodes.Node | str:
+    """Where a subject's modules and programs came from, one paragraph each: version, build, file, checksum."""
+    if not origins:
+        return "Python and its standard library (see the machine)" if recorded else "not recorded by this run"
+    cell = nodes.container()
+    for origin in origins:
+        checksum = f" sha256 {origin.sha256[:12]}…" if origin.sha256 else ""
+        built = f"; {origin.build}" if origin.build else ""
+        paragraph = nodes.paragraph(text=f"{origin.provides}: {origin.version}{built} ")
+        paragraph += nodes.literal(text=origin.path)
+        paragraph += nodes.Text(checksum)
+        cell += paragraph
+    return cell
+
+
 class BenchSubjects(BenchDirective):
     """One row per subject: its Server banner, whether it keeps HTTP/1.0 connections alive, or why it did not run.
 
@@ -493,6 +517,7 @@ class BenchSubjects(BenchDirective):
     def render(self) -> list[nodes.Node]:
         run = self.load_run()
         rows: list[list] = []
+        recorded = any(subject.origins for subject in run.subjects)
         for subject in run.subjects:
             honoured = [
                 s.keepalive_honoured
@@ -509,10 +534,10 @@ class BenchSubjects(BenchDirective):
                 keepalive = "—"
             role = {"ceiling": " (load-tool ceiling)", "backend": " (backend)"}.get(subject.role, "")
             banner = "—" if subject.role == "client" else subject.server_software or "(none sent)"
-            rows.append([subject.label + role, banner, keepalive, "ran"])
+            rows.append([subject.label + role, banner, keepalive, software(subject.origins, recorded), "ran"])
         for skipped in run.skipped:
-            rows.append([skipped.label, "—", "—", f"did not run: {skipped.reason} ({skipped.detail})"])
-        return [table(("Subject", "Server banner", "HTTP/1.0 keep-alive (ab -k)", "Status"), rows)]
+            rows.append([skipped.label, "—", "—", "—", f"did not run: {skipped.reason} ({skipped.detail})"])
+        return [table(("Subject", "Server banner", "HTTP/1.0 keep-alive (ab -k)", "Software", "Status"), rows)]
 
 
 class BenchHistory(BenchDirective):

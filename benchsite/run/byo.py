@@ -1,0 +1,245 @@
+"""`invoke byo NAME`: build a system that no package registry offers, with the project's patches.
+
+The source is the archive conf/byo.toml pins (checked by its digest) or a folder the user brings
+(a checkout of the upstream repository). It is copied to build/byo/NAME/src, patched with
+conf/byo/*.patch, and built: Python systems into the project's .venv, autotools systems into
+build/byo/NAME/prefix. build/byo/NAME/build.json records the source, the patches and a checksum
+of every file the build provides; runs read it to say which build they measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import urllib.request
+from pathlib import Path
+
+from benchsite.errors import BenchError
+from benchsite.model.byo import BUILD_RECORD, ByoBuild, ByoSystem, ProvidedFile, load_byo_conf
+from benchsite.model.portable import make_portable
+from benchsite.run.environment import debian_package_versions, git_commit, utc_now
+
+BYO_DIR = Path("build") / "byo"
+LOG = "build.log"
+
+
+def byo_root(repo: Path) -> Path:
+    return repo / BYO_DIR
+
+
+def program_dirs(repo: Path) -> list[Path]:
+    """The bin and sbin folders of every autotools build, where recipes look before PATH."""
+    return sorted(d for d in byo_root(repo).glob("*/prefix/*bin") if d.is_dir())
+
+
+def search_path(repo: Path) -> str:
+    """PATH with the builds' program folders first (each once)."""
+    current = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    ahead = [str(d) for d in program_dirs(repo)]
+    return os.pathsep.join(ahead + [d for d in current if d not in ahead])
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_builds(repo: Path) -> list[ByoBuild]:
+    """Every build record under build/byo/ (a damaged one is skipped: it proves nothing)."""
+    builds = []
+    for path in sorted(byo_root(repo).glob(f"*/{BUILD_RECORD}")):
+        try:
+            builds.append(ByoBuild.from_json(json.loads(path.read_text()), path))
+        except (BenchError, ValueError, OSError):
+            continue
+    return builds
+
+
+class Builder:
+    """One build of one system: its folders, its log and the commands it ran."""
+
+    def __init__(self, repo: Path, conf_dir: Path, name: str) -> None:
+        systems = load_byo_conf(conf_dir).systems
+        if name not in systems:
+            raise BenchError(f"no system {name!r} to build: choose one of {', '.join(sorted(systems))}")
+        self.repo, self.conf_dir, self.name = repo, conf_dir, name
+        self.system: ByoSystem = systems[name]
+        self.folder = byo_root(repo) / name
+        self.src = self.folder / "src"
+        self.prefix = self.folder / "prefix"
+        self.log = self.folder / LOG
+        self.commands: list[list[str]] = []
+        self.placeholders = {
+            str(self.src): "{src}",
+            str(self.prefix): "{prefix}",
+            str(Path(sys.executable).parent): "{bin}",
+            str(repo): "{repo}",
+        }
+
+    def shown(self, path: Path) -> str:
+        return str(path.relative_to(self.repo)) if path.is_relative_to(self.repo) else str(path)
+
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+        """One build command, its output appended to build.log; a failure names the log and the error line."""
+        self.commands.append([make_portable(token, self.placeholders) for token in argv])
+        with self.log.open("a") as log:
+            log.write(f"\n$ cd {cwd} && {shlex.join(argv)}\n")
+            log.flush()
+            result = subprocess.run(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        if result.returncode != 0:
+            lines = self.log.read_text(errors="replace").splitlines()
+            errors = [line.strip() for line in lines if "error" in line.lower()]
+            last = (errors or lines or ["no output"])[-1]
+            raise BenchError(
+                f"building {self.name}: `{shlex.join(argv[:3])}...` failed ({last[:200]}): "
+                f"the whole output is in {self.shown(self.log)}"
+            )
+
+    def check_debian_packages(self) -> None:
+        versions = debian_package_versions(list(self.system.apt))
+        missing = [name for name, version in versions.items() if version == "not installed"]
+        if missing:
+            raise BenchError(
+                f"building {self.name} needs Debian packages that are not installed: "
+                f"apt-get install -y {' '.join(missing)} (as root), then run this again"
+            )
+
+    def fetch_source(self, source: Path | None) -> str:
+        """Copy (or download and unpack) the source into src/; returns where it came from."""
+        if self.src.exists():
+            shutil.rmtree(self.src)
+        if source is not None:
+            if not (source / ("setup.py" if self.system.kind == "python" else "configure.ac")).is_file():
+                wanted = self.system.upstream or "the system's source"
+                raise BenchError(f"{source} is not a checkout of {wanted}: clone it with git and pass its folder")
+            shutil.copytree(source, self.src, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+            return describe_checkout(source, self.system.upstream)
+        if self.system.sdist is None:
+            raise BenchError(
+                f"{self.name} builds from your checkout of {self.system.upstream}: "
+                f"git clone {self.system.upstream} DIR, then invoke byo {self.name} --source DIR"
+            )
+        archive = self.folder / self.system.sdist.url.rsplit("/", 1)[1]
+        if not archive.is_file() or sha256_of(archive) != self.system.sdist.sha256:
+            try:
+                with urllib.request.urlopen(self.system.sdist.url, timeout=60) as response:
+                    archive.write_bytes(response.read())
+            except OSError as error:
+                raise BenchError(f"cannot download {self.system.sdist.url} ({error}): check the network") from None
+        if sha256_of(archive) != self.system.sdist.sha256:
+            archive.unlink()
+            raise BenchError(f"{self.system.sdist.url} does not have the sha256 conf/byo.toml pins: not building it")
+        with tarfile.open(archive) as tar:
+            tar.extractall(self.folder / "unpacked", filter="data")
+        (top,) = (self.folder / "unpacked").iterdir()
+        top.rename(self.src)
+        shutil.rmtree(self.folder / "unpacked")
+        return f"{archive.name} (sha256 {self.system.sdist.sha256}, {self.system.sdist.url})"
+
+    def apply_patches(self) -> dict[str, str]:
+        applied = {}
+        for patch in self.system.patches:
+            path = self.conf_dir / "byo" / patch
+            self.run(["patch", "-p1", "--forward", "--batch", "-i", str(path)], cwd=self.src)
+            applied[patch] = sha256_of(path)
+        return applied
+
+    def build_python(self) -> list[ProvidedFile]:
+        python = sys.executable
+        if self.system.pybind11:
+            self.run([python, "-m", "pip", "install", f"pybind11=={self.system.pybind11}"], cwd=self.folder)
+            include = subprocess.run(
+                [python, "-c", "import pybind11; print(pybind11.get_include())"], capture_output=True, text=True
+            ).stdout.strip()
+            shutil.rmtree(self.src / "third-party" / "pybind11", ignore_errors=True)
+            shutil.copytree(Path(include) / "pybind11", self.src / "third-party" / "pybind11")
+        self.run(
+            [python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--force-reinstall", str(self.src)],
+            cwd=self.folder,
+        )
+        return [self.provided_module(module) for module in self.system.provides.modules]
+
+    def provided_module(self, module: str) -> ProvidedFile:
+        origin = module_origin(module)
+        if origin is None:
+            raise BenchError(f"built {self.name}, but `import {module}` fails: see {self.shown(self.log)}")
+        return ProvidedFile(provides=module, path=portable_path(origin, self.repo), sha256=sha256_of(origin))
+
+    def build_autotools(self) -> list[ProvidedFile]:
+        env = {**os.environ, "LIBTOOL": "libtoolize", "NO_CONFIGURE": "1"}
+        self.run(["sh", "./autogen.sh"], cwd=self.src, env=env)
+        if self.prefix.exists():
+            shutil.rmtree(self.prefix)
+        self.run(["./configure", f"--prefix={self.prefix}", *self.system.configure], cwd=self.src)
+        self.run(["make", f"-j{os.cpu_count() or 1}"], cwd=self.src)
+        self.run(["make", "install"], cwd=self.src)
+        provided = []
+        for program in self.system.provides.programs:
+            found = [path for path in (self.prefix / "sbin" / program, self.prefix / "bin" / program) if path.is_file()]
+            if not found:
+                raise BenchError(f"built {self.name}, but no {program} in {self.shown(self.prefix)}: see the log")
+            provided.append(
+                ProvidedFile(provides=program, path=portable_path(found[0], self.repo), sha256=sha256_of(found[0]))
+            )
+        return provided
+
+    def build(self, source: Path | None) -> ByoBuild:
+        self.check_debian_packages()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / BUILD_RECORD).unlink(missing_ok=True)  # a failed build leaves no record behind
+        self.log.write_text(f"invoke byo {self.name}, {utc_now()}\n")
+        where = self.fetch_source(source)
+        patches = self.apply_patches()
+        files = self.build_python() if self.system.kind == "python" else self.build_autotools()
+        record = ByoBuild(
+            name=self.name,
+            summary=self.system.summary,
+            source=where,
+            patches=patches,
+            built_at=utc_now(),
+            builder=git_commit(self.repo),
+            commands=tuple(tuple(argv) for argv in self.commands),
+            files=tuple(files),
+        )
+        (self.folder / BUILD_RECORD).write_text(json.dumps(record.to_json(), indent=2) + "\n")
+        return record
+
+
+def describe_checkout(source: Path, upstream: str | None) -> str:
+    """A user's source folder as a reader can find it again: its repository and commit."""
+
+    def git(*args: str) -> str:
+        result = subprocess.run(["git", "-C", str(source), *args], capture_output=True, text=True)
+        return result.stdout.strip() if result.returncode == 0 else ""
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return f"a source folder without git history (upstream: {upstream or 'unknown'})"
+    remote = git("remote", "get-url", "origin") or upstream or "unknown repository"
+    described = git("describe", "--tags", "--always")
+    dirty = " with local changes" if git("status", "--porcelain", "--untracked-files=no") else ""
+    return f"{remote} commit {commit} ({described}){dirty}"
+
+
+def module_origin(module: str) -> Path | None:
+    """The file a module is loaded from in the project's Python, or None when it does not import."""
+    code = (
+        f"import importlib, sys; m = importlib.import_module({module!r}); "
+        "sys.stdout.write(m.__file__ or next(iter(getattr(m, '__path__', [])), ''))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return Path(result.stdout) if result.returncode == 0 and result.stdout else None
+
+
+def portable_path(path: Path, repo: Path) -> str:
+    """A path as a stored record keeps it: the venv's site-packages and the project as placeholders."""
+    paths = sysconfig.get_paths()
+    return make_portable(
+        str(path), {paths["purelib"]: "{site_packages}", paths["platlib"]: "{site_packages}", str(repo): "{repo}"}
+    )

@@ -1,0 +1,90 @@
+"""Where each subject's software came from: package, file, checksum, and the byo build behind it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import shutil
+import subprocess
+from pathlib import Path
+
+from benchsite.model.byo import ByoBuild
+from benchsite.model.recipe import AnySubject, fill_placeholders
+from benchsite.model.run import Origin
+from benchsite.run.byo import module_origin, portable_path, read_builds, sha256_of
+
+
+def _distribution_versions(module: str) -> str:
+    """The installed distributions that provide a module's top-level package, with versions."""
+    top = module.split(".")[0]
+    names = importlib.metadata.packages_distributions().get(top, [])
+    found = [f"{name} {importlib.metadata.version(name)}" for name in sorted(set(names))]
+    return ", ".join(found) or "no installed distribution (the standard library or a bare file)"
+
+
+def _program_version(path: Path) -> str:
+    """The Debian package that owns a program, or the program's own version line."""
+    owner = subprocess.run(["dpkg-query", "-S", str(path.resolve())], capture_output=True, text=True)
+    if owner.returncode == 0 and ":" in owner.stdout:
+        package = owner.stdout.split(":", 1)[0].strip()
+        version = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True
+        ).stdout.strip()
+        return f"Debian package {package} {version}"
+    for flag in ("--version", "-V", "-v"):
+        try:
+            result = subprocess.run([str(path), flag], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        lines = (result.stdout or result.stderr).strip().splitlines()
+        if result.returncode == 0 and lines:
+            return lines[0][:200]
+    return "unknown (no package owns it and it prints no version)"
+
+
+def _build_of(provides: str, sha256: str, builds: list[ByoBuild]) -> str | None:
+    """The byo build that made exactly this file (same checksum), described for a reader."""
+    for build in builds:
+        if any(f.provides == provides and f.sha256 == sha256 for f in build.files):
+            patches = ", ".join(build.patches) or "no patch"
+            return f"built by invoke byo {build.name} on {build.built_at[:10]} from {build.source}, with {patches}"
+    return None
+
+
+def subject_origins(subject: AnySubject, values: dict[str, str], repo: Path) -> tuple[Origin, ...]:
+    """The origin of every module a subject requires and every program it runs or requires."""
+    builds = read_builds(repo)
+    origins = []
+    for module in subject.requires:
+        path = module_origin(module)
+        if path is None:
+            continue
+        digest = sha256_of(path) if path.is_file() else None  # a namespace package is a folder
+        origins.append(
+            Origin(
+                provides=module,
+                path=portable_path(path, repo),
+                version=_distribution_versions(module),
+                sha256=digest,
+                build=_build_of(module, digest, builds) if digest else None,
+            )
+        )
+    programs = [fill_placeholders(p, values, subject.name) for p in subject.requires_programs]
+    first = fill_placeholders(subject.argv[0], values, subject.name)
+    if first not in programs and first != values["python"]:
+        programs.append(first)
+    for program in programs:
+        found = shutil.which(program)
+        if found is None:
+            continue
+        path = Path(found)
+        digest = sha256_of(path)
+        origins.append(
+            Origin(
+                provides=Path(program).name,
+                path=portable_path(path, repo),
+                version=_program_version(path),
+                sha256=digest,
+                build=_build_of(Path(program).name, digest, builds),
+            )
+        )
+    return tuple(origins)
