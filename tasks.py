@@ -83,7 +83,7 @@ def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "", cle
             print(f"removed what a killed run left: {leftover.describe()}", file=sys.stderr)
         else:
             print(
-                f"warning: a killed run left {leftover.describe()}: `invoke recipe {name} --clean` removes it",
+                f"warning: a killed run left {leftover.describe()}: `.venv/bin/invoke recipe {name} --clean` removes it",
                 file=sys.stderr,
             )
     for each in loaded:
@@ -97,7 +97,7 @@ def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "", cle
             if kept:  # the interrupt came after the run was complete and in place
                 raise Exit(f"interrupted after the run was kept: {_shown(kept[-1])}", code=130) from None
             raise
-        print(f"wrote {_shown(run_dir)}; build the site with `invoke docs`", file=sys.stderr)
+        print(f"wrote {_shown(run_dir)}; build the site with `.venv/bin/invoke docs`", file=sys.stderr)
 
 
 def _shown(path: Path) -> Path:
@@ -162,7 +162,7 @@ def serve(c: Context, port: str = "8000") -> None:
     number = _port(port)
     directory = _path(c, "build_dir")
     if not (directory / "index.html").is_file():
-        raise BenchError(f"no built site in {directory}: run `invoke docs` first")
+        raise BenchError(f"no built site in {directory}: run `.venv/bin/invoke docs` first")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", number), handler)
@@ -233,7 +233,7 @@ def new_page(c: Context, name: str) -> None:
     written = scaffold(name, ROOT)
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
-    print(f"next: . .venv/bin/activate && invoke recipe {name} --profile quick && invoke docs")
+    print(f"next: .venv/bin/invoke recipe {name} --profile quick && .venv/bin/invoke docs")
 
 
 @task(
@@ -255,7 +255,7 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
     for given in (run_a, run_b):
         path = Path(given) if Path(given).is_dir() else _path(c, "data_dir") / given
         if not path.is_dir():
-            raise BenchError(f"no run {given!r}: give a run directory or RECIPE/RUN-ID (see `invoke recipes`)")
+            raise BenchError(f"no run {given!r}: give a run directory or RECIPE/RUN-ID (see `.venv/bin/invoke recipes`)")
         runs.append(load_run(path))
     a, b = runs
     if a.recipe != b.recipe:

@@ -54,5 +54,5 @@ def test_the_compare_task_prints_every_cell_and_refuses_an_unknown_run() -> None
     assert "How fast is CherryPy?" in result.stdout and result.stdout.count("not significant") == 8
     missing = run_invoke("compare", name, "cherrypy-speed/nope", timeout=120)
     assert missing.returncode == 1 and missing.stderr.strip() == (
-        "error: no run 'cherrypy-speed/nope': give a run directory or RECIPE/RUN-ID (see `invoke recipes`)"
+        "error: no run 'cherrypy-speed/nope': give a run directory or RECIPE/RUN-ID (see `.venv/bin/invoke recipes`)"
     )

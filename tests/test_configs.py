@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 from benchsite.model.recipe import load_recipe
@@ -41,7 +44,22 @@ def test_cherokee_gets_the_static_root_and_both_scgi_backends(tmp_path: Path) ->
     assert f"vserver!1!document_root = {tmp_path}/work/www" in lines
     assert "source!1!host = 127.0.0.1:9001" in lines and "source!2!host = 127.0.0.1:9002" in lines
     assert "vserver!1!rule!3!match!directory = /feeds" in lines
+    assert f"include = {tmp_path}/work/cherokee-mime.conf" in lines
     assert "$" not in config
+
+
+def test_cherokee_loads_the_systems_mime_table_like_apache_and_lighttpd(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "prepare.py", str(tmp_path), "--cherokee-mime-types"],
+        cwd=REPO / "recipes" / "cherokee-vs-apache",
+        check=True,
+        capture_output=True,
+    )
+    lines = (tmp_path / "cherokee-mime.conf").read_text().splitlines()
+    system = [line.split("#")[0].split() for line in Path("/etc/mime.types").read_text().splitlines()]
+    assert len(lines) == len([fields for fields in system if len(fields) > 1]) > 500
+    assert "mime!text/html!extensions = html,htm,shtml" in lines
+    assert all(re.fullmatch(r"mime![\w.+-]+/[\w.+-]+!extensions = [\w.+-]+(,[\w.+-]+)*", line) for line in lines)
 
 
 def test_apache_runs_django_in_a_mod_wsgi_daemon_on_loopback_only(tmp_path: Path) -> None:

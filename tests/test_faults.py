@@ -80,7 +80,7 @@ def test_what_a_killed_run_left_is_reported_then_cleaned(toy: ToyRecipes) -> Non
     assert reported.returncode == 0, reported.stderr
     assert (
         f"warning: a killed run left staging folder {staging}, temporary folder {workroot}, server 'toy' "
-        f"(PID {orphan.pid}) still running: `invoke recipe toy --clean` removes it"
+        f"(PID {orphan.pid}) still running: `.venv/bin/invoke recipe toy --clean` removes it"
     ) in reported.stderr
     cleaned = run_invoke("recipe", "toy", "--profile", "quick", "--clean", "--data-dir", str(toy.data_dir), env=toy.env)
     assert cleaned.returncode == 0, cleaned.stderr

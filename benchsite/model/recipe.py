@@ -449,7 +449,7 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
     recipe_path = directory / RECIPE_FILE
     if not recipe_path.is_file():
         known = ", ".join(available_recipes(recipes_dir)) or "none"
-        raise BenchError(f"unknown recipe {name!r}: I know about {known} (see `invoke recipes`)")
+        raise BenchError(f"unknown recipe {name!r}: I know about {known} (see `.venv/bin/invoke recipes`)")
     conf_path = conf_dir / f"{name}.toml"
     if not conf_path.is_file():
         raise BenchError(f"recipe {name!r} has no conf file {conf_path}: create it with a [profiles.quick] table")

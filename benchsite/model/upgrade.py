@@ -114,9 +114,9 @@ def upgrade_overhead(data: Any, source: Path) -> Any:
             return overhead_v1_to_v2(data)
         except (KeyError, TypeError) as error:
             raise BenchError(
-                f"{source}: a version 1 document without {error} cannot be upgraded: re-run `invoke overhead`"
+                f"{source}: a version 1 document without {error} cannot be upgraded: re-run `.venv/bin/invoke overhead`"
             ) from None
     raise BenchError(
         f"{source}: format version {version!r}, but this harness reads 1 and "
-        f"{OVERHEAD_FORMAT_VERSION}: update the harness or re-run `invoke overhead`"
+        f"{OVERHEAD_FORMAT_VERSION}: update the harness or re-run `.venv/bin/invoke overhead`"
     )

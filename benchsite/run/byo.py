@@ -123,7 +123,7 @@ class Builder:
         if self.system.sdist is None:
             raise BenchError(
                 f"{self.name} builds from your checkout of {self.system.upstream}: "
-                f"git clone {self.system.upstream} DIR, then invoke byo {self.name} --source DIR"
+                f"git clone {self.system.upstream} DIR, then .venv/bin/invoke byo {self.name} --source DIR"
             )
         archive = self.folder / self.system.sdist.url.rsplit("/", 1)[1]
         if not archive.is_file() or sha256_of(archive) != self.system.sdist.sha256:

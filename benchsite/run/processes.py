@@ -317,7 +317,7 @@ def run_tool(argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
         )
     except FileNotFoundError:
         raise BenchError(
-            f"no {argv[0]} on this system: run `invoke setup` (needs root) to install the load tools"
+            f"no {argv[0]} on this system: run `.venv/bin/invoke setup` (needs root) to install the load tools"
         ) from None
     timed_out = False
     try:

@@ -425,7 +425,7 @@ def run_recipe(
     for tool in tools:
         if shutil.which(tool_path(tool, settings)) is None:
             raise BenchError(
-                f"no {tool_path(tool, settings)} on this system: run `invoke setup` (needs root) "
+                f"no {tool_path(tool, settings)} on this system: run `.venv/bin/invoke setup` (needs root) "
                 f"to install the load tools"
             )
     for subject, _ in plan:

@@ -84,7 +84,7 @@ class BenchDirective(ReportingDirective):
             if latest is None:
                 raise BenchError(
                     f"{recipe_dir}: no run of recipe {self.recipe!r}: "
-                    f"run `invoke recipe {self.recipe} --profile {profile}` and commit its run directory"
+                    f"run `.venv/bin/invoke recipe {self.recipe} --profile {profile}` and commit its run directory"
                 )
             path = latest
         run = load_run(path)
@@ -469,7 +469,7 @@ class BenchOverhead(ReportingDirective):
         note_listing(self.env, directory, f"*/{OVERHEAD_FILE}")
         files = sorted(directory.glob(f"*/{OVERHEAD_FILE}"))
         if not files:
-            raise BenchError(f"{directory}: no harness benchmark recorded: run `invoke overhead` and commit it")
+            raise BenchError(f"{directory}: no harness benchmark recorded: run `.venv/bin/invoke overhead` and commit it")
         path = files[-1]
         self.env.note_dependency(str(path))
         record = OverheadRecord.read(read_json(path), path)
@@ -552,7 +552,7 @@ class BenchHistory(BenchDirective):
             load_run(path) for path in list_runs(recipe_dir)
         ]
         if not runs:
-            raise BenchError(f"{recipe_dir}: no run of recipe {self.recipe!r}: run `invoke recipe {self.recipe}`")
+            raise BenchError(f"{recipe_dir}: no run of recipe {self.recipe!r}: run `.venv/bin/invoke recipe {self.recipe}`")
         for run in runs:
             self.note(run.run_file)
         listing = table(

@@ -1,0 +1,117 @@
+"""`invoke byo`: its configuration, its one-line errors, a real patch that fails, and the origins a run records."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from benchsite.errors import BenchError
+from benchsite.model.byo import BUILD_RECORD, ByoBuild, load_byo_conf
+from benchsite.run.byo import Builder, module_origin, portable_path, read_builds, search_path
+from conftest import REPO, run_invoke
+
+
+def test_every_system_names_its_patches_and_what_it_provides() -> None:
+    conf = load_byo_conf(REPO / "conf")
+    assert set(conf.systems) == {"fapws3", "cherokee", "wsgiboost"}
+    for name, system in conf.systems.items():
+        assert system.patches, name
+        for patch in system.patches:
+            text = (REPO / "conf" / "byo" / patch).read_text()
+            assert text.count("\n--- a/") >= 1 and "\n+++ b/" in text, patch
+        assert system.provides.modules or system.provides.programs
+        assert system.sdist is not None or system.upstream is not None  # somewhere to take the source from
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("byo", "nginx"), "error: no system 'nginx' to build: choose one of cherokee, fapws3, wsgiboost"),
+        (
+            ("byo", "cherokee", "--source", "/no/such/folder"),
+            "error: --source /no/such/folder: no such folder: pass your checkout of the system's repository",
+        ),
+    ],
+)
+def test_a_wrong_name_or_folder_is_one_line(args: tuple[str, ...], message: str) -> None:
+    result = run_invoke(*args)
+    assert result.returncode == 1 and result.stderr.strip() == message and "Traceback" not in result.stderr
+
+
+def write_conf(conf_dir: Path, system: str) -> None:
+    (conf_dir / "byo").mkdir(parents=True)
+    (conf_dir / "byo.toml").write_text(system)
+
+
+def test_missing_debian_packages_are_named_with_the_command_to_install_them(tmp_path: Path) -> None:
+    write_conf(
+        tmp_path / "conf",
+        '[toy]\nkind = "python"\nsummary = "a toy"\nupstream = "https://example.org/toy"\n'
+        'apt = ["build-essential", "no-such-package-benchsite"]\nprovides = { modules = ["toy"] }\n',
+    )
+    with pytest.raises(BenchError) as raised:
+        Builder(tmp_path, tmp_path / "conf", "toy").build(None)
+    assert str(raised.value) == (
+        "building toy needs Debian packages that are not installed: "
+        "apt-get install -y no-such-package-benchsite (as root), then run this again"
+    )
+    assert not (tmp_path / "build").exists()  # nothing started
+
+
+def test_a_system_without_an_archive_asks_for_the_users_checkout(tmp_path: Path) -> None:
+    write_conf(
+        tmp_path / "conf",
+        '[toy]\nkind = "autotools"\nsummary = "a toy"\nupstream = "https://example.org/toy"\n'
+        'provides = { programs = ["toy"] }\n',
+    )
+    with pytest.raises(BenchError, match=r"git clone https://example.org/toy DIR, then .venv/bin/invoke byo toy --source DIR"):
+        Builder(tmp_path, tmp_path / "conf", "toy").build(None)
+
+
+def test_a_patch_that_does_not_apply_names_the_log_and_leaves_no_record(tmp_path: Path) -> None:
+    write_conf(
+        tmp_path / "conf",
+        '[toy]\nkind = "python"\nsummary = "a toy"\nupstream = "https://example.org/toy"\n'
+        'patches = ["toy.patch"]\nprovides = { modules = ["toy"] }\n',
+    )
+    (tmp_path / "conf" / "byo" / "toy.patch").write_text(
+        "--- a/setup.py\n+++ b/setup.py\n@@ -1 +1 @@\n-print('python 2')\n+print('python 3')\n"
+    )
+    source = tmp_path / "checkout"
+    source.mkdir()
+    (source / "setup.py").write_text("print('something else')\n")
+    with pytest.raises(BenchError) as raised:
+        Builder(tmp_path, tmp_path / "conf", "toy").build(source)
+    message = str(raised.value)
+    assert message.startswith("building toy: `patch -p1 --forward...` failed (") and "\n" not in message
+    assert message.endswith("the whole output is in build/byo/toy/build.log")
+    assert not (tmp_path / "build" / "byo" / "toy" / BUILD_RECORD).exists()
+    assert (source / "setup.py").read_text() == "print('something else')\n"  # the user's checkout is untouched
+
+
+def test_the_fapws3_build_record_matches_the_installed_module() -> None:
+    builds = {build.name: build for build in read_builds(REPO)}
+    if "fapws3" not in builds:
+        pytest.skip("fapws3 was not built here (the README's set-up runs `invoke byo fapws3`)")
+    build: ByoBuild = builds["fapws3"]
+    [provided] = build.files
+    origin = module_origin("fapws._evwsgi")
+    assert origin is not None and provided.path == portable_path(origin, REPO)
+    assert provided.sha256 == hashlib.sha256(origin.read_bytes()).hexdigest()
+    assert list(build.patches) == ["fapws3-python3.patch"]
+    patch = (REPO / "conf" / "byo" / "fapws3-python3.patch").read_bytes()
+    assert build.patches["fapws3-python3.patch"] == hashlib.sha256(patch).hexdigest()
+    assert "fapws3-0.11.dev.tar.gz" in build.source and load_byo_conf(REPO / "conf").systems["fapws3"].sdist
+    assert json.loads((REPO / "build" / "byo" / "fapws3" / BUILD_RECORD).read_text())["name"] == "fapws3"
+
+
+def test_programs_of_autotools_builds_come_before_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sbin = tmp_path / "build" / "byo" / "toy" / "prefix" / "sbin"
+    sbin.mkdir(parents=True)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert search_path(tmp_path) == f"{sbin}:/usr/bin:/bin"
+    monkeypatch.setenv("PATH", search_path(tmp_path))
+    assert search_path(tmp_path) == f"{sbin}:/usr/bin:/bin"  # once, however often a run sets it
