@@ -83,7 +83,8 @@ def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "", cle
             print(f"removed what a killed run left: {leftover.describe()}", file=sys.stderr)
         else:
             print(
-                f"warning: a killed run left {leftover.describe()}: `.venv/bin/invoke recipe {name} --clean` removes it",
+                f"warning: a killed run left {leftover.describe()}: "
+                f"`.venv/bin/invoke recipe {name} --clean` removes it",
                 file=sys.stderr,
             )
     for each in loaded:
@@ -255,7 +256,9 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
     for given in (run_a, run_b):
         path = Path(given) if Path(given).is_dir() else _path(c, "data_dir") / given
         if not path.is_dir():
-            raise BenchError(f"no run {given!r}: give a run directory or RECIPE/RUN-ID (see `.venv/bin/invoke recipes`)")
+            raise BenchError(
+                f"no run {given!r}: give a run directory or RECIPE/RUN-ID (see `.venv/bin/invoke recipes`)"
+            )
         runs.append(load_run(path))
     a, b = runs
     if a.recipe != b.recipe:

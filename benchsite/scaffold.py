@@ -22,8 +22,23 @@ expect = { status = 200, body = "Hello" }
 
 [matrix]
 tool = "ab"
-concurrency = [10]
+concurrency = [1, 10]
 keepalive = [false]
+""")
+
+CLAIMS = Template("""# The claims the page decides on every run. This page revisits no earlier publication, so
+# the claims are its own, and there are no [[results]] (a page that reproduces a published
+# benchmark transcribes its figures here too: see docs/contributing.rst).
+format_version = 1
+source = "This page's own claims (no earlier publication)"
+
+[[claims]]
+id = "concurrency-helps"
+text = "Ten concurrent clients get at least as many requests per second as one."
+kind = "ratio"
+numerator = ["hello", "c10"]
+denominator = ["hello", "c1"]
+at_least = 1.0
 """)
 
 APP = '''"""The subject of this recipe: a WSGI app on cheroot. Usage: python app.py PORT"""
@@ -67,38 +82,54 @@ warmup_requests = 500
 PAGE = Template("""$title
 $underline
 
-The question
-------------
+.. bench-recipe:: $name
 
-What this page measures, and which published benchmark it revisits.
+What this page measures, in a sentence or two.
 
-.. literalinclude:: ../../recipes/$name/app.py
-   :language: python
+Does it hold?
+-------------
 
-The load
---------
+This page's own claims (data/$name/published.toml), decided on the latest run: *holds* when the
+whole 95 % interval clears the threshold, *does not hold* when it misses it, *inconclusive* when
+it straddles it.
 
-.. bench-commands:: $name
+.. bench-claims::
 
 Results
 -------
 
-.. bench-results:: $name
+.. bench-chart::
 
-.. bench-chart:: $name
+Medians with their 95 % intervals (requests per second):
 
-.. To compare with a published benchmark, add data/$name/published.toml (see
-   docs/contributing.rst), then the directives bench-published, bench-compare and bench-claims.
+.. bench-pivot::
+
+.. bench-details:: Every cell in detail: spread, CPU per request, latency, flags
+
+   .. bench-results::
+
+.. A page that reproduces a published benchmark adds its figures to published.toml and the
+   directives bench-published and bench-compare (see docs/contributing.rst).
+
+How it was measured
+-------------------
+
+.. bench-details:: The app (app.py)
+
+   .. literalinclude:: ../../recipes/$name/app.py
+      :language: python
+
+.. bench-commands::
 
 The machine
 -----------
 
-.. bench-environment:: $name
+.. bench-environment::
 
 Raw output
 ----------
 
-.. bench-raw:: $name
+.. bench-raw::
 """)
 
 TEST = Template('''"""The $name recipe runs against its real server (scaffolded by invoke new-page)."""
@@ -126,6 +157,7 @@ def new_page(name: str, root: Path) -> list[Path]:
         root / "recipes" / name / "recipe.toml": RECIPE.substitute(title=title),
         root / "recipes" / name / "app.py": APP,
         root / "conf" / f"{name}.toml": CONF.substitute(name=name),
+        root / "data" / name / "published.toml": CLAIMS.substitute(),
         root / "docs" / "recipes" / f"{name}.rst": PAGE.substitute(name=name, title=title, underline="=" * len(title)),
         root / "tests" / f"test_recipe_{name.replace('-', '_')}.py": TEST.substitute(name=name),
     }

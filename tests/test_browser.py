@@ -107,3 +107,45 @@ def test_every_page_renders_its_images_logs_no_errors_and_links_only_to_pages_th
                 problems.append(f"{page}: broken link {href}")
     assert not problems, "\n".join(problems)
     assert len(list(screenshots.iterdir())) == len(checked)
+
+
+OVERLAPPING_TEXT = """
+const boxes = [...document.querySelectorAll('text')]
+  .map(t => ({text: t.textContent.trim(), box: t.getBoundingClientRect()}))
+  .filter(t => t.text && t.box.width > 0);
+const pairs = [];
+for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+  const a = boxes[i].box, b = boxes[j].box;
+  const dx = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+  const dy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+  if (dx > 1 && dy > 1) pairs.push(boxes[i].text + ' / ' + boxes[j].text);
+}
+return [boxes.length, pairs];
+"""
+
+
+def test_no_two_labels_of_a_chart_overlap(committed_site: Path, site_url: str, browser: object) -> None:
+    charts = sorted((committed_site / "_images").glob("bench-*.svg"))
+    assert len(charts) >= 10
+    problems = []
+    for chart in charts:
+        browser.get(urljoin(site_url, f"_images/{chart.name}"))
+        count, overlaps = browser.execute_script(OVERLAPPING_TEXT)
+        assert count > 5, chart.name  # the SVG's text is text (svg.fonttype none), so the check sees it
+        problems += [f"{chart.name}: {pair}" for pair in overlaps]
+    assert not problems, "\n".join(problems)
+
+
+def test_no_table_needs_sideways_scrolling_at_1400_px(committed_site: Path, site_url: str, browser: object) -> None:
+    problems = []
+    for page in pages(committed_site):
+        if page.startswith("raw/"):
+            continue  # raw listings are preformatted report text, scrolled on purpose
+        browser.get(urljoin(site_url, page))
+        wide = browser.execute_script(
+            "return [...document.querySelectorAll('table.bench-table')]"
+            ".filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1)"
+            ".map(t => t.querySelector('th') ? t.querySelector('th').textContent : '?')"
+        )
+        problems += [f"{page}: table starting {header!r} is wider than its column" for header in wide]
+    assert not problems, "\n".join(problems)

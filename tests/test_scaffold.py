@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +37,16 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
     assert docs.returncode == 0, docs.stdout[-2000:] + docs.stderr
     page = (root / "docs" / "_build" / "html" / "recipes" / "demo-servers.html").read_text()
     assert "Hello app on cheroot" in page and '<img src="../_images/bench-' in page
+    # its own claim, decided, labelled as the page's own, with no empty comparison with an original
+    assert "This page&#8217;s claim" in page or "This page's claim" in page
+    assert "Ten concurrent clients get at least as many requests per second as one." in page
+    assert re.search(r'class="bench-verdict-(holds|does-not-hold|inconclusive)"', page)
+    assert "Original conclusion" not in page and "no earlier publication." not in page
+    sections = re.findall(r'<section id="([^"]+)">(.*?)(?=<section id=|</section>)', page, re.S)
+    assert len(sections) >= 5
+    for name, body in sections:
+        content = re.sub(r"<h[1-6].*?</h[1-6]>", "", body, flags=re.S)
+        assert re.search(r"<(table|img|pre|p)\b", content), f"section {name} is empty"
     again = invoke_in(root, "new-page", "demo-servers")
     assert again.returncode == 1 and again.stderr.strip().startswith("error: recipes/demo-servers/recipe.toml")
     assert invoke_in(root, "new-page", "Bad_Name").stderr.strip() == (

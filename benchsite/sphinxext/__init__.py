@@ -22,12 +22,26 @@ from benchsite.sphinxext.directives import (
     BenchHistory,
     BenchOverhead,
     BenchRaw,
+    BenchRecipe,
     BenchResults,
     BenchSubjects,
 )
+from benchsite.sphinxext.exports import setup_exports
 from benchsite.sphinxext.listings import setup_listings
 from benchsite.sphinxext.method import BenchPairing, BenchStability
-from benchsite.sphinxext.nodes import bench_chart, skip_chart, visit_chart_html, visit_chart_text
+from benchsite.sphinxext.nodes import (
+    BenchDetails,
+    bench_chart,
+    bench_details,
+    charts_as_images,
+    depart_details_html,
+    depart_details_other,
+    skip_chart,
+    visit_chart_html,
+    visit_chart_text,
+    visit_details_html,
+    visit_details_other,
+)
 from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
 
@@ -49,6 +63,8 @@ DIRECTIVES = {
     "bench-verdicts": BenchVerdicts,
     "bench-stability": BenchStability,
     "bench-pairing": BenchPairing,
+    "bench-details": BenchDetails,
+    "bench-recipe": BenchRecipe,
 }
 
 
@@ -80,8 +96,19 @@ def setup(app: Sphinx) -> dict[str, Any]:
         man=skip,
         texinfo=skip,
     )
+    other = (visit_details_other, depart_details_other)
+    app.add_node(
+        bench_details,
+        html=(visit_details_html, depart_details_html),
+        text=other,
+        latex=other,
+        man=other,
+        texinfo=other,
+    )
     for name, directive in DIRECTIVES.items():
         app.add_directive(name, directive)
     setup_listings(app)
+    setup_exports(app)
     app.connect("config-inited", resolve_paths)
+    app.connect("doctree-resolved", charts_as_images)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

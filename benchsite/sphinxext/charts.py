@@ -26,6 +26,8 @@ class Series:
     lows: tuple[float | None, ...]
     highs: tuple[float | None, ...]
     flagged: tuple[bool, ...] = ()  # per category: a figure not to take at face value (drawn hatched)
+    colour: int = -1  # the subject's place in its run: one colour per subject on every chart of a page
+    reference: bool = False  # the load tool's ceiling: a line across the bars, not a bar
 
     def is_flagged(self, index: int) -> bool:
         return bool(self.flagged) and self.flagged[index]
@@ -35,7 +37,7 @@ class Series:
 class Chart:
     """Grouped bars (one group per category, one bar per series) or lines (one per series)."""
 
-    kind: str  # "bar" or "line"
+    kind: str  # "bar", "hbar" (one panel per category, bars sorted, for many subjects) or "line"
     title: str
     x_label: str
     y_label: str
@@ -64,7 +66,7 @@ class Chart:
                 for index, (category, median) in enumerate(zip(self.categories, series.medians, strict=True))
             )
             parts.append(f"{series.label} ({values})")
-        shape = "Bar chart" if self.kind == "bar" else "Line chart"
+        shape = {"bar": "Bar chart", "hbar": "Sorted bar chart", "line": "Line chart"}[self.kind]
         return f"{shape} of {self.y_label} against {self.x_label}. " + "; ".join(parts) + "."
 
 
@@ -91,7 +93,7 @@ def _draw_lines(axes: plt.Axes, chart: Chart) -> None:
             [x for x, _ in points],
             [m for _, m in points],
             marker=_MARKERS[index % len(_MARKERS)],
-            color=_colour(index),
+            color=_series_colour(series, index),
             label=series.label,
         )
         failed = [x for x, m in zip(positions, series.medians, strict=True) if m is None]
@@ -124,7 +126,9 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
             [_gap(m, lo) for m, lo in zip(series.medians, series.lows, strict=True)],
             [_gap(hi, m) for m, hi in zip(series.medians, series.highs, strict=True)],
         ]
-        bars = axes.bar(xs, heights, width, yerr=errors, capsize=3, label=series.label, color=_colour(index))
+        bars = axes.bar(
+            xs, heights, width, yerr=errors, capsize=3, label=series.label, color=_series_colour(series, index)
+        )
         for position, bar in enumerate(bars):
             if series.is_flagged(position):
                 bar.set_hatch("///")
@@ -142,25 +146,102 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
     axes.margins(y=0.15)
 
 
+def _series_colour(series: Series, index: int) -> tuple[float, float, float]:
+    return _colour(series.colour if series.colour >= 0 else index)
+
+
+def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int) -> None:
+    """One category: a bar per subject, fastest on top, the interval as a whisker, the value past its end."""
+    bars = [
+        (series, index, series.medians[position]) for index, series in enumerate(chart.series) if not series.reference
+    ]
+    bars.sort(key=lambda item: -1.0 if item[2] is None else item[2], reverse=True)  # the fastest first, failed last
+    reach = max(
+        [value for s, _, m in bars for value in (m, s.highs[position]) if value is not None]
+        + [s.medians[position] or 0.0 for s in chart.series if s.reference]
+        + [1.0]
+    )
+    for row, (series, index, median) in enumerate(bars):
+        low, high = series.lows[position], series.highs[position]
+        bar = axes.barh(
+            row,
+            median or 0.0,
+            height=0.7,
+            color=_series_colour(series, index),
+            xerr=[[_gap(median, low)], [_gap(high, median)]] if median is not None else None,
+            capsize=2,
+            error_kw={"elinewidth": 0.8},
+        )[0]
+        flagged = series.is_flagged(position)
+        if flagged:
+            bar.set_hatch("///")
+            bar.set_edgecolor("black")
+        end = max(v for v in (median, high, 0.0) if v is not None)
+        text = "failed" if median is None else f"{median:,.0f}" + ("  flagged" if flagged else "")
+        axes.text(end + reach * 0.01, row, text, va="center", ha="left", fontsize=7)
+    title = chart.categories[position]
+    for series in chart.series:
+        value = series.medians[position]
+        if series.reference and value is not None:
+            axes.axvline(value, color="black", linestyle="--", linewidth=0.9)
+            title += f"   (dashed line: {series.label}, {value:,.0f})"
+    axes.set_yticks(range(len(bars)), [series.label for series, _, _ in bars], fontsize=8)
+    axes.set_ylim(len(bars) - 0.3, -0.7)  # the fastest on top
+    axes.set_xlim(0, reach * 1.22)  # room for the value labels
+    axes.set_title(title, fontsize=9, loc="left")
+    axes.grid(axis="x", alpha=0.3)
+
+
+def _render_hbars(chart: Chart) -> plt.Figure:
+    rows = [len([s for s in chart.series if not s.reference]) for _ in chart.categories]
+    heights = [0.9 + 0.22 * count for count in rows]
+    figure, panels = plt.subplots(
+        len(chart.categories),
+        1,
+        figsize=(7.5, sum(heights) + 0.6),
+        layout="constrained",
+        gridspec_kw={"height_ratios": heights},
+        squeeze=False,
+    )
+    for position, axes in enumerate(panels[:, 0]):
+        _draw_hbar_panel(axes, chart, position)
+    panels[-1, 0].set_xlabel(chart.y_label)
+    figure.suptitle(chart.title, fontsize=10)
+    return figure
+
+
 def render_svg(chart: Chart) -> bytes:
-    """Draw the chart; deterministic output for the same input."""
+    """Draw the chart as SVG (the web pages); deterministic output for the same input."""
+    return render(chart, "svg")
+
+
+def render(chart: Chart, file_format: str) -> bytes:
+    """Draw the chart as SVG, PDF (the PDF and LaTeX builds) or PNG; deterministic for the same input."""
     plt.rcdefaults()
     plt.rcParams.update({"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": 10})
-    figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
+    if chart.kind == "hbar":
+        figure = _render_hbars(chart)
+    else:
+        figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
     try:
-        if chart.kind == "line":
-            _draw_lines(axes, chart)
-        else:
-            _draw_bars(axes, chart)
-        many = len(chart.categories) > 6
-        axes.set_xticks(
-            range(len(chart.categories)), chart.categories, rotation=30 if many else 0, ha="right" if many else "center"
-        )
-        axes.set_xlabel(chart.x_label)
-        axes.set_ylabel(chart.y_label)
-        axes.set_title(chart.title)
+        if chart.kind != "hbar":
+            if chart.kind == "line":
+                _draw_lines(axes, chart)
+            else:
+                _draw_bars(axes, chart)
+            many = len(chart.categories) > 6
+            axes.set_xticks(
+                range(len(chart.categories)),
+                chart.categories,
+                rotation=30 if many else 0,
+                ha="right" if many else "center",
+            )
+            axes.set_xlabel(chart.x_label)
+            axes.set_ylabel(chart.y_label)
+            axes.set_title(chart.title)
+            axes.grid(axis="y", alpha=0.3)
         if chart.any_flagged:
-            marks = "hatched bars" if chart.kind == "bar" else "ringed points"
+            marks = "ringed points" if chart.kind == "line" else "hatched bars"
             figure.text(
                 0.01,
                 0.01,
@@ -169,9 +250,9 @@ def render_svg(chart: Chart) -> bytes:
                 ha="left",
                 va="bottom",
             )
-        axes.grid(axis="y", alpha=0.3)
         buffer = io.BytesIO()
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
+        metadata = {"Date": None} if file_format == "svg" else {"CreationDate": None} if file_format == "pdf" else {}
+        figure.savefig(buffer, format=file_format, metadata=metadata)
         return buffer.getvalue()
     finally:
         plt.close(figure)

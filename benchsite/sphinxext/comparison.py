@@ -173,19 +173,23 @@ class BenchClaims(PublishedDirective):
         rows = []
         subjects, cells = self.declared_names(run)
         published.check_names(subjects, cells)
+        own = not published.results  # no earlier publication: the claims are this page's own
         for verdict in verdicts(run, published):
             rows.append(
                 [
                     verdict.claim.text,
                     nodes.literal(text=verdict.claim.rule),
-                    verdict.published,
+                    *([] if own else [verdict.published]),
                     verdict.today,
                     verdict_node(verdict.status),
                 ]
             )
         if not rows:
-            raise BenchError(f"{published.path}: no [[claims]]: record the original page's conclusions")
-        headers = ("Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict")
+            raise BenchError(f"{published.path}: no [[claims]]: record the conclusions to decide")
+        if own:
+            headers: tuple[str, ...] = ("This page's claim", "Rule", "Today [95 % interval]", "Verdict")
+        else:
+            headers = ("Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict")
         return [table(headers, rows, classes=["bench-claims"])]
 
 

@@ -10,6 +10,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx import addnodes
 from sphinx.domains.std import StandardDomain
+from sphinx.util.docutils import SphinxDirective
 
 from benchsite.errors import BenchError
 from benchsite.model.base import read_json
@@ -31,6 +32,7 @@ from benchsite.results.intervals import LEVEL, Interval, median_interval, ratio_
 from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run, shown_run
 from benchsite.sphinxext.charts import Chart, Series
+from benchsite.sphinxext.exports import export_links
 from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import ReportingDirective, bench_chart
 from benchsite.sphinxext.tables import (
@@ -47,15 +49,32 @@ from benchsite.sphinxext.tables import (
 CellRun = AbCell | WrkCell | ClientCell
 
 
-class BenchDirective(ReportingDirective):
-    """Common ground: the recipe argument, the run option, dependencies, warnings."""
+PAGE_RECIPE = "bench-recipe"  # the page's recipe, set by `.. bench-recipe:: NAME`
+
+
+class BenchRecipe(SphinxDirective):
+    """``.. bench-recipe:: NAME``: the recipe of every bench directive below it on the page that names none."""
 
     required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        self.env.temp_data[PAGE_RECIPE] = self.arguments[0]
+        return []
+
+
+class BenchDirective(ReportingDirective):
+    """Common ground: the recipe argument (or the page's), the run option, dependencies, warnings."""
+
+    optional_arguments = 1
     option_spec: ClassVar[dict] = {"run": directives.unchanged}
 
     @property
     def recipe(self) -> str:
-        return self.arguments[0]
+        if self.arguments:
+            return self.arguments[0]
+        if PAGE_RECIPE in self.env.temp_data:
+            return str(self.env.temp_data[PAGE_RECIPE])
+        raise BenchError(f"{self.name}: which recipe? Name it, or put `.. bench-recipe:: NAME` above on the page")
 
     def data_dir(self) -> Path:
         return Path(self.config.bench_data_dir)
@@ -186,7 +205,11 @@ class BenchResults(BenchDirective):
                 ]
             )
         caption = self._caption(run, self.config.bench_profile)
-        output: list[nodes.Node] = [nodes.paragraph(text=caption), table(self.headers, rows)]
+        output: list[nodes.Node] = [
+            nodes.paragraph(text=caption),
+            table(self.headers, rows),
+            export_links(self.env, run),
+        ]
         if warnings:
             output.append(nodes.rubric(text=f"Noise warnings ({len(warnings)} cells)"))
             listing = nodes.bullet_list(classes=["bench-noise"])
@@ -259,13 +282,16 @@ def selected(option: str | None, available: tuple[str, ...], what: str, source: 
     return names
 
 
+MAX_GROUPED_BARS = 5  # more subjects than this get sorted horizontal bars
+
+
 class BenchChart(BenchDirective):
     """A chart of one metric over the cells: grouped bars, or lines (e.g. req/s against concurrency)."""
 
     option_spec: ClassVar[dict] = {
         **BenchDirective.option_spec,
         "metric": lambda value: directives.choice(value, ("rps", "server-cpu", "client-cpu")),
-        "kind": lambda value: directives.choice(value, ("bar", "line")),
+        "kind": lambda value: directives.choice(value, ("bar", "hbar", "line")),
         "cells": directives.unchanged,
         "subjects": directives.unchanged,
         "x-label": directives.unchanged,
@@ -277,11 +303,13 @@ class BenchChart(BenchDirective):
     }
 
     def render(self) -> list[nodes.Node]:
-        metric, kind = self.options.get("metric", "rps"), self.options.get("kind", "bar")
+        metric = self.options.get("metric", "rps")
         run = self.load_run()
         cells = selected(self.options.get("cells"), run.cell_names, "cells", run.run_file)
         charted = tuple(s.name for s in run.subjects if s.cells)
         names = selected(self.options.get("subjects"), charted, "subjects", run.run_file)
+        # Many subjects: one sorted panel per load setting, so that no label meets another.
+        kind = self.options.get("kind", "hbar" if len(names) > MAX_GROUPED_BARS else "bar")
         y_label, unit = self.metrics[metric]
         series = []
         for name in names:
@@ -303,7 +331,17 @@ class BenchChart(BenchDirective):
                 )
                 medians = tuple(cpu(s) if s else None for s in summaries)
                 lows = highs = tuple(None for _ in summaries)
-            series.append(Series(subject.label, medians, lows, highs, flagged))
+            series.append(
+                Series(
+                    subject.label,
+                    medians,
+                    lows,
+                    highs,
+                    flagged,
+                    colour=charted.index(name),
+                    reference=kind == "hbar" and subject.role == "ceiling",
+                )
+            )
         labels = tuple(run.cell_label(cell) for cell in cells)
         chart = Chart(
             kind=kind,
@@ -469,7 +507,9 @@ class BenchOverhead(ReportingDirective):
         note_listing(self.env, directory, f"*/{OVERHEAD_FILE}")
         files = sorted(directory.glob(f"*/{OVERHEAD_FILE}"))
         if not files:
-            raise BenchError(f"{directory}: no harness benchmark recorded: run `.venv/bin/invoke overhead` and commit it")
+            raise BenchError(
+                f"{directory}: no harness benchmark recorded: run `.venv/bin/invoke overhead` and commit it"
+            )
         path = files[-1]
         self.env.note_dependency(str(path))
         record = OverheadRecord.read(read_json(path), path)
@@ -552,7 +592,9 @@ class BenchHistory(BenchDirective):
             load_run(path) for path in list_runs(recipe_dir)
         ]
         if not runs:
-            raise BenchError(f"{recipe_dir}: no run of recipe {self.recipe!r}: run `.venv/bin/invoke recipe {self.recipe}`")
+            raise BenchError(
+                f"{recipe_dir}: no run of recipe {self.recipe!r}: run `.venv/bin/invoke recipe {self.recipe}`"
+            )
         for run in runs:
             self.note(run.run_file)
         listing = table(

@@ -8,11 +8,12 @@ from html import escape
 from pathlib import Path
 
 from docutils import nodes
+from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 from sphinx.writers.html5 import HTML5Translator
 
 from benchsite.errors import BenchError
-from benchsite.sphinxext.charts import render_svg
+from benchsite.sphinxext.charts import render, render_svg
 
 
 class ReportingDirective(SphinxDirective):
@@ -60,3 +61,54 @@ def visit_chart_text(self: nodes.NodeVisitor, node: bench_chart) -> None:
 
 def skip_chart(self: nodes.NodeVisitor, node: bench_chart) -> None:
     raise nodes.SkipNode
+
+
+def charts_as_images(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """For builders that do not write HTML or plain text (LaTeX, PDF with rinohtype, Texinfo): each chart
+    becomes an ordinary image, drawn as PDF into the output folder, with its alt text."""
+    if app.builder.format in ("html", "text"):
+        return
+    folder = Path(app.outdir) / "bench-charts"
+    for node in list(doctree.findall(bench_chart)):
+        chart = node["chart"]
+        path = folder / f"bench-{chart.digest()}.pdf"
+        if not path.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_name(path.name + ".tmp")
+            temporary.write_bytes(render(chart, "pdf"))
+            os.replace(temporary, path)
+        image = nodes.image(uri=str(path), alt=node["alt"], width="100%", candidates={"*": str(path)})
+        node.replace_self(image)
+
+
+class bench_details(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
+    """Content a reader opens on demand (HTML <details>); other builders show it in full."""
+
+
+class BenchDetails(SphinxDirective):
+    """``.. bench-details:: SUMMARY`` and indented content: collapsed on the web page, shown elsewhere."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        node = bench_details(summary=self.arguments[0])
+        self.state.nested_parse(self.content, self.content_offset, node)
+        return [node]
+
+
+def visit_details_html(self: HTML5Translator, node: bench_details) -> None:
+    self.body.append(f'<details class="bench-details"><summary>{escape(node["summary"])}</summary>\n')
+
+
+def depart_details_html(self: HTML5Translator, node: bench_details) -> None:
+    self.body.append("</details>\n")
+
+
+def visit_details_other(self: nodes.NodeVisitor, node: bench_details) -> None:
+    """Everywhere but HTML the content is simply shown."""
+
+
+def depart_details_other(self: nodes.NodeVisitor, node: bench_details) -> None:
+    pass

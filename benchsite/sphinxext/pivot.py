@@ -120,7 +120,6 @@ class BenchPivot(PublishedDirective):
 class BenchDifference(PublishedDirective):
     """The difference of one metric between pairs of subjects, e.g. what opening a connection costs."""
 
-    required_arguments = 1
     option_spec: ClassVar[dict] = {
         **BenchDirective.option_spec,
         "metric": _metric,

@@ -47,7 +47,9 @@ class AcrossRecipes(ReportingDirective):
             note_listing(self.env, recipe_dir, f"*/{RUN_FILE}")
             run_path = shown_run(recipe_dir, self.config.bench_profile)
             if run_path is None:
-                raise BenchError(f"{recipe_dir}: published figures but no run: run `.venv/bin/invoke recipe {recipe_dir.name}`")
+                raise BenchError(
+                    f"{recipe_dir}: published figures but no run: run `.venv/bin/invoke recipe {recipe_dir.name}`"
+                )
             run, published = load_run(run_path), load_published(published_path)
             self.env.note_dependency(str(run.run_file))
             for file in published.files:
