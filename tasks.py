@@ -316,11 +316,13 @@ def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0) -
 def byo(c: Context, name: str, source: str = "") -> None:
     """Build a system no package registry offers (with the project's patches); the recipes then run it."""
     from benchsite.run.byo import Builder
+    from benchsite.run.signals import signals_as_interrupt
 
     folder = Path(source).expanduser().resolve() if source else None
     if folder is not None and not folder.is_dir():
         raise BenchError(f"--source {source}: no such folder: pass your checkout of the system's repository")
-    record = Builder(ROOT, _path(c, "conf_dir"), name).build(folder)
+    with signals_as_interrupt():  # Ctrl-C or a kill stops the build command too (subprocess.run kills it)
+        record = Builder(ROOT, _path(c, "conf_dir"), name).build(folder)
     print(f"built {record.summary}")
     print(f"  from {record.source}")
     for provided in record.files:

@@ -45,6 +45,8 @@ class ByoSystem(Record):
     patches: Seq[InnerPath] = ()  # in conf/byo/, applied with patch -p1 in this order
     apt: Seq[Text] = ()  # Debian packages the build needs
     configure: Seq[str] = ()  # autotools: extra ./configure options
+    make: Seq[Seq[str]] = ((),)  # autotools: the make commands' arguments, in order (default: the whole tree)
+    install: Seq[Seq[str]] = (("install",),)  # autotools: the arguments of make that install it
     pybind11: Text | None = None  # python: pybind11 version whose headers replace a bundled copy
     provides: Provides
 

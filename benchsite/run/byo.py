@@ -93,9 +93,10 @@ class Builder:
             log.flush()
             result = subprocess.run(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
         if result.returncode != 0:
-            lines = self.log.read_text(errors="replace").splitlines()
-            errors = [line.strip() for line in lines if "error" in line.lower()]
-            last = (errors or lines or ["no output"])[-1]
+            lines = self.log.read_text(errors="replace").splitlines()[-400:]
+            # the compiler's first "error:" says why; else the last line that mentions an error
+            first = [line.strip() for line in lines if "error:" in line.lower()][:1]
+            last = (first or [line.strip() for line in lines if "error" in line.lower()] or lines or ["no output"])[-1]
             raise BenchError(
                 f"building {self.name}: `{shlex.join(argv[:3])}...` failed ({last[:200]}): "
                 f"the whole output is in {self.shown(self.log)}"
@@ -177,8 +178,10 @@ class Builder:
         if self.prefix.exists():
             shutil.rmtree(self.prefix)
         self.run(["./configure", f"--prefix={self.prefix}", *self.system.configure], cwd=self.src)
-        self.run(["make", f"-j{os.cpu_count() or 1}"], cwd=self.src)
-        self.run(["make", "install"], cwd=self.src)
+        for arguments in self.system.make:
+            self.run(["make", f"-j{os.cpu_count() or 1}", *arguments], cwd=self.src)
+        for arguments in self.system.install:
+            self.run(["make", *arguments], cwd=self.src)
         provided = []
         for program in self.system.provides.programs:
             found = [path for path in (self.prefix / "sbin" / program, self.prefix / "bin" / program) if path.is_file()]
