@@ -149,6 +149,18 @@ def docs(c: Context, data_dir: str = "", output: str = "", profile: str = "full"
         raise Exit("error: the docs build failed: fix the warnings above", code=1)
 
 
+@task(help={"output": "where the PDF goes (default: docs/_build/pdf)"})
+@reported
+def pdf(c: Context, output: str = "") -> None:
+    """The whole site as one PDF with its charts (rinohtype's builder), from the committed data."""
+    from sphinx.cmd.build import build_main
+
+    target = Path(output).resolve() if output else _path(c, "docs_dir") / "_build" / "pdf"
+    if build_main(["-q", "-t", "pdf", "-b", "rinoh", str(_path(c, "docs_dir")), str(target)]) != 0:
+        raise BenchError("the PDF build failed: see the messages above")
+    print(f"wrote {_shown(target / 'benchmarks.pdf')}")
+
+
 def _port(text: str) -> int:
     """A TCP port from the command line: 0 (any free one) to 65535."""
     if not text.isdigit() or int(text) > 65535:
@@ -352,7 +364,7 @@ def setup(c: Context) -> None:
             raise Exit(f"error: `{' '.join(argv)}` failed: see apt's message above", code=1)
 
 
-ns = Collection(recipe, recipes, docs, serve, test, overhead, compare, faults, new_page, upgrade_data, setup, byo)
+ns = Collection(recipe, recipes, docs, pdf, serve, test, overhead, compare, faults, new_page, upgrade_data, setup, byo)
 ns.configure(
     {
         "bench": {

@@ -5,6 +5,12 @@ author = "The benchmark site's contributors"
 copyright = "2026, " + author
 
 extensions = ["benchsite.sphinxext", "sphinx_copybutton"]
+# The PDF (`invoke pdf`, rinohtype's builder) is built with the tag "pdf".
+if tags.has("pdf"):  # noqa: F821 - Sphinx provides `tags` to conf.py
+    extensions.append("rinoh.frontend.sphinx")
+rinoh_documents = [
+    {"doc": "index", "target": "benchmarks", "title": project, "subtitle": "Every page, with its charts"}
+]
 # Copy buttons copy the command, not the prompt or the comments' output.
 copybutton_prompt_text = "$ "
 copybutton_only_copy_prompt_lines = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -36,7 +37,7 @@ def _program_version(path: Path) -> str:
         except (OSError, subprocess.TimeoutExpired):
             continue
         lines = (result.stdout or result.stderr).strip().splitlines()
-        if result.returncode == 0 and lines:
+        if lines and re.search(r"\d+\.\d+", lines[0]):  # some print it and exit 1 (cherokee --version)
             return lines[0][:200]
     return "unknown (no package owns it and it prints no version)"
 

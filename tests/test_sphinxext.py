@@ -1,0 +1,178 @@
+"""The extension on a tiny Sphinx project: one page, one committed run, one directive at a time.
+
+Each test builds a one-page site in-process (sphinx.testing) from a copy of one committed run of
+cherrypy-speed and its published.toml, and checks what the directive writes, its options, and the
+one warning a bad option or bad data gives. Whole-site builds are left to test_end_to_end.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from html import unescape
+from pathlib import Path
+
+import pytest
+from sphinx.testing.util import SphinxTestApp
+
+from benchsite.results.stats import summarize
+from benchsite.results.store import latest_run, load_run
+from benchsite.sphinxext.tables import fmt_rps
+from conftest import REPO
+
+RECIPE = "cherrypy-speed"
+RUN = latest_run(REPO / "data" / RECIPE, "full")
+
+
+@dataclass(frozen=True)
+class Built:
+    html: str
+    text: str  # the HTML's text, tags dropped
+    warnings: list[str]
+    outdir: Path
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """A data folder with one full run of cherrypy-speed and its published figures."""
+    target = tmp_path / "data" / RECIPE
+    assert RUN is not None
+    shutil.copytree(RUN, target / RUN.name)
+    shutil.copy(REPO / "data" / RECIPE / "published.toml", target / "published.toml")
+    shutil.copytree(REPO / "data" / RECIPE / "published", target / "published")
+    return tmp_path / "data"
+
+
+def build(tmp_path: Path, body: str, builder: str = "html") -> Built:
+    """Build index.rst = body with the extension, in-process; warnings are collected, not fatal."""
+    source = tmp_path / "src"
+    source.mkdir(parents=True, exist_ok=True)
+    (source / "conf.py").write_text(
+        "extensions = ['benchsite.sphinxext']\n"
+        f"bench_data_dir = {str(tmp_path / 'data')!r}\n"
+        f"bench_recipes_dir = {str(REPO / 'recipes')!r}\n"
+        f"bench_conf_dir = {str(REPO / 'conf')!r}\n"
+    )
+    (source / "index.rst").write_text("Test page\n=========\n\n" + body)
+    warnings = io.StringIO()
+    app = SphinxTestApp(builder, srcdir=source, status=io.StringIO(), warning=warnings, freshenv=True)
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    output = Path(app.outdir)
+    page = output / ("index.html" if builder == "html" else "index.txt")
+    html = page.read_text() if page.exists() else ""
+    text = unescape(re.sub(r"<[^>]+>", " ", html))
+    lines = [line for line in warnings.getvalue().splitlines() if "WARNING" in line or "ERROR" in line]
+    return Built(html, re.sub(r"\s+", " ", text), lines, output)
+
+
+def test_results_show_each_cells_median_and_link_downloads(tmp_path: Path, data_dir: Path) -> None:
+    built = build(tmp_path, f".. bench-results:: {RECIPE}\n")
+    assert not built.warnings
+    run = load_run(RUN)
+    for subject in run.subjects:
+        for cell in subject.cells:
+            assert fmt_rps(summarize(cell).rps_median) in built.text
+    csv_link = f"_data/{RECIPE}/{run.run_id}.csv"
+    assert f'href="{csv_link}"' in built.html and (built.outdir / csv_link).is_file()
+    assert json.loads((built.outdir / f"_data/{RECIPE}/{run.run_id}.json").read_text())["run_id"] == run.run_id
+
+
+def test_a_page_level_recipe_serves_every_directive_below_it(tmp_path: Path, data_dir: Path) -> None:
+    built = build(tmp_path, f".. bench-recipe:: {RECIPE}\n\n.. bench-subjects::\n\n.. bench-commands::\n")
+    assert not built.warnings
+    assert "CherryPy/" in built.text and "ab -s" in built.text
+
+
+def test_a_directive_without_a_recipe_says_how_to_name_one(tmp_path: Path, data_dir: Path) -> None:
+    built = build(tmp_path, ".. bench-results::\n")
+    assert len(built.warnings) == 1
+    assert "bench-results: which recipe? Name it, or put `.. bench-recipe:: NAME` above on the page" in (
+        built.warnings[0]
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (".. bench-results:: nope\n", "no run of recipe 'nope'"),
+        (f".. bench-results:: {RECIPE}\n   :cells: c2\n", "c2"),
+        (f".. bench-chart:: {RECIPE}\n   :subjects: nobody\n", "nobody"),
+        (f".. bench-results:: {RECIPE}\n   :run: 20200101T000000Z-full\n", "no such run of 'cherrypy-speed'"),
+    ],
+)
+def test_bad_options_are_one_warning_naming_the_problem(
+    tmp_path: Path, data_dir: Path, body: str, expected: str
+) -> None:
+    built = build(tmp_path, body)
+    assert len(built.warnings) == 1 and expected in built.warnings[0], built.warnings
+    assert "Traceback" not in built.warnings[0]
+
+
+def test_a_damaged_run_is_one_warning_naming_its_file(tmp_path: Path, data_dir: Path) -> None:
+    run_file = data_dir / RECIPE / RUN.name / "run.json"
+    document = json.loads(run_file.read_text())
+    document["subjects"][0]["cells"][0]["repetitions"][0]["wall_s"] = "fast"
+    run_file.write_text(json.dumps(document))
+    built = build(tmp_path, f".. bench-results:: {RECIPE}\n")
+    assert len(built.warnings) == 1 and "run.json" in built.warnings[0] and "wall_s" in built.warnings[0]
+
+
+def test_claims_show_a_verdict_for_each_published_conclusion(tmp_path: Path, data_dir: Path) -> None:
+    built = build(tmp_path, f".. bench-claims:: {RECIPE}\n")
+    assert not built.warnings
+    verdicts = re.findall(r'class="bench-verdict-([a-z-]+)"', built.html)
+    claims = (data_dir / RECIPE / "published.toml").read_text().count("[[claims]]")
+    assert len(verdicts) == claims > 0
+    assert set(verdicts) <= {"holds", "does-not-hold", "inconclusive", "could-not-run"}
+    assert "Original conclusion" in built.text
+
+
+def test_a_page_with_its_own_claims_has_no_published_column(tmp_path: Path, data_dir: Path) -> None:
+    published = data_dir / RECIPE / "published.toml"
+    published.write_text(
+        'format_version = 1\nsource = "This page\'s own claims"\n\n[[claims]]\nid = "ten-beat-one"\n'
+        'text = "Ten clients beat one."\nkind = "ratio"\nnumerator = ["framework", "c10"]\n'
+        'denominator = ["framework", "c1"]\nat_least = 1.0\n'
+    )
+    built = build(tmp_path, f".. bench-claims:: {RECIPE}\n")
+    assert not built.warnings
+    assert "This page's claim" in built.text and "Original conclusion" not in built.text
+    assert "Published" not in built.text and "Ten clients beat one." in built.text
+
+
+def test_a_chart_is_an_svg_with_its_values_in_the_alt_text(tmp_path: Path, data_dir: Path) -> None:
+    built = build(tmp_path, f".. bench-chart:: {RECIPE}\n   :cells: c1\n")
+    assert not built.warnings
+    [(src, alt)] = re.findall(r'<img src="(_images/bench-[0-9a-f]{16}\.svg)" alt="([^"]+)"', built.html)
+    assert (built.outdir / src).read_text().startswith("<?xml")
+    run = load_run(RUN)
+    for subject in run.subjects:
+        assert f"{summarize(subject.cell('c1')).rps_median:,.0f} req/s" in unescape(alt)
+
+
+def test_many_subjects_get_sorted_horizontal_bars(tmp_path: Path, data_dir: Path) -> None:
+    built = build(tmp_path, f".. bench-chart:: {RECIPE}\n   :kind: hbar\n")
+    assert not built.warnings and "Sorted bar chart" in built.html
+
+
+def test_details_collapse_on_the_web_and_show_in_text(tmp_path: Path, data_dir: Path) -> None:
+    body = ".. bench-details:: The code\n\n   Hidden until opened.\n"
+    html = build(tmp_path, body)
+    assert '<details class="bench-details"><summary>The code</summary>' in html.html
+    text = build(tmp_path / "t", body, builder="text")
+    assert "Hidden until opened." in (text.outdir / "index.txt").read_text()
+
+
+def test_non_html_builders_get_the_chart_as_a_pdf_image(tmp_path: Path, data_dir: Path) -> None:
+    built = build(tmp_path, f".. bench-chart:: {RECIPE}\n", builder="latex")
+    assert not built.warnings
+    [pdf] = (built.outdir / "bench-charts").glob("bench-*.pdf")
+    assert pdf.read_bytes().startswith(b"%PDF")
+    tex = next(built.outdir.glob("*.tex")).read_text()
+    assert pdf.name in tex and "sphinxincludegraphics" in tex
