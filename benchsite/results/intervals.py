@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
-from scipy import stats
 
 LEVEL = 0.95  # the confidence of every interval on the site
 
@@ -40,6 +40,14 @@ class Interval:
         return (self.high - self.low) / 2 / self.value
 
 
+def _stats() -> ModuleType:
+    """scipy.stats, imported when an interval is first computed: it takes a second to import, and a
+    docs rebuild with nothing changed computes none."""
+    from scipy import stats
+
+    return stats
+
+
 def median_interval(values: Sequence[float]) -> Interval | None:
     """The median and an order-statistic interval for it: at 95 % where the count allows, else min–max.
 
@@ -52,10 +60,10 @@ def median_interval(values: Sequence[float]) -> Interval | None:
     median = float(np.median(data))
     if len(data) < 2:
         return Interval(median, None, None, 0.0, len(data))
-    found = stats.quantile_test(data, q=median, p=0.5).confidence_interval(LEVEL)
+    found = _stats().quantile_test(data, q=median, p=0.5).confidence_interval(LEVEL)
     if math.isfinite(found.low) and math.isfinite(found.high):
         return Interval(median, float(found.low), float(found.high), LEVEL, len(data))
-    coverage = 1.0 - 2.0 * float(stats.binom.cdf(0, len(data), 0.5))
+    coverage = 1.0 - 2.0 * float(_stats().binom.cdf(0, len(data), 0.5))
     return Interval(median, float(data.min()), float(data.max()), coverage, len(data))
 
 
@@ -74,7 +82,7 @@ def ratio_interval(ratios: Sequence[float]) -> Interval | None:
         return Interval(centre, None, None, 0.0, 1)
     if float(np.ptp(logs)) == 0.0:  # every round gave the same ratio
         return Interval(centre, centre, centre, LEVEL, len(logs))
-    found = stats.ttest_1samp(logs, 0.0).confidence_interval(LEVEL)
+    found = _stats().ttest_1samp(logs, 0.0).confidence_interval(LEVEL)
     return Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), LEVEL, len(logs))
 
 
@@ -88,7 +96,7 @@ def difference_interval(differences: Sequence[float]) -> Interval | None:
         return Interval(mean, None, None, 0.0, 1)
     if float(np.ptp(data)) == 0.0:
         return Interval(mean, mean, mean, LEVEL, len(data))
-    found = stats.ttest_1samp(data, 0.0).confidence_interval(LEVEL)
+    found = _stats().ttest_1samp(data, 0.0).confidence_interval(LEVEL)
     return Interval(mean, float(found.low), float(found.high), LEVEL, len(data))
 
 
@@ -101,7 +109,7 @@ def unpaired_ratio_interval(top: Sequence[float], bottom: Sequence[float]) -> tu
     centre = float(np.exp(a.mean() - b.mean()))
     if float(np.ptp(a)) == 0.0 and float(np.ptp(b)) == 0.0:
         return Interval(centre, centre, centre, LEVEL, min(len(a), len(b))), 0.0 if centre != 1.0 else 1.0
-    result = stats.ttest_ind(a, b, equal_var=False)
+    result = _stats().ttest_ind(a, b, equal_var=False)
     found = result.confidence_interval(LEVEL)
     interval = Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), LEVEL, min(len(a), len(b)))
     return interval, float(result.pvalue)

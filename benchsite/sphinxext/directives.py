@@ -31,7 +31,7 @@ from benchsite.results.figures import figure
 from benchsite.results.intervals import LEVEL, Interval, median_interval, ratio_interval
 from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run, shown_run
-from benchsite.sphinxext.charts import Chart, Series
+from benchsite.sphinxext.chartspec import Chart, Series
 from benchsite.sphinxext.exports import export_links
 from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import ReportingDirective, bench_chart

@@ -58,11 +58,11 @@ def write_exports(app: Sphinx, exception: Exception | None) -> None:
         run_file = Path(run_dir) / RUN_FILE
         if not run_file.is_file():
             continue
-        run = load_run(Path(run_dir))
-        folder = Path(app.outdir) / EXPORT_DIR / run.recipe
-        csv_file, json_file = folder / f"{run.run_id}.csv", folder / f"{run.run_id}.json"
+        folder = Path(app.outdir) / EXPORT_DIR / Path(run_dir).parent.name  # data/RECIPE/RUN-ID
+        csv_file, json_file = folder / f"{Path(run_dir).name}.csv", folder / f"{Path(run_dir).name}.json"
         if csv_file.is_file() and csv_file.stat().st_mtime >= run_file.stat().st_mtime:
-            continue
+            continue  # up to date: a rebuild with nothing changed reads no run
+        run = load_run(Path(run_dir))
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run_file, json_file)
         csv_file.write_text(results_csv(run))

@@ -13,7 +13,6 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.writers.html5 import HTML5Translator
 
 from benchsite.errors import BenchError
-from benchsite.sphinxext.charts import render, render_svg
 
 
 class ReportingDirective(SphinxDirective):
@@ -43,6 +42,8 @@ def visit_chart_html(self: HTML5Translator, node: bench_chart) -> None:
     digest = chart.digest()
     path = chart_file(Path(self.builder.outdir), self.builder.imagedir, digest)
     if not path.exists():
+        from benchsite.sphinxext.charts import render_svg  # matplotlib only when a chart is drawn
+
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + ".tmp")
         temporary.write_bytes(render_svg(chart))
@@ -73,6 +74,8 @@ def charts_as_images(app: Sphinx, doctree: nodes.document, docname: str) -> None
         chart = node["chart"]
         path = folder / f"bench-{chart.digest()}.pdf"
         if not path.exists():
+            from benchsite.sphinxext.charts import render  # matplotlib only when a chart is drawn
+
             folder.mkdir(parents=True, exist_ok=True)
             temporary = path.with_name(path.name + ".tmp")
             temporary.write_bytes(render(chart, "pdf"))

@@ -1,0 +1,71 @@
+"""What a chart shows (its series, categories and labels) and the name of its file; drawing is in charts.py.
+
+Kept apart from the drawing code so that building pages never imports matplotlib unless a chart
+must be drawn: a chart's file is named by a digest of its data, its drawing code and matplotlib's
+version, and reused while that digest stays the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+
+# The drawing code is part of what shapes a chart: any change to charts.py redraws them all.
+_DRAWING_CODE = hashlib.sha256((Path(__file__).parent / "charts.py").read_bytes()).hexdigest()
+_MATPLOTLIB = metadata.version("matplotlib")
+
+
+@dataclass(frozen=True)
+class Series:
+    """One subject's bars: a median per category, with min and max whiskers."""
+
+    label: str
+    medians: tuple[float | None, ...]
+    lows: tuple[float | None, ...]
+    highs: tuple[float | None, ...]
+    flagged: tuple[bool, ...] = ()  # per category: a figure not to take at face value (drawn hatched)
+    colour: int = -1  # the subject's place in its run: one colour per subject on every chart of a page
+    reference: bool = False  # the load tool's ceiling: a line across the bars, not a bar
+
+    def is_flagged(self, index: int) -> bool:
+        return bool(self.flagged) and self.flagged[index]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """Grouped bars (one group per category, one bar per series) or lines (one per series)."""
+
+    kind: str  # "bar", "hbar" (one panel per category, bars sorted, for many subjects) or "line"
+    title: str
+    x_label: str
+    y_label: str
+    categories: tuple[str, ...]
+    series: tuple[Series, ...]
+
+    def digest(self) -> str:
+        """A name for the file: changes whenever the data, options or drawing code change."""
+        payload = json.dumps(
+            {"chart": asdict(self), "code": _DRAWING_CODE, "matplotlib": _MATPLOTLIB},
+            sort_keys=True,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    @property
+    def any_flagged(self) -> bool:
+        return any(series.flagged and any(series.flagged) for series in self.series)
+
+    def alt_text(self, unit: str) -> str:
+        """What the chart shows, in words, value by value."""
+        parts = []
+        for series in self.series:
+            values = ", ".join(
+                f"{category}: {'failed' if median is None else f'{median:,.0f} {unit}'}"
+                + (" (flagged)" if series.is_flagged(index) else "")
+                for index, (category, median) in enumerate(zip(self.categories, series.medians, strict=True))
+            )
+            parts.append(f"{series.label} ({values})")
+        shape = {"bar": "Bar chart", "hbar": "Sorted bar chart", "line": "Line chart"}[self.kind]
+        return f"{shape} of {self.y_label} against {self.x_label}. " + "; ".join(parts) + "."
