@@ -92,8 +92,8 @@ def test_a_page_level_recipe_serves_every_directive_below_it(tmp_path: Path, dat
 def test_a_directive_without_a_recipe_says_how_to_name_one(tmp_path: Path, data_dir: Path) -> None:
     built = build(tmp_path, ".. bench-results::\n")
     assert len(built.warnings) == 1
-    assert "bench-results: which recipe? Name it, or put `.. bench-recipe:: NAME` above on the page" in (
-        built.warnings[0]
+    assert (
+        "bench-results: which recipe? Name it, or put `.. bench-recipe:: NAME` above on the page" in (built.warnings[0])
     )
 
 

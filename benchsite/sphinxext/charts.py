@@ -81,10 +81,7 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
         axes.bar_label(
             bars, labels=[f"{m:,.0f}" if m is not None else "" for m in series.medians], fontsize=7, padding=2
         )
-    if count > 3:  # many bars: keep the legend off them
-        axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
-    else:
-        axes.legend(loc="upper left", fontsize=8)
+    axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)  # beside the plot, off the bars
     axes.margins(y=0.15)
 
 
@@ -147,7 +144,7 @@ def _render_hbars(chart: Chart) -> plt.Figure:
     )
     for position, axes in enumerate(panels[:, 0]):
         _draw_hbar_panel(axes, chart, position)
-    panels[-1, 0].set_xlabel(chart.y_label)
+    panels[-1, 0].set_xlabel(chart.y_label + _flag_note(chart))
     figure.suptitle(chart.title, fontsize=10)
     return figure
 
@@ -155,6 +152,18 @@ def _render_hbars(chart: Chart) -> plt.Figure:
 def render_svg(chart: Chart) -> bytes:
     """Draw the chart as SVG (the web pages); deterministic output for the same input."""
     return render(chart, "svg")
+
+
+TEXT_PX_PER_CHAR = 7  # a tick label's width per character at 10 pt, roughly
+AXES_WIDTH_PX = 480  # the plot's width in a 7.5-inch figure with its legend beside it
+
+
+def _flag_note(chart: Chart) -> str:
+    """A second line under the x-axis label saying how flagged figures look (none when there are none)."""
+    if not chart.any_flagged:
+        return ""
+    marks = "ringed points" if chart.kind == "line" else "hatched bars"
+    return f"\n{marks}: flagged figures (failed requests, errors, or at the load tool's ceiling)"
 
 
 def render(chart: Chart, file_format: str) -> bytes:
@@ -171,27 +180,13 @@ def render(chart: Chart, file_format: str) -> bytes:
                 _draw_lines(axes, chart)
             else:
                 _draw_bars(axes, chart)
-            many = len(chart.categories) > 6
-            axes.set_xticks(
-                range(len(chart.categories)),
-                chart.categories,
-                rotation=30 if many else 0,
-                ha="right" if many else "center",
-            )
-            axes.set_xlabel(chart.x_label)
+            # Labels that would not fit side by side stand upright, so that none covers another.
+            crowded = sum(len(category) for category in chart.categories) * TEXT_PX_PER_CHAR > AXES_WIDTH_PX
+            axes.set_xticks(range(len(chart.categories)), chart.categories, rotation=90 if crowded else 0)
+            axes.set_xlabel(chart.x_label + _flag_note(chart))
             axes.set_ylabel(chart.y_label)
-            axes.set_title(chart.title)
+            axes.set_title(chart.title, loc="left", fontsize=9)  # from the plot's left edge: clear of the y label
             axes.grid(axis="y", alpha=0.3)
-        if chart.any_flagged:
-            marks = "ringed points" if chart.kind == "line" else "hatched bars"
-            figure.text(
-                0.01,
-                0.01,
-                f"{marks}: flagged figures (failed requests, errors, or at the load tool's ceiling)",
-                fontsize=7,
-                ha="left",
-                va="bottom",
-            )
         buffer = io.BytesIO()
         metadata = {"Date": None} if file_format == "svg" else {"CreationDate": None} if file_format == "pdf" else {}
         figure.savefig(buffer, format=file_format, metadata=metadata)

@@ -190,7 +190,7 @@ class BenchClaims(PublishedDirective):
             headers: tuple[str, ...] = ("This page's claim", "Rule", "Today [95 % interval]", "Verdict")
         else:
             headers = ("Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict")
-        return [table(headers, rows, classes=["bench-claims"])]
+        return [table(headers, rows, classes=["bench-claims", *(["bench-own-claims"] if own else [])])]
 
 
 VERDICT_NOTE = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from pathlib import Path
 from typing import ClassVar, cast
@@ -149,11 +150,11 @@ class BenchResults(BenchDirective):
         "Subject",
         "Load",
         "Median req/s",
-        "95 % interval of the median",
+        "95 % interval",
         "CV",
         "Server CPU µs/req",
         "Load CPU µs/req",
-        "Mean time/req (ms)",
+        "Mean ms/req",
         "p50 / p99 (ms)",
         "Keep-alive",
         "Status",
@@ -539,12 +540,27 @@ def software(origins: tuple[Origin, ...], recorded: bool) -> nodes.Node | str:
     cell = nodes.container()
     for origin in origins:
         checksum = f" sha256 {origin.sha256[:12]}…" if origin.sha256 else ""
-        built = f"; {origin.build}" if origin.build else ""
-        paragraph = nodes.paragraph(text=f"{origin.provides}: {origin.version}{built} ")
+        paragraph = nodes.paragraph(text=f"{origin.provides}: {origin.version}")
+        if origin.build:
+            paragraph += nodes.Text("; ")
+            paragraph += _with_links(origin.build)
+        paragraph += nodes.Text(" ")
         paragraph += nodes.literal(text=origin.path)
         paragraph += nodes.Text(checksum)
         cell += paragraph
     return cell
+
+
+def _with_links(text: str) -> list[nodes.Node]:
+    """A stored description as a reader takes it in: addresses as short links, digests cut to 12 digits."""
+    parts: list[nodes.Node] = []
+    for index, piece in enumerate(re.split(r"(https://[^\s,;)]+)", text)):
+        if index % 2:
+            host = piece.split("/")[2]
+            parts.append(nodes.reference(text=f"{host}/…", refuri=piece))
+        else:
+            parts.append(nodes.Text(re.sub(r"\b([0-9a-f]{12})[0-9a-f]{28,}\b", r"\1…", piece)))
+    return parts
 
 
 class BenchSubjects(BenchDirective):
@@ -578,6 +594,13 @@ class BenchSubjects(BenchDirective):
         for skipped in run.skipped:
             rows.append([skipped.label, "—", "—", "—", f"did not run: {skipped.reason} ({skipped.detail})"])
         return [table(("Subject", "Server banner", "HTTP/1.0 keep-alive (ab -k)", "Software", "Status"), rows)]
+
+
+def short_run_name(run_id: str) -> str:
+    """20261122T054028.494645Z-full as a column heading that can wrap: 2026-11-22 05:40:28 full."""
+    day, time = run_id[:8], run_id[9:15]
+    rest = run_id.split("Z", 1)[1].lstrip("-")
+    return f"{day[:4]}-{day[4:6]}-{day[6:]} {time[:2]}:{time[2:4]}:{time[4:]} {rest}".strip()
 
 
 class BenchHistory(BenchDirective):
@@ -622,7 +645,7 @@ class BenchHistory(BenchDirective):
                     summary = summarize(cell_record) if cell_record else None
                     values.append(with_interval(summary.rps_median, summary.rps_interval, fmt_rps) if summary else "—")
                 rows.append([subject.label, cell, *values])
-        medians = table(("Subject", "Cell", *(run.run_id for run in runs)), rows)
+        medians = table(("Subject", "Cell", *(short_run_name(run.run_id) for run in runs)), rows)
         note = nodes.paragraph(
             text=f"The page shows the latest run, {latest.run_id}; median req/s of every run, with its 95 % interval "
             "(min–max where five repetitions allow no more). Runs on other days or machines differ in more than "
