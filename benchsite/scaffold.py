@@ -100,7 +100,6 @@ Results
 
 .. bench-chart::
 
-Medians with their 95 % intervals (requests per second):
 
 .. bench-pivot::
 

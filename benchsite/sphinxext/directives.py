@@ -208,7 +208,7 @@ class BenchResults(BenchDirective):
         caption = self._caption(run, self.config.bench_profile)
         output: list[nodes.Node] = [
             nodes.paragraph(text=caption),
-            table(self.headers, rows),
+            table(self.headers, rows, classes=["bench-results"]),
             export_links(self.env, run),
         ]
         if warnings:
