@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
@@ -156,8 +157,12 @@ def pdf(c: Context, output: str = "") -> None:
     from sphinx.cmd.build import build_main
 
     target = Path(output).resolve() if output else _path(c, "docs_dir") / "_build" / "pdf"
-    if build_main(["-q", "-t", "pdf", "-b", "rinoh", str(_path(c, "docs_dir")), str(target)]) != 0:
-        raise BenchError("the PDF build failed: see the messages above")
+    target.mkdir(parents=True, exist_ok=True)
+    print("building the PDF (a few minutes; rinohtype's progress goes to pdf.log)", file=sys.stderr)
+    with (target / "pdf.log").open("w") as log, contextlib.redirect_stdout(log):
+        failed = build_main(["-q", "-t", "pdf", "-b", "rinoh", str(_path(c, "docs_dir")), str(target)]) != 0
+    if failed:
+        raise BenchError(f"the PDF build failed: see the messages above and {_shown(target / 'pdf.log')}")
     print(f"wrote {_shown(target / 'benchmarks.pdf')}")
 
 

@@ -46,12 +46,13 @@ def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
-def build(tmp_path: Path, body: str, builder: str = "html") -> Built:
+def build(tmp_path: Path, body: str, builder: str = "html", extensions: tuple[str, ...] = ()) -> Built:
     """Build index.rst = body with the extension, in-process; warnings are collected, not fatal."""
     source = tmp_path / "src"
     source.mkdir(parents=True, exist_ok=True)
     (source / "conf.py").write_text(
-        "extensions = ['benchsite.sphinxext']\nsmartquotes = False\n"
+        f"extensions = {['benchsite.sphinxext', *extensions]!r}\nsmartquotes = False\n"
+        "rinoh_documents = [{'doc': 'index', 'target': 'tiny', 'title': 'Tiny'}]\n"
         f"bench_data_dir = {str(tmp_path / 'data')!r}\n"
         f"bench_recipes_dir = {str(REPO / 'recipes')!r}\n"
         f"bench_conf_dir = {str(REPO / 'conf')!r}\n"
@@ -176,3 +177,11 @@ def test_non_html_builders_get_the_chart_as_a_pdf_image(tmp_path: Path, data_dir
     assert pdf.read_bytes().startswith(b"%PDF")
     tex = next(built.outdir.glob("*.tex")).read_text()
     assert f"bench-charts/{pdf.stem}" in tex and "sphinxincludegraphics" in tex
+
+
+def test_the_pdf_builder_draws_the_charts_into_the_pdf(tmp_path: Path, data_dir: Path) -> None:
+    body = f".. bench-chart:: {RECIPE}\n\n.. bench-details:: The code\n\n   Shown in the PDF.\n"
+    built = build(tmp_path, body, builder="rinoh", extensions=("rinoh.frontend.sphinx",))
+    assert not [w for w in built.warnings if "bench" in w], built.warnings
+    pdf = (built.outdir / "tiny.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and pdf.count(b"/Subtype /Form") >= 1  # the chart, embedded as vector art

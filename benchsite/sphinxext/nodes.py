@@ -66,7 +66,8 @@ def skip_chart(self: nodes.NodeVisitor, node: bench_chart) -> None:
 
 def charts_as_images(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """For builders that do not write HTML or plain text (LaTeX, PDF with rinohtype, Texinfo): each chart
-    becomes an ordinary image, drawn as PDF into the output folder, with its alt text."""
+    becomes an ordinary image, drawn as PDF into the output folder, with its alt text; collapsed details
+    become their content under a heading."""
     if app.builder.format in ("html", "text"):
         return
     folder = Path(app.outdir) / "bench-charts"
@@ -82,6 +83,8 @@ def charts_as_images(app: Sphinx, doctree: nodes.document, docname: str) -> None
             os.replace(temporary, path)
         image = nodes.image(uri=str(path), alt=node["alt"], width="100%", candidates={"*": str(path)})
         node.replace_self(image)
+    for details in list(doctree.findall(bench_details)):  # shown in full, under its summary
+        details.replace_self([nodes.rubric(text=details["summary"]), *details.children])
 
 
 class bench_details(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
