@@ -33,9 +33,9 @@ from benchsite.sphinxext.nodes import (
     BenchDetails,
     bench_chart,
     bench_details,
-    charts_as_images,
     depart_details_html,
     depart_details_other,
+    for_other_builders,
     skip_chart,
     visit_chart_html,
     visit_chart_text,
@@ -110,5 +110,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     setup_listings(app)
     setup_exports(app)
     app.connect("config-inited", resolve_paths)
-    app.connect("doctree-resolved", charts_as_images)
+    app.connect("doctree-resolved", for_other_builders)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

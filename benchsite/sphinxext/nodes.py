@@ -64,7 +64,7 @@ def skip_chart(self: nodes.NodeVisitor, node: bench_chart) -> None:
     raise nodes.SkipNode
 
 
-def charts_as_images(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """For builders that do not write HTML or plain text (LaTeX, PDF with rinohtype, Texinfo): each chart
     becomes an ordinary image, drawn as PDF into the output folder, with its alt text; collapsed details
     become their content under a heading."""
