@@ -68,4 +68,5 @@ class Chart:
             )
             parts.append(f"{series.label} ({values})")
         shape = {"bar": "Bar chart", "hbar": "Sorted bar chart", "line": "Line chart"}[self.kind]
-        return f"{shape} of {self.y_label} against {self.x_label}. " + "; ".join(parts) + "."
+        label = self.y_label.replace("\n", " ")
+        return f"{shape} of {label} against {self.x_label}. " + "; ".join(parts) + "."

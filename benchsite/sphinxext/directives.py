@@ -348,7 +348,7 @@ class BenchChart(BenchDirective):
             kind=kind,
             title=f"{run.title} — run {run.run_id}",
             x_label=self.options.get("x-label", "load setting"),
-            y_label=y_label + (" (whiskers: 95 % interval)" if kind == "bar" and metric == "rps" else ""),
+            y_label=y_label + ("\n(whiskers: 95 % interval)" if kind in ("bar", "hbar") and metric == "rps" else ""),
             categories=labels,
             series=tuple(series),
         )
