@@ -204,10 +204,6 @@ def test_the_run_records_machine_versions_pinning_and_commands(quick_run: RunDoc
     assert quick_run.subject("framework").argv[1] == "framework_app.py"
 
 
-def _build(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
-    return run_invoke("docs", "--output", str(tmp_path / "html"), *extra)
-
-
 def table_rows(html: str) -> list[list[str]]:
     """Every table row of a page as the text of its cells, tags stripped."""
     rows = []
@@ -303,18 +299,6 @@ def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None
     assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
 
 
-def test_a_broken_data_file_is_a_warning_naming_it_not_a_traceback(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    shutil.copytree(REPO / "data", data)
-    run_file = list_runs(data / RECIPE)[-1] / "run.json"
-    run_file.write_text("{broken")
-    result = _build(tmp_path, "--data-dir", str(data))
-    assert result.returncode != 0
-    output = result.stdout + result.stderr
-    assert f"WARNING: {run_file}: not valid JSON" in output
-    assert "Traceback" not in output
-
-
 def test_ctrl_c_mid_run_stops_every_server_and_keeps_no_run(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     process = subprocess.Popen(
@@ -343,16 +327,3 @@ def test_ctrl_c_mid_run_stops_every_server_and_keeps_no_run(tmp_path: Path) -> N
     assert not any(child.is_running() and child.status() != psutil.STATUS_ZOMBIE for child in children)
     assert all(port_is_free(port) for port in ports)
     assert list((data_dir / RECIPE).iterdir()) == []
-
-
-def test_a_claim_naming_an_unknown_cell_is_a_warning_naming_the_file(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    shutil.copytree(REPO / "data", data)
-    published = data / RECIPE / "published.toml"
-    text = published.read_text().replace('numerator = ["raw-wsgi", "c1"]', 'numerator = ["raw-wsgi", "c2"]', 1)
-    published.write_text(text)
-    result = _build(tmp_path, "--data-dir", str(data))
-    assert result.returncode != 0
-    assert f"WARNING: {published}: claim 'raw-beats-framework-c1' names unknown cell c2: I know about c1, c1-k" in (
-        result.stdout + result.stderr
-    )

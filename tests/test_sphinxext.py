@@ -185,3 +185,20 @@ def test_the_pdf_builder_draws_the_charts_into_the_pdf(tmp_path: Path, data_dir:
     assert not [w for w in built.warnings if "bench" in w], built.warnings
     pdf = (built.outdir / "tiny.pdf").read_bytes()
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Subtype /Form") >= 1  # the chart, embedded as vector art
+
+
+def test_a_run_file_that_is_not_json_is_one_warning_naming_it(tmp_path: Path, data_dir: Path) -> None:
+    run_file = data_dir / RECIPE / RUN.name / "run.json"
+    run_file.write_text("{broken")
+    built = build(tmp_path, f".. bench-results:: {RECIPE}\n")
+    assert len(built.warnings) == 1 and f"{run_file}: not valid JSON" in built.warnings[0]
+    assert "Traceback" not in built.warnings[0]
+
+
+def test_a_claim_naming_an_unknown_cell_is_one_warning_naming_the_file(tmp_path: Path, data_dir: Path) -> None:
+    published = data_dir / RECIPE / "published.toml"
+    text = published.read_text().replace('numerator = ["raw-wsgi", "c1"]', 'numerator = ["raw-wsgi", "c2"]', 1)
+    published.write_text(text)
+    built = build(tmp_path, f".. bench-claims:: {RECIPE}\n")
+    expected = f"{published}: claim 'raw-beats-framework-c1' names unknown cell c2: I know about c1, c1-k"
+    assert len(built.warnings) == 1 and expected in built.warnings[0], built.warnings
