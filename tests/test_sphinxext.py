@@ -202,3 +202,16 @@ def test_a_claim_naming_an_unknown_cell_is_one_warning_naming_the_file(tmp_path:
     built = build(tmp_path, f".. bench-claims:: {RECIPE}\n")
     expected = f"{published}: claim 'raw-beats-framework-c1' names unknown cell c2: I know about c1, c1-k"
     assert len(built.warnings) == 1 and expected in built.warnings[0], built.warnings
+
+
+def test_a_hostile_run_is_a_warning_and_publishes_no_file_outside_the_data(tmp_path: Path, data_dir: Path) -> None:
+    run_file = data_dir / RECIPE / RUN.name / "run.json"
+    document = json.loads(run_file.read_text())
+    document["subjects"][0]["cells"][0]["repetitions"][0]["raw_output"] = "../../../../../../etc/passwd"
+    run_file.write_text(json.dumps(document))
+    built = build(tmp_path, f".. bench-raw:: {RECIPE}\n\n.. bench-results:: {RECIPE}\n")
+    assert built.warnings and all(
+        f"{run_file}: subjects[0].cells[0].repetitions[0].raw_output" in w for w in built.warnings
+    )
+    published = "".join(path.read_text(errors="replace") for path in built.outdir.rglob("*") if path.is_file())
+    assert "root:x:0:0" not in published
