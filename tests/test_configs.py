@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from benchsite.model.recipe import load_recipe
-from benchsite.run.runner import render_templates
+from benchsite.run.subjects import render_templates
 from conftest import REPO
 
 VALUES = {
@@ -31,9 +31,7 @@ def render(subject_name: str, tmp_path: Path) -> dict[str, str]:
     recipe = load_recipe("cherokee-vs-apache", REPO / "recipes", REPO / "conf")
     subject = next(s for s in recipe.subjects if s.name == subject_name)
     values = {**VALUES, "workdir": str(tmp_path / "work")}
-    (tmp_path / "work").mkdir()
-    render_templates(subject, recipe, values, tmp_path / "run")
-    return {path.name: path.read_text() for path in (tmp_path / "run" / "configs" / subject_name).iterdir()}
+    return render_templates(subject, recipe, values)
 
 
 def test_cherokee_gets_the_static_root_and_both_scgi_backends(tmp_path: Path) -> None:

@@ -209,6 +209,23 @@ class Environment(Record):
         return f"{value} {self.LABELS[key][1]}".strip()
 
 
+class HostRecord(Record):
+    """One role's host as a run records it: how it was reached, the address, and what the machine is."""
+
+    role: Literal["server", "load"]
+    ssh: str | None  # user@host; None: the machine that ran the harness
+    address: str  # servers listened there / the load tool aimed there
+    environment: Environment
+
+
+class Topology(Record):
+    """Where a run's roles ran when they were not all on one machine (the run's own `environment`
+    is then the server host's)."""
+
+    server: HostRecord
+    load: HostRecord
+
+
 class Rounds(Record):
     """How many rounds a run made and why it stopped: every cell `minimum` times, then further rounds
     of the cells feeding inconclusive claims (see Profile.max_rounds)."""
@@ -238,6 +255,7 @@ class RunDocument(Record):
     subjects: Seq[SubjectRun]
     skipped: Seq[SkippedSubject]
     rounds: Rounds | None  # None: recorded before runs said how they stopped
+    topology: Topology | None = None  # None: every role on one machine, servers on 127.0.0.1
 
     _directory: Path | None = PrivateAttr(default=None)
 

@@ -17,6 +17,9 @@ class CpuTimes:
     def __sub__(self, earlier: CpuTimes) -> CpuTimes:
         return CpuTimes(self.busy_s - earlier.busy_s, self.steal_s - earlier.steal_s)
 
+    def __add__(self, other: CpuTimes) -> CpuTimes:
+        return CpuTimes(self.busy_s + other.busy_s, self.steal_s + other.steal_s)
+
 
 def cpu_times(cpus: tuple[int, ...]) -> CpuTimes:
     """The busy time (user, nice, system, irq, softirq) and the steal time of the given CPUs so far."""

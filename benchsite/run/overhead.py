@@ -21,8 +21,10 @@ from benchsite.model.overhead import (
 from benchsite.model.recipe import AbLoad, Recipe, Server
 from benchsite.results.store import new_run_id, staged_run_directory, write_json
 from benchsite.run.environment import collect_environment, utc_now
-from benchsite.run.processes import free_port, http_get, running_server, wait_until_ready
-from benchsite.run.runner import base_values, cell_argv, effective_settings, measure, verify_reply
+from benchsite.run.hosts import on_this_machine
+from benchsite.run.processes import LOOPBACK, free_port, http_get, running_server, wait_until_ready
+from benchsite.run.runner import cell_argv, effective_settings, measure, verify_reply
+from benchsite.run.subjects import base_values
 from benchsite.tools.ab import parse_ab_output
 
 
@@ -58,16 +60,17 @@ def compare_with_bare_ab(
         with running_server(
             subject.name, argv, port, settings.server_cpu, run_dir / "server.log", cwd=recipe.directory
         ) as server:
-            wait_until_ready(server, subject.path, settings.start_timeout_s)
+            wait_until_ready(server, lambda: http_get(port, subject.path), settings.start_timeout_s)
             verify_reply(subject, http_get(port, subject.path))
-            ab_argv = cell_argv(server, subject, cell, requests, settings)
+            ab_argv = cell_argv(server, subject, cell, requests, settings, LOOPBACK)
+            hosts = on_this_machine(repo)
             (run_dir / "bare").mkdir()
             _bare_ab(ab_argv, settings.tool_cpu, run_dir / "bare" / "warm-up.txt")
             for index in range(1, rounds + 1):
                 order = ("harness", "bare") if index % 2 else ("bare", "harness")
                 for way in order:
                     if way == "harness":
-                        rep = measure(server, subject.name, cell, ab_argv, settings, run_dir, index)
+                        rep = measure(hosts, server, subject.name, cell, ab_argv, settings, run_dir, index)
                         if rep.result is None:
                             raise BenchError(f"harness run {index} failed: {rep.error}")
                         harness_rps.append(rep.result.requests_per_s)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import psutil
 
@@ -38,28 +39,28 @@ def _prepare_child(cpu: int | None) -> Callable[[], None]:
     return prepare
 
 
-def free_port() -> int:
-    """A TCP port on the loopback that nothing listens on right now."""
+def free_port(address: str = LOOPBACK) -> int:
+    """A TCP port on the address (the loopback by default) that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
+        sock.bind((address, 0))
         return int(sock.getsockname()[1])
 
 
-def port_is_free(port: int) -> bool:
-    """True when a server could bind 127.0.0.1:port (TIME_WAIT does not count)."""
+def port_is_free(port: int, address: str = LOOPBACK) -> bool:
+    """True when a server could bind address:port (TIME_WAIT does not count)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((LOOPBACK, port))
+            sock.bind((address, port))
         except OSError:
             return False
         return True
 
 
-def wait_for_free_port(port: int, timeout_s: float = 10.0) -> bool:
+def wait_for_free_port(port: int, timeout_s: float = 10.0, address: str = LOOPBACK) -> bool:
     """Poll until the port can be bound again; False if it is still taken at the deadline."""
     deadline = time.monotonic() + timeout_s
-    while not port_is_free(port):
+    while not port_is_free(port, address):
         if time.monotonic() > deadline:
             return False
         time.sleep(POLL_INTERVAL_S)
@@ -82,6 +83,25 @@ def by_hand(server: ServerProcess) -> str:
     return f"cd {shlex.quote(str(server.cwd))} && {shlex.join(server.argv)}"
 
 
+class Server(Protocol):
+    """A started subject, on this machine or another: what a run asks of it."""
+
+    name: str
+    argv: list[str]
+    port: int
+
+    @property
+    def pid(self) -> int: ...
+
+    def exit_code(self) -> int | None: ...
+
+    def tree_cpu_s(self) -> float: ...
+
+    def telling(self) -> str: ...
+
+    def by_hand(self) -> str: ...
+
+
 @dataclass
 class ServerProcess:
     """A subject's server started by us: its process group is ours to stop."""
@@ -96,6 +116,13 @@ class ServerProcess:
     @property
     def pid(self) -> int:
         return self.popen.pid
+
+    def telling(self) -> str:
+        """The lines of its log that say why it stopped."""
+        return telling_lines(self.log_path)
+
+    def by_hand(self) -> str:
+        return by_hand(self)
 
     def exit_code(self) -> int | None:
         return self.popen.poll()
@@ -172,14 +199,15 @@ def running_server(
     log_path: Path,
     cwd: Path,
     on_start: Callable[[ServerProcess], None] | None = None,
+    address: str = LOOPBACK,
 ) -> Iterator[ServerProcess]:
     """Start a server and stop it on every way out, leaving its port free.
 
     `on_start` runs right after the spawn, signals still held (the runner records the PID there,
     so that even a SIGKILL of the harness leaves the server findable)."""
-    if not port_is_free(port):
+    if not port_is_free(port, address):
         raise BenchError(
-            f"port {port} on {LOOPBACK} is already in use: stop whatever listens there "
+            f"port {port} on {address} is already in use: stop whatever listens there "
             f"or set port = 0 (a free port) in the recipe's conf file"
         )
     server: ServerProcess | None = None
@@ -194,7 +222,7 @@ def running_server(
     finally:
         if server is not None:
             stop_process_group(server.popen)
-            port_freed = wait_for_free_port(port)
+            port_freed = wait_for_free_port(port, address=address)
     if not port_freed:
         raise BenchError(f"port {port} is still bound after stopping {name!r}: look for a stray process")
 
@@ -214,9 +242,9 @@ class HttpReply:
         return None
 
 
-def http_get(port: int, path: str, timeout_s: float = 5.0) -> HttpReply:
-    """One HTTP/1.1 GET to the loopback, connection closed afterwards."""
-    connection = http.client.HTTPConnection(LOOPBACK, port, timeout=timeout_s)
+def http_get(port: int, path: str, timeout_s: float = 5.0, address: str = LOOPBACK) -> HttpReply:
+    """One HTTP/1.1 GET to address:port (the loopback by default), connection closed afterwards."""
+    connection = http.client.HTTPConnection(address, port, timeout=timeout_s)
     try:
         connection.request("GET", path, headers={"Connection": "close"})
         response = connection.getresponse()
@@ -225,20 +253,24 @@ def http_get(port: int, path: str, timeout_s: float = 5.0) -> HttpReply:
         connection.close()
 
 
-def wait_until_ready(server: ServerProcess, path: str, timeout_s: float) -> HttpReply:
-    """Poll the server with real requests until it answers; fail fast if it exits."""
+def _exited_at_start(server: Server, code: int) -> BenchError:
+    detail = server.telling()
+    return BenchError(
+        f"subject {server.name!r} exited with code {code} at start"
+        + (f" ({detail})" if detail else "")
+        + f": run its command by hand to see why: {server.by_hand()}"
+    )
+
+
+def wait_until_ready(server: Server, get: Callable[[], HttpReply], timeout_s: float) -> HttpReply:
+    """Poll the server with real requests (`get`) until it answers; fail fast if it exits."""
     deadline = time.monotonic() + timeout_s
     while True:
         code = server.exit_code()
         if code is not None:
-            detail = telling_lines(server.log_path)
-            raise BenchError(
-                f"subject {server.name!r} exited with code {code} at start"
-                + (f" ({detail})" if detail else "")
-                + f": run its command by hand to see why: {by_hand(server)}"
-            )
+            raise _exited_at_start(server, code)
         try:
-            return http_get(server.port, path)
+            return get()
         except (ConnectionError, TimeoutError, http.client.HTTPException, OSError):
             if time.monotonic() > deadline:
                 raise BenchError(
@@ -248,11 +280,11 @@ def wait_until_ready(server: ServerProcess, path: str, timeout_s: float) -> Http
             time.sleep(POLL_INTERVAL_S)
 
 
-def keeps_http10_alive(port: int, path: str, timeout_s: float = 3.0) -> bool:
+def keeps_http10_alive(port: int, path: str, timeout_s: float = 3.0, address: str = LOOPBACK) -> bool:
     """Whether the server answers a second HTTP/1.0 keep-alive request on the same connection (as ab -k needs)."""
-    request = f"GET {path} HTTP/1.0\r\nHost: {LOOPBACK}\r\nConnection: Keep-Alive\r\n\r\n".encode()
+    request = f"GET {path} HTTP/1.0\r\nHost: {address}\r\nConnection: Keep-Alive\r\n\r\n".encode()
     try:
-        with socket.create_connection((LOOPBACK, port), timeout=timeout_s) as sock:
+        with socket.create_connection((address, port), timeout=timeout_s) as sock:
             for _ in range(2):
                 sock.sendall(request)
                 response = http.client.HTTPResponse(sock)
@@ -265,28 +297,30 @@ def keeps_http10_alive(port: int, path: str, timeout_s: float = 3.0) -> bool:
         return False
 
 
-def wait_until_accepting(server: ServerProcess, timeout_s: float) -> None:
-    """Poll until the server accepts TCP connections (for backends that do not speak HTTP)."""
+def accepts_connections(address: str, port: int, timeout_s: float = 1.0) -> bool:
+    """Whether address:port accepts a TCP connection now."""
+    try:
+        with socket.create_connection((address, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def wait_until_accepting(server: Server, accepts: Callable[[], bool], timeout_s: float) -> None:
+    """Poll until the server accepts TCP connections (`accepts`; backends that do not speak HTTP)."""
     deadline = time.monotonic() + timeout_s
     while True:
         code = server.exit_code()
         if code is not None:
-            detail = telling_lines(server.log_path)
+            raise _exited_at_start(server, code)
+        if accepts():
+            return
+        if time.monotonic() > deadline:
             raise BenchError(
-                f"subject {server.name!r} exited with code {code} at start"
-                + (f" ({detail})" if detail else "")
-                + f": run its command by hand to see why: {by_hand(server)}"
+                f"subject {server.name!r} did not accept connections on port {server.port} "
+                f"within {timeout_s:g} s: raise start_timeout_s in the recipe's conf file"
             )
-        try:
-            with socket.create_connection((LOOPBACK, server.port), timeout=1):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise BenchError(
-                    f"subject {server.name!r} did not accept connections on port {server.port} "
-                    f"within {timeout_s:g} s: raise start_timeout_s in the recipe's conf file"
-                ) from None
-            time.sleep(POLL_INTERVAL_S)
+        time.sleep(POLL_INTERVAL_S)
 
 
 @dataclass(frozen=True)

@@ -5,18 +5,8 @@ The result is one new run directory under data/<recipe>/, or nothing at all.
 
 from __future__ import annotations
 
-import getpass
-import grp
 import os
-import pwd
-import shlex
-import shutil
 import statistics
-import string
-import subprocess
-import sys
-import sysconfig
-import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -41,20 +31,21 @@ from benchsite.model.recipe import (
     Server,
     Settings,
     WrkLoad,
-    fill_all,
-    fill_placeholders,
 )
 from benchsite.model.run import (
     FORMAT_VERSION,
     RUN_FILE,
     AbCell,
     ClientCell,
+    Environment,
+    HostRecord,
     Origin,
     Repetition,
     Rounds,
     RunDocument,
     SkippedSubject,
     SubjectRun,
+    Topology,
     Verification,
     Warmup,
     WrkCell,
@@ -62,25 +53,16 @@ from benchsite.model.run import (
 from benchsite.results.claims import verdicts
 from benchsite.results.store import make_files_portable, new_run_id, staged_run_directory, write_portable
 from benchsite.run.byo import search_path
-from benchsite.run.environment import collect_environment, utc_now
+from benchsite.run.environment import utc_now
+from benchsite.run.hosts import Placement, on_this_machine
 from benchsite.run.leftovers import forget_owner, record_owner
 from benchsite.run.loads import load_argv, tool_path
-from benchsite.run.machine import cpu_times, measured_cpus
-from benchsite.run.origins import subject_origins
-from benchsite.run.processes import (
-    LOOPBACK,
-    HttpReply,
-    ServerProcess,
-    free_port,
-    http_get,
-    keeps_http10_alive,
-    run_tool,
-    running_server,
-    wait_until_accepting,
-    wait_until_ready,
-)
+from benchsite.run.processes import HttpReply, wait_until_accepting, wait_until_ready
+from benchsite.run.processes import Server as RunningServer
 from benchsite.run.signals import checkpoint, signal_for_test, signals_as_interrupt, signals_held
 from benchsite.tools import EXTERNAL_TOOLS, VERSION_FLAGS, parse_report
+
+HttpServerSubject = Server | Ceiling | Backend  # the subjects the runner starts
 
 
 class Reporter(Protocol):
@@ -143,10 +125,16 @@ def _verification(reply: HttpReply) -> Verification:
 
 
 def cell_argv(
-    server: ServerProcess, subject: HttpSubject, load: AbLoad | WrkLoad, requests: int, settings: Settings
+    server: RunningServer,
+    subject: HttpSubject,
+    load: AbLoad | WrkLoad,
+    requests: int,
+    settings: Settings,
+    address: str,
 ) -> list[str]:
+    """The load tool's command for one cell, aimed at the server's address and port."""
     path = load.path or subject.path
-    return load_argv(load, f"http://{LOOPBACK}:{server.port}{path}", requests, settings)
+    return load_argv(load, f"http://{address}:{server.port}{path}", requests, settings)
 
 
 def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeout_s: float) -> str:
@@ -158,14 +146,15 @@ def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeo
 
 
 def measure(
-    server: ServerProcess,
+    hosts: Placement,
+    server: RunningServer,
     subject_name: str,
     load: AnyLoad,
     argv: list[str],
     settings: Settings,
     run_dir: Path,
     index: int,
-    backends: dict[str, ServerProcess] | None = None,
+    backends: dict[str, RunningServer] | None = None,
     run_started: float | None = None,
 ) -> Repetition:
     """One repetition: the server's CPU time around one bounded load run, output kept verbatim.
@@ -174,7 +163,6 @@ def measure(
     Beside it: when it started in the run, and the CPU time others took on the measured CPUs.
     """
     started_after_s = None if run_started is None else round(time.monotonic() - run_started, 3)
-    cpus = measured_cpus(settings.server_cpu, settings.tool_cpu)
     raw_output = f"raw/{subject_name}/{load.name}/rep-{index}.txt"
     (run_dir / raw_output).parent.mkdir(parents=True, exist_ok=True)
     code = server.exit_code()
@@ -199,9 +187,9 @@ def measure(
     backends = {name: process for name, process in (backends or {}).items() if process is not server}
     cpu_before = server.tree_cpu_s()
     backends_before = {name: process.tree_cpu_s() for name, process in backends.items()}
-    machine_before = cpu_times(cpus)
-    run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
-    machine = cpu_times(cpus) - machine_before
+    machine_before = hosts.cpu_times(settings.server_cpu, settings.tool_cpu)
+    run = hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
+    machine = hosts.cpu_times(settings.server_cpu, settings.tool_cpu) - machine_before
     server_cpu_s = max(0.0, server.tree_cpu_s() - cpu_before)  # a child that exited takes its CPU time along
     backend_cpu_s = {
         name: round(max(0.0, process.tree_cpu_s() - backends_before[name]), 6) for name, process in backends.items()
@@ -241,8 +229,8 @@ def measure(
 class Started:
     """A running subject, the reply that verified it, and whether it keeps HTTP/1.0 connections alive."""
 
-    subject: Server | Ceiling | Backend
-    server: ServerProcess
+    subject: HttpServerSubject
+    server: RunningServer
     reply: HttpReply | None  # None: probed over TCP only (a backend that does not speak HTTP)
     keeps_http10_alive: bool | None
     values: dict[str, str]  # the placeholders its command was filled with (port, port2, workdir...)
@@ -264,142 +252,93 @@ def trim_logs(directory: Path) -> None:
             )
 
 
-def missing_requirement(recipe: Recipe, subject: AnySubject) -> str | None:
-    """Why a subject cannot run here (a program or module it needs is absent), or None."""
-    for program in subject.requires_programs:
-        path = fill_placeholders(program, base_values(recipe), subject.name)
-        if shutil.which(path) is None:
-            return f"no {path} on this system"
-    for module in subject.requires:
-        result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=120)
-        if result.returncode != 0:
-            lines = result.stderr.strip().splitlines()
-            return f"import {module} failed: {lines[-1] if lines else f'exit code {result.returncode}'}"
-    return None
-
-
-def render_templates(subject: AnySubject, recipe: Recipe, values: dict[str, str], run_dir: Path) -> None:
-    """Fill the subject's config templates ($name fields) into {workdir}; keep a copy in the run."""
-    for template in subject.templates:
-        source, target = template.source, template.target
-        try:
-            text = string.Template((recipe.directory / source).read_text()).substitute(values)
-        except KeyError as error:
-            known = ", ".join("$" + key for key in sorted(values))
-            raise BenchError(
-                f"{recipe.directory / source}: unknown field ${error.args[0]}: I know about {known}"
-            ) from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise BenchError(f"{recipe.directory / source}: cannot read the template ({error})") from None
-        except ValueError as error:  # a lone $ or ${ without a name
-            raise BenchError(f"{recipe.directory / source}: {error}: write $$ for a literal $") from None
-        for directory in (Path(values["workdir"]), run_dir / "configs" / subject.name):
-            (directory / target).parent.mkdir(parents=True, exist_ok=True)
-            (directory / target).write_text(text)
-
-
-def base_values(recipe: Recipe) -> dict[str, str]:
-    """Placeholders every command and template may use."""
-    user = "www-data" if os.geteuid() == 0 else getpass.getuser()  # who servers that drop privileges become
-    return {
-        "python": sys.executable,
-        "bin": str(Path(sys.executable).parent),
-        "host": LOOPBACK,
-        "recipe_dir": str(recipe.directory.resolve()),
-        "site_packages": sysconfig.get_paths()["purelib"],
-        "user": user,
-        "group": grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name,
-    }
-
-
-def run_prepare(subject: AnySubject, values: dict[str, str], cwd: Path, log_path: Path) -> None:
-    """Run a subject's preparation command (it makes files in {workdir}); a failure stops the run."""
-    if not subject.prepare:
-        return
-    argv = fill_all(subject.prepare, values, subject.name)
-    result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log_path.write_text(result.stdout + result.stderr)
-    if result.returncode != 0:
-        lines = [line for line in result.stderr.splitlines() if line.strip()]
-        raise BenchError(
-            f"preparing {subject.name!r} failed ({lines[-1] if lines else f'exit {result.returncode}'})"
-            f": run it by hand to see why: cd {shlex.quote(str(cwd))} && {shlex.join(argv)}"
-        )
-
-
 def _start_subjects(
+    hosts: Placement,
     recipe: Recipe,
-    subjects: list[Server | Ceiling | Backend],
+    subjects: list[HttpServerSubject],
     settings: Settings,
     stack: ExitStack,
     run_dir: Path,
     reporter: Reporter,
-) -> tuple[dict[str, Started], list[SkippedSubject]]:
-    """Start, probe and verify each subject; one that fails costs only its own row (the others run)."""
+) -> tuple[dict[str, Started], list[SkippedSubject], Path]:
+    """Start, probe and verify each subject on the server host; one that fails costs only its own row
+    (the others run). Also returns the folder the subjects work in there."""
     started: dict[str, Started] = {}
     failed: list[SkippedSubject] = []
-    workroot = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="benchsite-")))
-    workroot.chmod(0o755)  # servers that drop privileges (nginx workers) must read their files
-    record_owner(run_dir, workroot=workroot)
+    host = hosts.server
+    workroot = stack.enter_context(host.workroot())
+    if hosts.one_machine:
+        record_owner(run_dir, workroot=workroot)
     ports: dict[str, str] = {}  # port_<subject>: later subjects' configs reach earlier ones (backends)
+    base = host.values(recipe)
     for offset, subject in enumerate(subjects):
-        port = settings.port + offset if settings.port else free_port()
+        port = settings.port + offset if settings.port else host.free_port()
         workdir = workroot / subject.name
-        workdir.mkdir()
-        values = {**base_values(recipe), **ports, "port": str(port), "port2": str(free_port()), "workdir": str(workdir)}
+        values = {**base, **ports, "port": str(port), "port2": str(host.free_port()), "workdir": str(workdir)}
         ports[f"port_{subject.name.replace('-', '_')}"] = str(port)
         reporter.status(f"starting {subject.label} on port {port}")
         try:
-            started[subject.name] = _start_one(recipe, subject, values, settings, stack, run_dir)
+            started[subject.name] = _start_one(hosts, recipe, subject, values, settings, stack, run_dir)
         except BenchError as error:
             failed.append(
                 SkippedSubject(name=subject.name, label=subject.label, reason=FAILED_AT_START, detail=str(error))
             )
             reporter.step(f"{subject.label}: did not start ({error})")
-    return started, failed
+    return started, failed, workroot
 
 
 FAILED_AT_START = "it did not start or did not answer correctly on this machine"
 
 
 def _start_one(
+    hosts: Placement,
     recipe: Recipe,
-    subject: Server | Ceiling | Backend,
+    subject: HttpServerSubject,
     values: dict[str, str],
     settings: Settings,
     stack: ExitStack,
     run_dir: Path,
 ) -> Started:
-    """One subject started, probed and verified; stopped again at once if any of it fails."""
+    """One subject started on the server host, probed and verified from the load host; stopped again
+    at once if any of it fails."""
+    host, load, address = hosts.server, hosts.load, hosts.server.address
     port = int(values["port"])
-    run_prepare(subject, values, recipe.directory, run_dir / "logs" / f"{subject.name}-prepare.log")
-    render_templates(subject, recipe, values, run_dir)
+    prepared = host.prepare(recipe, subject, values)
+    if subject.prepare:
+        _write(run_dir / "logs" / f"{subject.name}-prepare.log", prepared)
+    for target, text in host.render(recipe, subject, values).items():
+        _write(run_dir / "configs" / subject.name / target, text)
     argv = subject.command(values)
+    on_start = (lambda started: record_owner(run_dir, server=started)) if hosts.one_machine else None
     with ExitStack() as own:
         with signals_held():  # no interrupt between the spawn and the registration for clean-up
             server = own.enter_context(
-                running_server(
+                host.start(
                     subject.name,
                     argv,
                     port,
                     settings.server_cpu,
                     run_dir / "logs" / f"{subject.name}.log",
-                    cwd=recipe.directory,
-                    on_start=lambda started: record_owner(run_dir, server=started),
+                    Path(values["recipe_dir"]),
+                    on_start,
                 )
             )
         if isinstance(subject, Backend) and subject.probe == "tcp":
-            wait_until_accepting(server, settings.start_timeout_s)
+            wait_until_accepting(server, lambda: load.accepts(address, port), settings.start_timeout_s)
             found = Started(subject, server, None, None, values)
         else:
-            wait_until_ready(server, subject.path, settings.start_timeout_s)
-            reply = http_get(port, subject.path)  # a fresh request, checked before any load
+            wait_until_ready(server, lambda: load.http_get(address, port, subject.path), settings.start_timeout_s)
+            reply = load.http_get(address, port, subject.path)  # a fresh request, checked before any load
             verify_reply(subject, reply)
-            found = Started(subject, server, reply, keeps_http10_alive(port, subject.path), values)
+            found = Started(subject, server, reply, load.keeps_http10_alive(address, port, subject.path), values)
         with signals_held():
             stack.push(own.pop_all())  # from here the run's own clean-up stops it
     return found
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
 
 
 def run_recipe(
@@ -409,6 +348,7 @@ def run_recipe(
     repo_dir: Path,
     reporter: Reporter | None = None,
     published: Published | None = None,
+    hosts: Placement | None = None,
 ) -> Path:
     """Measure every subject and cell of a recipe; return the new run directory.
 
@@ -417,28 +357,32 @@ def run_recipe(
     profile's max_rounds is reached, or its time budget would be overrun.
     """
     reporter = reporter or SilentReporter()
+    hosts = hosts or on_this_machine(repo_dir)
     run_started = time.monotonic()
     profile = recipe.profile(profile_name)
     settings = effective_settings(recipe.settings)
     plan = recipe.plan(profile)
     tools = sorted({load.tool for _, loads in plan for load in loads} & set(EXTERNAL_TOOLS))
     for tool in tools:
-        if shutil.which(tool_path(tool, settings)) is None:
+        if hosts.load.which(tool_path(tool, settings)) is None:
+            where = "this system" if hosts.load.ssh is None else f"the load host {hosts.load.ssh}"
             raise BenchError(
-                f"no {tool_path(tool, settings)} on this system: run `.venv/bin/invoke setup` (needs root) "
+                f"no {tool_path(tool, settings)} on {where}: run `.venv/bin/invoke setup` (needs root) there "
                 f"to install the load tools"
             )
     for subject, _ in plan:
         _check_port_used(recipe, subject)
+        if not hosts.one_machine:
+            _check_placeable(recipe, subject)
     run_id = new_run_id(profile.name)
     started_at = utc_now()
-    environment = collect_environment(
-        repo_dir, list(recipe.packages), {tool: [tool_path(tool, settings), VERSION_FLAGS[tool]] for tool in tools}
-    )
+    tool_versions: dict[str, list[str]] = {tool: [tool_path(tool, settings), VERSION_FLAGS[tool]] for tool in tools}
+    environment = hosts.server.environment(list(recipe.packages), tool_versions)
+    topology = None if hosts.one_machine else _topology(hosts, recipe, tool_versions, environment)
     os.environ["PATH"] = search_path(repo_dir)  # programs built by `invoke byo` come first
     skipped, runnable = [], []
     for subject, loads in plan:
-        missing = missing_requirement(recipe, subject)
+        missing = hosts.server.missing(recipe, subject)
         if missing:
             skipped.append(
                 SkippedSubject(name=subject.name, label=subject.label, reason=subject.skip_reason, detail=missing)
@@ -446,17 +390,17 @@ def run_recipe(
             reporter.step(f"{subject.label}: skipped ({missing})")
         else:
             runnable.append((subject, loads))
-    origins = {subject.name: subject_origins(subject, base_values(recipe), repo_dir) for subject, _ in runnable}
+    origins = {subject.name: hosts.server.origins(recipe, subject) for subject, _ in runnable}
     reporter.begin(sum(len(loads) for _, loads in runnable) * profile.repetitions)
     with signals_as_interrupt(), staged_run_directory(data_dir / recipe.name, run_id) as run_dir:
         with ExitStack() as stack:
             stack.callback(trim_logs, run_dir / "logs")
             servers = [s for s, _ in runnable if not isinstance(s, Client)]
-            started, failed = _start_subjects(recipe, servers, settings, stack, run_dir, reporter)
+            started, failed, workroot = _start_subjects(hosts, recipe, servers, settings, stack, run_dir, reporter)
             runnable, failed = _without_failed(runnable, started, failed)
             skipped += failed
-            warmups = _warm_up(runnable, started, profile, settings, reporter)
-            session = Measuring(recipe, runnable, started, profile, settings, run_dir, reporter, run_started)
+            warmups = _warm_up(hosts, runnable, started, profile, settings, reporter)
+            session = Measuring(hosts, recipe, runnable, started, profile, settings, run_dir, reporter, run_started)
             for index in range(1, profile.repetitions + 1):
                 session.round(index, runnable)
 
@@ -478,11 +422,13 @@ def run_recipe(
                     ),
                     skipped=tuple(skipped),
                     rounds=rounds,
+                    topology=topology,
                 )
 
             rounds = session.further_rounds(published, lambda: document(None))
-        workroot = Path(next(iter(started.values())).values["workdir"]).parent if started else None
-        placeholders = placeholders_of(base_values(recipe), workroot)
+        placeholders = placeholders_of(hosts.load.values(recipe), None) | placeholders_of(
+            hosts.server.values(recipe), workroot
+        )
         make_files_portable(run_dir, placeholders)
         write_portable(run_dir / RUN_FILE, document(rounds).to_json(), placeholders)
         forget_owner(run_dir)
@@ -504,6 +450,42 @@ def _check_port_used(recipe: Recipe, subject: AnySubject) -> None:
     raise BenchError(
         f"{recipe.recipe_path}: the command of {subject.name!r} never uses {{port}} (and no template "
         "of it uses $port), so the harness could not reach it: pass {port} to the server"
+    )
+
+
+def _check_placeable(recipe: Recipe, subject: AnySubject) -> None:
+    """With the servers on another host, each must listen on {host} (the address given for that host)."""
+    if isinstance(subject, Client):
+        raise BenchError(
+            f"{recipe.name} measures clients on the machine of their backend: run it without --hosts "
+            "(two-host runs take recipes whose subjects are servers)"
+        )
+    if isinstance(subject, Backend) or any("{host}" in token for token in subject.argv):
+        return
+    for template in subject.templates:
+        text = (recipe.directory / template.source).read_text(errors="replace")
+        if "$host" in text or "${host}" in text:
+            return
+    raise BenchError(
+        f"{recipe.recipe_path}: the command of {subject.name!r} never uses {{host}} (nor a template of it "
+        "$host), so on another host it would not listen where the load tool aims: pass {host} to the server"
+    )
+
+
+def _topology(
+    hosts: Placement, recipe: Recipe, tool_versions: dict[str, list[str]], server_environment: Environment
+) -> Topology:
+    """Where the roles run, with the load host's own environment (the run's is the server host's)."""
+    return Topology(
+        server=HostRecord(
+            role="server", ssh=hosts.server.ssh, address=hosts.server.address, environment=server_environment
+        ),
+        load=HostRecord(
+            role="load",
+            ssh=hosts.load.ssh,
+            address=hosts.load.address,
+            environment=hosts.load.environment(list(recipe.packages), tool_versions),
+        ),
     )
 
 
@@ -537,6 +519,7 @@ Plan = list[tuple[AnySubject, list[AnyLoad]]]
 
 
 def _warm_up(
+    hosts: Placement,
     plan: Plan,
     started: dict[str, Started],
     profile: Profile,
@@ -555,8 +538,8 @@ def _warm_up(
             if not isinstance(load, AbLoad) or (profile.warmup_cells and load.name not in profile.warmup_cells):
                 continue
             reporter.status(f"warming up {subject.label}, {load.label}")
-            argv = cell_argv(server, subject, load, profile.warmup_requests, settings)
-            run = run_tool(argv, cpu=settings.tool_cpu, timeout_s=settings.cell_timeout_s)
+            argv = cell_argv(server, subject, load, profile.warmup_requests, settings, hosts.server.address)
+            run = hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
             records.append(Warmup(subject=subject.name, cell=load.name, argv=tuple(argv), exit_code=run.exit_code))
     return records
 
@@ -570,8 +553,8 @@ def client_argv(recipe: Recipe, subject: Client, load: ClientLoad, backend: Star
     """The command of a client under test for one cell: the backend's URL, request counts, its files."""
     port = backend.values["port2"] if load.scheme == "https" else backend.values["port"]
     values = {
-        **base_values(recipe),
-        "url": f"{load.scheme}://{LOOPBACK}:{port}{load.path}",
+        **backend.values,
+        "url": f"{load.scheme}://{backend.values['host']}:{port}{load.path}",
         "requests": str(profile.requests_for(load)),
         "warmup": str(profile.warmup_requests),
         "server_workdir": backend.values["workdir"],
@@ -580,20 +563,21 @@ def client_argv(recipe: Recipe, subject: Client, load: ClientLoad, backend: Star
 
 
 def _repetition_argv(
+    hosts: Placement,
     recipe: Recipe,
     subject: AnySubject,
     load: AnyLoad,
     started: dict[str, Started],
     profile: Profile,
     settings: Settings,
-) -> tuple[ServerProcess, list[str]]:
+) -> tuple[RunningServer, list[str]]:
     """The process whose CPU a repetition measures, and the command that makes the load."""
     if isinstance(subject, Client) and isinstance(load, ClientLoad):
         backend = _backend(started)
         return backend.server, client_argv(recipe, subject, load, backend, profile)
     if isinstance(subject, Server | Ceiling) and isinstance(load, AbLoad | WrkLoad):
         server = started[subject.name].server
-        return server, cell_argv(server, subject, load, profile.requests_for(load), settings)
+        return server, cell_argv(server, subject, load, profile.requests_for(load), settings, hosts.server.address)
     raise BenchError(f"{recipe.recipe_path}: {subject.name} cannot run cell {load.name} ({load.tool})")
 
 
@@ -601,6 +585,7 @@ def _repetition_argv(
 class Measuring:
     """The measured rounds of one run: every cell `repetitions` times, then further rounds where needed."""
 
+    hosts: Placement
     recipe: Recipe
     plan: Plan
     started: dict[str, Started]
@@ -623,9 +608,20 @@ class Measuring:
             subjects.reverse()
         for subject, load in self._order(plan, subjects):
             checkpoint()  # an interrupt swallowed anywhere stops the run here
-            server, argv = _repetition_argv(self.recipe, subject, load, self.started, self.profile, self.settings)
+            server, argv = _repetition_argv(
+                self.hosts, self.recipe, subject, load, self.started, self.profile, self.settings
+            )
             rep = measure(
-                server, subject.name, load, argv, self.settings, self.run_dir, index, backends, self.run_started
+                self.hosts,
+                server,
+                subject.name,
+                load,
+                argv,
+                self.settings,
+                self.run_dir,
+                index,
+                backends,
+                self.run_started,
             )
             self.measured.setdefault((subject.name, load.name), []).append(rep)
             outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"

@@ -1,0 +1,110 @@
+"""Where a run's roles go: `--hosts server=user@host,load=user@host` or a `[hosts]` table in a TOML file.
+
+Each role left out stays on this machine. A host entry names how to reach it over SSH, the address
+its servers listen on (or the load tool aims at), and the project folder there.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from benchsite.errors import BenchError
+from benchsite.model.base import Record, read_toml
+from benchsite.model.recipe import Text
+
+ROLES = ("server", "load")
+_SSH_TARGET = re.compile(
+    r"(?:(?P<user>[A-Za-z0-9._-]+)@)?(?P<host>[A-Za-z0-9._-]+|\[[0-9A-Fa-f:]+\])(?::(?P<port>\d+))?"
+)
+
+
+class HostEntry(Record):
+    """One role's host: reached over SSH, its servers bound to `address`, the project in `dir`."""
+
+    ssh: Text  # [user@]host[:port], as ssh takes it (the user's ~/.ssh/config applies)
+    address: Text | None = None  # where servers listen / the load aims; default: the host of `ssh`
+    dir: Text = "benchsite"  # the project folder on that host, relative to the user's home or absolute
+    identity: Text | None = None  # a private key file; default: the user's SSH keys and agent
+
+    @field_validator("ssh")
+    @classmethod
+    def _target(cls, value: str) -> str:
+        if not _SSH_TARGET.fullmatch(value):
+            raise ValueError(f"{value!r} is not an SSH target: write user@host or user@host:port")
+        return value
+
+    @field_validator("address")
+    @classmethod
+    def _not_everywhere(cls, value: str | None) -> str | None:
+        if value in ("0.0.0.0", "::", "[::]"):
+            raise ValueError("servers listen on one address: give the host's own address, not all of them")
+        return value
+
+    @property
+    def user(self) -> str | None:
+        match = _SSH_TARGET.fullmatch(self.ssh)
+        return match.group("user") if match else None
+
+    @property
+    def hostname(self) -> str:
+        match = _SSH_TARGET.fullmatch(self.ssh)
+        return match.group("host").strip("[]") if match else self.ssh
+
+    @property
+    def port(self) -> int | None:
+        match = _SSH_TARGET.fullmatch(self.ssh)
+        return int(match.group("port")) if match and match.group("port") else None
+
+    @property
+    def listen_address(self) -> str:
+        return self.address or self.hostname
+
+
+class Hosts(Record):
+    """The [hosts] table: a host per role; a role left out runs on this machine."""
+
+    server: HostEntry | None = None
+    load: HostEntry | None = None
+
+    @property
+    def remote(self) -> bool:
+        return self.server is not None or self.load is not None
+
+    def roles(self) -> dict[Literal["server", "load"], HostEntry]:
+        found: dict[Literal["server", "load"], HostEntry] = {}
+        if self.server is not None:
+            found["server"] = self.server
+        if self.load is not None:
+            found["load"] = self.load
+        return found
+
+
+class HostsFile(Record):
+    """A TOML file holding a [hosts] table (other tables of the file are not read here)."""
+
+    hosts: Hosts = Field(default_factory=Hosts)
+
+
+def parse_hosts(text: str) -> Hosts:
+    """`--hosts`: a TOML file with a [hosts] table, or `server=user@host,load=user@host`."""
+    if not text:
+        return Hosts()
+    if text.endswith(".toml"):
+        data = read_toml(Path(text))
+        return HostsFile.from_json({"hosts": data.get("hosts", {})}, text).hosts
+    entries: dict[str, dict[str, str]] = {}
+    for part in text.split(","):
+        role, sep, target = part.strip().partition("=")
+        if not sep or role not in ROLES:
+            raise BenchError(
+                f"--hosts {text!r}: {part.strip()!r} is not ROLE=user@host: use server=... and/or load=..., "
+                "or a TOML file with a [hosts] table"
+            )
+        if role in entries:
+            raise BenchError(f"--hosts {text!r}: the {role} role is given twice: give it once")
+        entries[role] = {"ssh": target.strip()}
+    return Hosts.from_json(entries, f"--hosts {text!r}")

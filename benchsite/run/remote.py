@@ -1,0 +1,246 @@
+"""A host reached over SSH with Fabric: the project's agent runs there and does each operation.
+
+One SSH connection per host and one agent session on it for the whole run. Everything the agent
+starts ends with its session: a finished run, Ctrl-C, a killed harness or a lost connection close
+the session's input and the agent stops its servers by PID (see `benchsite.run.agent`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shlex
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import paramiko
+from fabric import Connection
+
+from benchsite.errors import BenchError
+from benchsite.model.hosts import HostEntry
+from benchsite.model.recipe import AnySubject, Recipe
+from benchsite.model.run import Environment, Origin
+from benchsite.run.machine import CpuTimes
+from benchsite.run.processes import HttpReply, Server, ToolRun
+
+CONNECT_TIMEOUT_S = 10
+KEEPALIVE_INTERVAL_S = 15
+SETUP_HINT = "run `.venv/bin/invoke hosts-setup --hosts ...` for it first"
+
+
+def connect(entry: HostEntry, role: str) -> Connection:
+    """An open SSH connection to a role's host; an unreachable host is a one-line error."""
+    connect_kwargs: dict[str, Any] = {"key_filename": entry.identity} if entry.identity else {}
+    connection = Connection(
+        entry.hostname,
+        user=entry.user,
+        port=entry.port,
+        connect_timeout=CONNECT_TIMEOUT_S,
+        connect_kwargs=connect_kwargs,
+    )
+    try:
+        connection.open()
+    except (OSError, paramiko.SSHException) as error:
+        reason = str(error) or type(error).__name__
+        raise BenchError(
+            f"cannot reach the {role} host {entry.ssh} over SSH ({reason}): check the address, that sshd "
+            "runs there and that your key is accepted (ssh " + entry.ssh + " true)"
+        ) from None
+    transport = connection.client.get_transport()
+    if transport is not None:
+        transport.set_keepalive(KEEPALIVE_INTERVAL_S)  # a dead link is noticed, not waited on forever
+    return connection
+
+
+class AgentSession:
+    """The agent on a host: one request line out, one reply line back, matched by number."""
+
+    def __init__(self, connection: Connection, entry: HostEntry, role: str) -> None:
+        self.entry, self.role = entry, role
+        transport = connection.client.get_transport()
+        if transport is None:
+            raise BenchError(f"the SSH connection to the {role} host {entry.ssh} closed")
+        self.channel = transport.open_session()
+        command = (
+            f"cd {shlex.quote(entry.dir)} && exec .venv/bin/python -m benchsite.run.agent "
+            f"--address {shlex.quote(entry.listen_address)}"
+        )
+        self.channel.exec_command(command)
+        self.replies = self.channel.makefile("rb")
+        self.requests = self.channel.makefile_stdin("wb")
+        self.number = 0
+        first = self.replies.readline()
+        if not first:
+            stderr = self.channel.makefile_stderr("rb").read().decode(errors="replace").strip().splitlines()
+            raise BenchError(
+                f"the {role} host {entry.ssh} has no working project in {entry.dir} "
+                f"({stderr[-1] if stderr else 'the agent did not start'}): {SETUP_HINT}"
+            )
+
+    def call(self, op: str, **args: Any) -> Any:
+        """Run one operation on the host and return its value; its BenchError becomes ours."""
+        self.number += 1
+        try:
+            self.requests.write(json.dumps({"id": self.number, "op": op, "args": args}) + "\n")
+            self.requests.flush()
+            while True:  # replies to requests an interrupt abandoned are skipped
+                line = self.replies.readline()
+                if not line:
+                    raise BenchError(self._lost())
+                reply = json.loads(line)
+                if reply.get("id") == self.number:
+                    break
+        except (OSError, EOFError, paramiko.SSHException):
+            raise BenchError(self._lost()) from None
+        if "error" in reply:
+            raise BenchError(f"on the {self.role} host {self.entry.ssh}: {reply['error']}")
+        if "refused" in reply:
+            raise ConnectionError(reply["refused"])
+        return reply["ok"]
+
+    def _lost(self) -> str:
+        return (
+            f"lost the connection to the {self.role} host {self.entry.ssh}: its agent stops what it started "
+            "when the connection drops; run the recipe again"
+        )
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        """End the session: the agent stops whatever is still running and exits."""
+        try:
+            self.requests.close()
+            self.channel.shutdown_write()
+            self.channel.status_event.wait(timeout_s)
+        except (OSError, EOFError, paramiko.SSHException):
+            pass  # a dropped connection ends the agent's session all the same
+        finally:
+            self.channel.close()
+
+
+@dataclass
+class RemoteServer:
+    """A server the agent of a host started; its log comes back into the run when it stops."""
+
+    session: AgentSession
+    name: str
+    argv: list[str]
+    port: int
+    pid: int
+    cwd: Path
+
+    def exit_code(self) -> int | None:
+        code = self.session.call("exit_code", pid=self.pid)
+        return None if code is None else int(code)
+
+    def tree_cpu_s(self) -> float:
+        return float(self.session.call("cpu", pid=self.pid))
+
+    def telling(self) -> str:
+        return str(self.session.call("telling", pid=self.pid))
+
+    def by_hand(self) -> str:
+        command = f"cd {shlex.quote(str(self.cwd))} && {shlex.join(self.argv)}"
+        return f"ssh {self.session.entry.ssh} {shlex.quote(command)}"
+
+
+class RemoteHost:
+    """A role's host over SSH: the Host operations, each done by the project's agent there."""
+
+    def __init__(self, entry: HostEntry, role: Literal["server", "load"]) -> None:
+        self.entry, self.role = entry, role
+        self.ssh: str | None = entry.ssh
+        self.address = entry.listen_address
+        self.connection = connect(entry, role)
+        try:
+            self.session = AgentSession(self.connection, entry, role)
+        except BaseException:
+            self.connection.close()
+            raise
+
+    def close(self) -> None:
+        try:
+            self.session.close()
+        finally:
+            self.connection.close()
+
+    def values(self, recipe: Recipe) -> dict[str, str]:
+        return dict(self.session.call("values", recipe=recipe.name))
+
+    def missing(self, recipe: Recipe, subject: AnySubject) -> str | None:
+        found = self.session.call("missing", recipe=recipe.name, subject=subject.name)
+        return None if found is None else f"{found} (on the {self.role} host {self.ssh})"
+
+    def which(self, program: str) -> str | None:
+        found = self.session.call("which", program=program)
+        return None if found is None else str(found)
+
+    def origins(self, recipe: Recipe, subject: AnySubject) -> tuple[Origin, ...]:
+        found = self.session.call("origins", recipe=recipe.name, subject=subject.name)
+        return tuple(Origin.from_json(each, f"the {self.role} host's agent") for each in found)
+
+    def environment(self, packages: list[str], tools: dict[str, list[str]]) -> Environment:
+        found = self.session.call("environment", packages=packages, tools=tools)
+        return Environment.from_json(found, f"the {self.role} host's agent")
+
+    @contextmanager
+    def workroot(self) -> Iterator[Path]:
+        yield Path(self.session.call("workroot"))  # removed by the agent when its session ends
+
+    def prepare(self, recipe: Recipe, subject: AnySubject, values: dict[str, str]) -> str:
+        return str(self.session.call("prepare", recipe=recipe.name, subject=subject.name, values=values))
+
+    def render(self, recipe: Recipe, subject: AnySubject, values: dict[str, str]) -> dict[str, str]:
+        return dict(self.session.call("render", recipe=recipe.name, subject=subject.name, values=values))
+
+    def free_port(self) -> int:
+        return int(self.session.call("free_port"))
+
+    def start(
+        self,
+        name: str,
+        argv: list[str],
+        port: int,
+        cpu: int | None,
+        log_path: Path,
+        cwd: Path,
+        on_start: Callable[[Server], None] | None,
+    ) -> AbstractContextManager[Server]:
+        return self._running(name, argv, port, cpu, log_path, cwd)
+
+    @contextmanager
+    def _running(
+        self, name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path
+    ) -> Iterator[Server]:
+        pid = int(self.session.call("start", name=name, argv=argv, port=port, cpu=cpu, cwd=str(cwd)))
+        try:
+            yield RemoteServer(self.session, name, argv, port, pid, cwd)
+        finally:
+            log = self.session.call("stop", pid=pid)
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text(log)
+
+    def http_get(self, address: str, port: int, path: str) -> HttpReply:
+        found = self.session.call("http_get", address=address, port=port, path=path)
+        headers = [(str(key), str(value)) for key, value in found["headers"]]
+        return HttpReply(int(found["status"]), headers, base64.b64decode(found["body"]))
+
+    def keeps_http10_alive(self, address: str, port: int, path: str) -> bool:
+        return bool(self.session.call("keeps_http10_alive", address=address, port=port, path=path))
+
+    def accepts(self, address: str, port: int) -> bool:
+        return bool(self.session.call("accepts", address=address, port=port))
+
+    def run_tool(self, argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
+        found = self.session.call("run_tool", argv=argv, cpu=cpu, timeout_s=timeout_s)
+        return ToolRun(**found)
+
+    def cpu_times(self, cpus: tuple[int, ...]) -> CpuTimes:
+        busy, steal = self.session.call("cpu_times", cpus=list(cpus))
+        return CpuTimes(float(busy), float(steal))
+
+
+def reachable(entry: HostEntry, role: str) -> None:
+    """Fail with one line, before anything starts, if a host cannot be reached."""
+    connect(entry, role).close()
