@@ -57,19 +57,27 @@ def _apt_packages() -> list[str]:
         "profile": "'full' (the default: what the site publishes) or 'quick' (a smoke run, used by the tests)",
         "data_dir": "where the new run directory goes (default: data/)",
         "clean": "first stop the servers and remove the folders that a killed earlier run left",
+        "hosts": "run roles on other hosts over SSH: 'server=user@host,load=user@host' (either role alone "
+        "is fine; the other stays here), or a TOML file with a [hosts] table; set them up with hosts-setup",
     }
 )
 @reported
-def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "", clean: bool = False) -> None:
+def recipe(
+    c: Context, name: str, profile: str = "full", data_dir: str = "", clean: bool = False, hosts: str = ""
+) -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
+    from benchsite.model.hosts import parse_hosts
     from benchsite.model.published import published_claims
     from benchsite.model.recipe import available_recipes, load_recipe
     from benchsite.results.store import list_runs
     from benchsite.run.leftovers import clean as clean_leftover
     from benchsite.run.leftovers import find_leftovers
     from benchsite.run.progress import RichReporter
+    from benchsite.run.remote import placed
     from benchsite.run.runner import run_recipe
+    from benchsite.run.signals import signals_as_interrupt
 
+    placement = parse_hosts(hosts)
     recipes_dir, conf_dir = _path(c, "recipes_dir"), _path(c, "conf_dir")
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
     names = available_recipes(recipes_dir) if name == "all" else [name]
@@ -88,18 +96,19 @@ def recipe(c: Context, name: str, profile: str = "full", data_dir: str = "", cle
                 f"`.venv/bin/invoke recipe {name} --clean` removes it",
                 file=sys.stderr,
             )
-    for each in loaded:
-        print(f"{each.name}: {each.title} (profile {profile})", file=sys.stderr)
-        before = set(list_runs(target / each.name))
-        try:
-            with RichReporter() as reporter:
-                run_dir = run_recipe(each, profile, target, ROOT, reporter, claims[each.name])
-        except KeyboardInterrupt:
-            kept = sorted(set(list_runs(target / each.name)) - before)
-            if kept:  # the interrupt came after the run was complete and in place
-                raise Exit(f"interrupted after the run was kept: {_shown(kept[-1])}", code=130) from None
-            raise
-        print(f"wrote {_shown(run_dir)}; build the site with `.venv/bin/invoke docs`", file=sys.stderr)
+    with signals_as_interrupt(), placed(placement, ROOT) as where:  # every host reached before anything starts
+        for each in loaded:
+            print(f"{each.name}: {each.title} (profile {profile})", file=sys.stderr)
+            before = set(list_runs(target / each.name))
+            try:
+                with RichReporter() as reporter:
+                    run_dir = run_recipe(each, profile, target, ROOT, reporter, claims[each.name], where)
+            except KeyboardInterrupt:
+                kept = sorted(set(list_runs(target / each.name)) - before)
+                if kept:  # the interrupt came after the run was complete and in place
+                    raise Exit(f"interrupted after the run was kept: {_shown(kept[-1])}", code=130) from None
+                raise
+            print(f"wrote {_shown(run_dir)}; build the site with `.venv/bin/invoke docs`", file=sys.stderr)
 
 
 def _shown(path: Path) -> Path:
@@ -346,6 +355,28 @@ def byo(c: Context, name: str, source: str = "") -> None:
         print(f"  provides {provided.provides}: {provided.path} (sha256 {provided.sha256[:12]}…)")
 
 
+@task(
+    help={
+        "hosts": "the hosts to set up: 'server=user@host,load=user@host', or a TOML file with a [hosts] table",
+        "offline": "for hosts that cannot reach PyPI: build the wheels here and copy them over",
+    }
+)
+@reported
+def hosts_setup(c: Context, hosts: str, offline: bool = False) -> None:
+    """Set up hosts for `invoke recipe --hosts`: sync the project, install packages and the venv there."""
+    from benchsite.model.hosts import parse_hosts
+    from benchsite.run.provision import set_up
+    from benchsite.run.signals import signals_as_interrupt
+
+    placement = parse_hosts(hosts)
+    if not placement.remote:
+        raise BenchError("--hosts names no host: give server=user@host and/or load=user@host")
+    with signals_as_interrupt():
+        for role, entry in placement.roles().items():
+            set_up(entry, role, ROOT, offline, lambda line: print(line, file=sys.stderr))
+    print(f"ready: .venv/bin/invoke recipe NAME --hosts {shlex.quote(hosts)}", file=sys.stderr)
+
+
 @task(help={"data_dir": "the data directory to upgrade (default: data/)"})
 @reported
 def upgrade_data(c: Context, data_dir: str = "") -> None:
@@ -369,7 +400,9 @@ def setup(c: Context) -> None:
             raise Exit(f"error: `{' '.join(argv)}` failed: see apt's message above", code=1)
 
 
-ns = Collection(recipe, recipes, docs, pdf, serve, test, overhead, compare, faults, new_page, upgrade_data, setup, byo)
+ns = Collection(
+    recipe, recipes, docs, pdf, serve, test, overhead, compare, faults, new_page, upgrade_data, setup, byo, hosts_setup
+)
 ns.configure(
     {
         "bench": {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import platform
 import subprocess
@@ -34,7 +35,15 @@ def _os_name() -> str:
     return platform.system()
 
 
+SYNC_RECORD = ".benchsite-sync.json"  # written by `invoke hosts-setup` into a host's copy of the project
+
+
 def git_commit(repo: Path) -> str:
+    """The commit of the harness (and whether it had changes); on a synced host, the commit it came from."""
+    synced = repo / SYNC_RECORD
+    if not (repo / ".git").exists() and synced.is_file():
+        record = json.loads(synced.read_text())
+        return f"{record['commit']} (synced by invoke hosts-setup at {record['synced_at']})"
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout.strip()

@@ -11,7 +11,7 @@ import base64
 import json
 import shlex
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -20,9 +20,10 @@ import paramiko
 from fabric import Connection
 
 from benchsite.errors import BenchError
-from benchsite.model.hosts import HostEntry
+from benchsite.model.hosts import HostEntry, Hosts
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.run import Environment, Origin
+from benchsite.run.hosts import Host, LocalHost, Placement, on_this_machine
 from benchsite.run.machine import CpuTimes
 from benchsite.run.processes import HttpReply, Server, ToolRun
 
@@ -244,3 +245,22 @@ class RemoteHost:
 def reachable(entry: HostEntry, role: str) -> None:
     """Fail with one line, before anything starts, if a host cannot be reached."""
     connect(entry, role).close()
+
+
+@contextmanager
+def placed(hosts: Hosts, repo: Path) -> Iterator[Placement]:
+    """The run's placement: each role given in `hosts` on its host over SSH, the others here.
+
+    Every host is reached (and its agent started) before anything runs; leaving the block ends
+    every agent session, which stops whatever each one still runs."""
+    if not hosts.remote:
+        yield on_this_machine(repo)
+        return
+    with ExitStack() as stack:
+        opened: dict[str, Host] = {}
+        for role, entry in hosts.roles().items():
+            remote = RemoteHost(entry, role)
+            stack.callback(remote.close)
+            opened[role] = remote
+        local = LocalHost(repo)
+        yield Placement(opened.get("server", local), opened.get("load", local))

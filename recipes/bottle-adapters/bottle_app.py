@@ -1,6 +1,6 @@
 """Bottle's "Hello World" app on the Bottle server adapter named on the command line.
 
-Usage: python bottle_app.py ADAPTER PORT [--queue N]
+Usage: python bottle_app.py ADAPTER PORT [--host ADDRESS] [--queue N]
 
 --queue raises the listen queue (backlog) through the adapter's own options, for
 the adapters whose default queue is small.
@@ -17,6 +17,7 @@ from typing import Any
 parser = argparse.ArgumentParser()
 parser.add_argument("adapter")
 parser.add_argument("port", type=int)
+parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
 parser.add_argument("--queue", type=int, help="listen queue size passed through the adapter's options")
 options = parser.parse_args()
 
@@ -82,4 +83,4 @@ if options.adapter == "meinheld":  # quiet=True does not reach meinheld's own ac
     meinheld_server.set_access_logger(None)
 
 extra = queue_options(options.adapter, options.queue) if options.queue else {}
-bottle.run(app, server=options.adapter, host="127.0.0.1", port=options.port, quiet=True, **extra)
+bottle.run(app, server=options.adapter, host=options.host, port=options.port, quiet=True, **extra)

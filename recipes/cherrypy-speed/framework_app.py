@@ -1,6 +1,6 @@
 """The CherryPy framework app of "How fast is CherryPy?": one exposed index returning OK.
 
-Usage: python framework_app.py PORT
+Usage: python framework_app.py PORT [HOST]   (HOST: the address to listen on, 127.0.0.1 by default)
 """
 
 import sys
@@ -22,7 +22,7 @@ if __name__ == "__main__":
         {
             "log.screen": False,  # no per-request console logging
             "engine.autoreload.on": False,  # no file watcher thread competing for the CPU
-            "server.socket_host": "127.0.0.1",
+            "server.socket_host": sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1",
             "server.socket_port": int(sys.argv[1]),
         }
     )

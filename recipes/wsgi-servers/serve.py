@@ -1,15 +1,15 @@
 """Start hello_app on a WSGI server that has no command-line runner of its own.
 
-Usage: python serve.py SERVER PORT
+Usage: python serve.py SERVER PORT [HOST]
 (SERVER: bjoern, fastwsgi, meinheld, pyruvate, socketify, wsgiboost)
-Every server listens on 127.0.0.1 only.
+Every server listens on HOST only (127.0.0.1 by default).
 """
 
 import sys
 
 from hello_app import app
 
-HOST = "127.0.0.1"
+HOST = "127.0.0.1"  # or the third argument
 
 
 def bjoern(port: int) -> None:
@@ -56,6 +56,7 @@ SERVERS = {f.__name__: f for f in (bjoern, fastwsgi, meinheld, pyruvate, socketi
 
 if __name__ == "__main__":
     name, port = sys.argv[1], int(sys.argv[2])
+    HOST = sys.argv[3] if len(sys.argv) > 3 else HOST
     if name not in SERVERS:
         sys.exit(f"serve.py: unknown server {name!r}; I know about {', '.join(SERVERS)}")
     SERVERS[name](port)

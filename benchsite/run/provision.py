@@ -1,0 +1,187 @@
+"""Set up a host for runs over SSH: the project's files synced, system packages, the venv.
+
+`invoke hosts-setup` does, on each host given: copy the project's files (what git tracks or would
+track, less data/, docs/ and tests/) into the host's project folder; install the system packages of
+conf/apt-packages.txt that are missing there (as root); make `.venv` and install requirements.txt
+into it, from PyPI or, for a host with no way out, from wheels built here and copied over. A host
+whose requirements are already installed is left as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from fabric import Connection
+
+from benchsite.errors import BenchError
+from benchsite.model.hosts import HostEntry
+from benchsite.run.environment import SYNC_RECORD, git_commit, utc_now
+from benchsite.run.remote import connect
+
+NOT_SYNCED = ("data/", "docs/", "tests/", ".github/", ".ci/")
+REQUIREMENTS = ("requirements.txt", "conf/requirements-nodeps.txt")
+INSTALLED_STAMP = ".venv/.benchsite-requirements"
+WHEELHOUSE = "build/wheelhouse"
+
+
+def project_files(repo: Path) -> list[str]:
+    """The files a host needs: tracked or trackable by git, present, outside the folders it never reads."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    names = sorted({name for name in listed.split("\0") if name})
+    return [name for name in names if not name.startswith(NOT_SYNCED) and (repo / name).is_file()]
+
+
+def _remote(connection: Connection, command: str, what: str, entry: HostEntry) -> str:
+    """Run a shell command on the host; a failure is one line with the command's last words."""
+    result = connection.run(command, hide=True, warn=True, in_stream=False)
+    if not result.ok:
+        lines = [line for line in (result.stderr + result.stdout).splitlines() if line.strip()]
+        raise BenchError(
+            f"{what} failed on {entry.ssh} (exit {result.exited}: {lines[-1] if lines else 'no message'}): "
+            f"run it there by hand to see why: {command}"
+        )
+    return str(result.stdout)
+
+
+def sync(connection: Connection, entry: HostEntry, repo: Path) -> int:
+    """Copy the project's files into the host's project folder; returns how many."""
+    files = project_files(repo)
+    record = {"commit": git_commit(repo), "synced_at": utc_now(), "files": len(files)}
+    with tempfile.TemporaryDirectory(prefix="benchsite-sync-") as scratch:
+        archive = Path(scratch) / "project.tar.gz"
+        (Path(scratch) / SYNC_RECORD).write_text(json.dumps(record, indent=1) + "\n")
+        with tarfile.open(archive, "w:gz") as tar:
+            for name in files:
+                tar.add(repo / name, arcname=name)
+            tar.add(Path(scratch) / SYNC_RECORD, arcname=SYNC_RECORD)
+        folder = shlex.quote(entry.dir)
+        _remote(connection, f"mkdir -p {folder}", "making the project folder", entry)
+        target = f"{entry.dir}/.benchsite-sync.tar.gz"
+        connection.put(str(archive), remote=target)
+        _remote(
+            connection,
+            f"tar -xzf {shlex.quote(target)} -C {folder} && rm {shlex.quote(target)}",
+            "unpacking the project",
+            entry,
+        )
+    return len(files)
+
+
+def install_system_packages(connection: Connection, entry: HostEntry, repo: Path) -> list[str]:
+    """Install the packages of conf/apt-packages.txt missing on the host (root only); returns them."""
+    wanted = (repo / "conf" / "apt-packages.txt").read_text().split()
+    listing = connection.run(
+        "dpkg-query -W -f '${db:Status-Status} ${Package}\\n' " + " ".join(wanted),
+        hide=True,
+        warn=True,
+        in_stream=False,
+    ).stdout
+    installed = {line.split()[1] for line in listing.splitlines() if line.startswith("installed ")}
+    missing = [name for name in wanted if name not in installed]
+    if not missing:
+        return []
+    user = _remote(connection, "id -u", "asking who we are", entry).strip()
+    if user != "0":
+        raise BenchError(
+            f"{entry.ssh} lacks the system packages {' '.join(missing)}: install them there as root "
+            f"(apt-get install -y {' '.join(missing)}), then run hosts-setup again"
+        )
+    _remote(
+        connection,
+        "DEBIAN_FRONTEND=noninteractive apt-get update -q && DEBIAN_FRONTEND=noninteractive "
+        f"apt-get install -y -q {' '.join(missing)}",
+        "installing system packages",
+        entry,
+    )
+    return missing
+
+
+def requirements_digest(repo: Path) -> str:
+    digest = hashlib.sha256()
+    for name in REQUIREMENTS:
+        digest.update((repo / name).read_bytes())
+    return digest.hexdigest()
+
+
+def build_wheels(repo: Path) -> Path:
+    """Wheels of every pinned requirement, built here (from pip's cache where it has them)."""
+    wheelhouse = repo / WHEELHOUSE
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    for argv in (
+        ["-r", "requirements.txt"],
+        ["--no-deps", "-r", "conf/requirements-nodeps.txt"],
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(wheelhouse), *argv],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+        )
+        if result.returncode != 0:
+            lines = [line for line in result.stderr.splitlines() if line.strip()]
+            raise BenchError(f"building wheels here failed ({lines[-1] if lines else 'no message'})")
+    return wheelhouse
+
+
+def copy_wheels(connection: Connection, entry: HostEntry, wheelhouse: Path) -> int:
+    """Copy the wheels the host does not have yet; returns how many were copied."""
+    folder = f"{entry.dir}/{WHEELHOUSE}"
+    _remote(connection, f"mkdir -p {shlex.quote(folder)}", "making the wheel folder", entry)
+    there = set(_remote(connection, f"ls {shlex.quote(folder)}", "listing the wheels", entry).split())
+    copied = 0
+    for wheel in sorted(wheelhouse.glob("*.whl")):
+        if wheel.name not in there:
+            connection.put(str(wheel), remote=f"{folder}/{wheel.name}")
+            copied += 1
+    return copied
+
+
+def install_requirements(connection: Connection, entry: HostEntry, repo: Path, offline: bool) -> bool:
+    """Make .venv and install the pinned requirements into it; False when they were already installed."""
+    digest = requirements_digest(repo)
+    folder = shlex.quote(entry.dir)
+    stamp = connection.run(f"cat {folder}/{INSTALLED_STAMP}", hide=True, warn=True, in_stream=False).stdout.strip()
+    if stamp == digest:
+        return False
+    source = f"--no-index --find-links {WHEELHOUSE}" if offline else ""
+    _remote(
+        connection,
+        f"cd {folder} && (test -x .venv/bin/python || python3 -m venv .venv) "
+        f"&& .venv/bin/pip install -q {source} -r requirements.txt "
+        f"&& .venv/bin/pip install -q --no-deps {source} -r conf/requirements-nodeps.txt "
+        f"&& echo {digest} > {INSTALLED_STAMP}",
+        "installing the Python requirements",
+        entry,
+    )
+    return True
+
+
+def set_up(entry: HostEntry, role: str, repo: Path, offline: bool, say: Callable[[str], None]) -> None:
+    """Sync, install system packages, and install the venv on one host."""
+    connection = connect(entry, role)
+    with connection:
+        say(f"{role} host {entry.ssh}: {sync(connection, entry, repo)} files synced into {entry.dir}")
+        installed = install_system_packages(connection, entry, repo)
+        say(
+            f"{role} host {entry.ssh}: "
+            + (f"installed {' '.join(installed)}" if installed else "system packages present")
+        )
+        if offline:
+            wheels = build_wheels(repo)
+            say(f"{role} host {entry.ssh}: {copy_wheels(connection, entry, wheels)} wheels copied")
+        changed = install_requirements(connection, entry, repo, offline)
+        state = "requirements installed" if changed else "requirements already installed"
+        say(f"{role} host {entry.ssh}: {state}")
