@@ -74,7 +74,7 @@ def recipe(
     from benchsite.run.leftovers import find_leftovers
     from benchsite.run.progress import RichReporter
     from benchsite.run.remote import placed
-    from benchsite.run.runner import run_recipe
+    from benchsite.run.runner import check_placeable, run_recipe
     from benchsite.run.signals import signals_as_interrupt
 
     placement = parse_hosts(hosts)
@@ -86,6 +86,8 @@ def recipe(
     for each in loaded:
         each.profile(profile)
         claims[each.name] = published_claims(each, _path(c, "data_dir"))
+        if placement.remote:
+            check_placeable(each)
     for leftover in find_leftovers(target):
         if clean:
             clean_leftover(leftover)

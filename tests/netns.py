@@ -60,7 +60,8 @@ class Host:
         return {int(pid) for pid in listed.stdout.split()}
 
     def leftovers(self) -> list[str]:
-        """Processes in the namespace other than its sshd listener, as 'PID command' lines."""
+        """Processes in the namespace other than sshd's own (its listener, and the session process of a
+        connection whose link went silent, which sshd ends when TCP gives up), as 'PID command' lines."""
         keep = {self.sshd.pid} if self.sshd else set()
         found = []
         for pid in sorted(self.pids() - keep):
@@ -68,7 +69,8 @@ class Host:
                 command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            found.append(f"{pid} {command}")
+            if not command.startswith("sshd: "):
+                found.append(f"{pid} {command}")
         return found
 
     def listening(self) -> list[str]:

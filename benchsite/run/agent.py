@@ -7,8 +7,9 @@ Started by the controller in the project folder that `invoke hosts-setup` made o
 (a network error of a probe: the caller may try again).
 
 Everything it starts lives only as long as its session: when its input ends (the controller
-finished, was killed, or the connection was lost) or it gets SIGTERM/SIGHUP/SIGINT, it stops every
-server it started (by PID, TERM then KILL, port freed) and removes its temporary folders.
+finished, was killed, or the connection was closed), when nothing, not even a heartbeat, came for
+`--idle-timeout` seconds (a link that went silent), or when it gets SIGTERM/SIGHUP/SIGINT, it stops
+every server it started (by PID, TERM then KILL, port freed) and removes its temporary folders.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ import dataclasses
 import http.client
 import json
 import os
+import queue
+import signal
 import sys
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -33,6 +38,7 @@ from benchsite.run.processes import Server, telling_lines
 from benchsite.run.signals import signals_as_interrupt
 
 LOG_TAIL_BYTES = 64 * 1024
+HEARTBEAT = "heartbeat"  # a request the controller sends while it waits on the other host; not answered
 
 
 class Agent:
@@ -151,9 +157,35 @@ def answer(agent: Agent, request: dict[str, Any]) -> dict[str, Any]:
         return {"id": number, "refused": f"{type(error).__name__}: {error}"}
 
 
+class Link:
+    """The controller's side of the session, read in a thread: requests queue up, and a link silent for
+    `idle_s` (no request, no heartbeat) counts as lost, like an input that ended."""
+
+    def __init__(self, lines: Iterator[str], idle_s: float) -> None:
+        self.requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.idle_s = idle_s
+        self.heard = time.monotonic()
+        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _read(self, lines: Iterator[str]) -> None:
+        for line in lines:
+            self.heard = time.monotonic()
+            request = json.loads(line)
+            if request.get("op") != HEARTBEAT:
+                self.requests.put(request)
+        self.requests.put(None)  # the input ended: the controller finished, died or dropped the connection
+
+    def _watch(self) -> None:
+        while time.monotonic() - self.heard < self.idle_s:
+            time.sleep(min(1.0, self.idle_s / 4))
+        os.kill(os.getpid(), signal.SIGTERM)  # the main thread stops everything, as for any signal
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", required=True, help="the address this host's servers listen on")
+    parser.add_argument("--idle-timeout", type=float, default=60.0, help="seconds of silence that end the session")
     options = parser.parse_args()
     repo = Path.cwd()
     os.environ["PATH"] = search_path(repo)  # programs built by `invoke byo` come first, as on the controller
@@ -161,9 +193,10 @@ def main() -> int:
     try:
         with signals_as_interrupt(), ExitStack() as stack:
             agent = Agent(repo, options.address, stack)
+            link = Link(iter(sys.stdin), options.idle_timeout)
             print(json.dumps({"ready": os.getpid()}), file=out, flush=True)
-            for line in sys.stdin:
-                print(json.dumps(answer(agent, json.loads(line))), file=out, flush=True)
+            while (request := link.requests.get()) is not None:
+                print(json.dumps(answer(agent, request)), file=out, flush=True)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the controller is gone: the ExitStack above has stopped everything

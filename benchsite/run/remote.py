@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import select
 import shlex
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
@@ -23,12 +27,22 @@ from benchsite.errors import BenchError
 from benchsite.model.hosts import HostEntry, Hosts
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.run import Environment, Origin
+from benchsite.run.agent import HEARTBEAT
 from benchsite.run.hosts import Host, LocalHost, Placement, on_this_machine
 from benchsite.run.machine import CpuTimes
 from benchsite.run.processes import HttpReply, Server, ToolRun
+from benchsite.run.signals import signals_held
 
 CONNECT_TIMEOUT_S = 10
 KEEPALIVE_INTERVAL_S = 15
+
+
+def link_timeout_s() -> float:
+    """How long a silent link may last before either side counts it as lost (the agent then stops its
+    servers; the harness says the connection was lost). BENCHSITE_LINK_TIMEOUT_S changes it (tests)."""
+    return float(os.environ.get("BENCHSITE_LINK_TIMEOUT_S", "60"))
+
+
 SETUP_HINT = "run `.venv/bin/invoke hosts-setup --hosts ...` for it first"
 
 
@@ -57,7 +71,12 @@ def connect(entry: HostEntry, role: str) -> Connection:
 
 
 class AgentSession:
-    """The agent on a host: one request line out, one reply line back, matched by number."""
+    """The agent on a host: one request line out, one reply line back, matched by number.
+
+    An interrupt (Ctrl-C, SIGTERM...) only ever lands between paramiko's calls: each send and each
+    read of data already there runs with the signals held, and the waits in between are select()s
+    on the channel. (The session must be opened with the signals held, so that paramiko's own threads
+    never take one.)"""
 
     def __init__(self, connection: Connection, entry: HostEntry, role: str) -> None:
         self.entry, self.role = entry, role
@@ -65,36 +84,75 @@ class AgentSession:
         if transport is None:
             raise BenchError(f"the SSH connection to the {role} host {entry.ssh} closed")
         self.channel = transport.open_session()
+        self.timeout_s = link_timeout_s()
+        self.number = 0
+        self.pending = b""
+        self.writing = threading.Lock()
+        self.closed = threading.Event()
+        self.lost = False
         command = (
             f"cd {shlex.quote(entry.dir)} && exec .venv/bin/python -m benchsite.run.agent "
-            f"--address {shlex.quote(entry.listen_address)}"
+            f"--address {shlex.quote(entry.listen_address)} --idle-timeout {self.timeout_s:g}"
         )
+        self.channel.settimeout(self.timeout_s + CONNECT_TIMEOUT_S)
         self.channel.exec_command(command)
-        self.replies = self.channel.makefile("rb")
-        self.requests = self.channel.makefile_stdin("wb")
-        self.number = 0
-        first = self.replies.readline()
-        if not first:
-            stderr = self.channel.makefile_stderr("rb").read().decode(errors="replace").strip().splitlines()
+        try:
+            self._line(time.monotonic() + self.timeout_s + CONNECT_TIMEOUT_S)
+        except (OSError, EOFError, paramiko.SSHException):
+            stderr = self.channel.recv_stderr(65536).decode(errors="replace").strip().splitlines()
             raise BenchError(
                 f"the {role} host {entry.ssh} has no working project in {entry.dir} "
                 f"({stderr[-1] if stderr else 'the agent did not start'}): {SETUP_HINT}"
-            )
+            ) from None
+        threading.Thread(target=self._heartbeat, daemon=True).start()
 
-    def call(self, op: str, **args: Any) -> Any:
-        """Run one operation on the host and return its value; its BenchError becomes ours."""
+    def _heartbeat(self) -> None:
+        """Tell the agent the link is alive while the harness waits on the other host."""
+        while not self.closed.wait(self.timeout_s / 4):
+            try:
+                self._send({"op": HEARTBEAT})
+            except (OSError, EOFError, paramiko.SSHException):
+                return
+
+    def _send(self, request: dict[str, Any]) -> None:
+        with self.writing, signals_held():
+            self.channel.sendall((json.dumps(request) + "\n").encode())
+
+    def _line(self, deadline: float) -> bytes:
+        """The next line from the agent, waiting until the deadline at most."""
+        while b"\n" not in self.pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("no reply in time")
+            if not self.channel.recv_ready():
+                if self.channel.closed or self.channel.eof_received:
+                    raise EOFError
+                select.select([self.channel], [], [], min(remaining, 1.0))
+                continue
+            with signals_held():
+                chunk = self.channel.recv(65536)
+            if not chunk:
+                raise EOFError
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        return line
+
+    def call(self, op: str, wait_s: float = 0.0, **args: Any) -> Any:
+        """Run one operation on the host and return its value; its BenchError becomes ours. A reply
+        that takes longer than the link timeout (plus `wait_s`, the operation's own duration) means
+        the connection is lost."""
+        if self.lost:
+            raise BenchError(self._lost())
         self.number += 1
+        deadline = time.monotonic() + self.timeout_s + wait_s
         try:
-            self.requests.write(json.dumps({"id": self.number, "op": op, "args": args}) + "\n")
-            self.requests.flush()
+            self._send({"id": self.number, "op": op, "args": args})
             while True:  # replies to requests an interrupt abandoned are skipped
-                line = self.replies.readline()
-                if not line:
-                    raise BenchError(self._lost())
-                reply = json.loads(line)
+                reply = json.loads(self._line(deadline))
                 if reply.get("id") == self.number:
                     break
-        except (OSError, EOFError, paramiko.SSHException):
+        except (OSError, EOFError, paramiko.SSHException):  # TimeoutError is an OSError
+            self.lost = True
             raise BenchError(self._lost()) from None
         if "error" in reply:
             raise BenchError(f"on the {self.role} host {self.entry.ssh}: {reply['error']}")
@@ -110,14 +168,15 @@ class AgentSession:
 
     def close(self, timeout_s: float = 30.0) -> None:
         """End the session: the agent stops whatever is still running and exits."""
+        self.closed.set()
         try:
-            self.requests.close()
-            self.channel.shutdown_write()
-            self.channel.status_event.wait(timeout_s)
+            with signals_held():
+                if not self.lost:
+                    self.channel.shutdown_write()
+                    self.channel.status_event.wait(timeout_s)
+                self.channel.close()
         except (OSError, EOFError, paramiko.SSHException):
             pass  # a dropped connection ends the agent's session all the same
-        finally:
-            self.channel.close()
 
 
 @dataclass
@@ -153,24 +212,26 @@ class RemoteHost:
         self.entry, self.role = entry, role
         self.ssh: str | None = entry.ssh
         self.address = entry.listen_address
-        self.connection = connect(entry, role)
-        try:
-            self.session = AgentSession(self.connection, entry, role)
-        except BaseException:
-            self.connection.close()
-            raise
+        with signals_held():  # paramiko's threads inherit the held signals: only the main thread takes them
+            self.connection = connect(entry, role)
+            try:
+                self.session = AgentSession(self.connection, entry, role)
+            except BaseException:
+                self.connection.close()
+                raise
 
     def close(self) -> None:
         try:
             self.session.close()
         finally:
-            self.connection.close()
+            with signals_held():
+                self.connection.close()
 
     def values(self, recipe: Recipe) -> dict[str, str]:
         return dict(self.session.call("values", recipe=recipe.name))
 
     def missing(self, recipe: Recipe, subject: AnySubject) -> str | None:
-        found = self.session.call("missing", recipe=recipe.name, subject=subject.name)
+        found = self.session.call("missing", wait_s=120, recipe=recipe.name, subject=subject.name)
         return None if found is None else f"{found} (on the {self.role} host {self.ssh})"
 
     def which(self, program: str) -> str | None:
@@ -178,11 +239,11 @@ class RemoteHost:
         return None if found is None else str(found)
 
     def origins(self, recipe: Recipe, subject: AnySubject) -> tuple[Origin, ...]:
-        found = self.session.call("origins", recipe=recipe.name, subject=subject.name)
+        found = self.session.call("origins", wait_s=60, recipe=recipe.name, subject=subject.name)
         return tuple(Origin.from_json(each, f"the {self.role} host's agent") for each in found)
 
     def environment(self, packages: list[str], tools: dict[str, list[str]]) -> Environment:
-        found = self.session.call("environment", packages=packages, tools=tools)
+        found = self.session.call("environment", wait_s=120, packages=packages, tools=tools)
         return Environment.from_json(found, f"the {self.role} host's agent")
 
     @contextmanager
@@ -190,7 +251,7 @@ class RemoteHost:
         yield Path(self.session.call("workroot"))  # removed by the agent when its session ends
 
     def prepare(self, recipe: Recipe, subject: AnySubject, values: dict[str, str]) -> str:
-        return str(self.session.call("prepare", recipe=recipe.name, subject=subject.name, values=values))
+        return str(self.session.call("prepare", wait_s=300, recipe=recipe.name, subject=subject.name, values=values))
 
     def render(self, recipe: Recipe, subject: AnySubject, values: dict[str, str]) -> dict[str, str]:
         return dict(self.session.call("render", recipe=recipe.name, subject=subject.name, values=values))
@@ -218,7 +279,7 @@ class RemoteHost:
         try:
             yield RemoteServer(self.session, name, argv, port, pid, cwd)
         finally:
-            log = self.session.call("stop", pid=pid)
+            log = self.session.call("stop", wait_s=30, pid=pid)
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text(log)
 
@@ -234,7 +295,7 @@ class RemoteHost:
         return bool(self.session.call("accepts", address=address, port=port))
 
     def run_tool(self, argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
-        found = self.session.call("run_tool", argv=argv, cpu=cpu, timeout_s=timeout_s)
+        found = self.session.call("run_tool", wait_s=timeout_s + 30, argv=argv, cpu=cpu, timeout_s=timeout_s)
         return ToolRun(**found)
 
     def cpu_times(self, cpus: tuple[int, ...]) -> CpuTimes:

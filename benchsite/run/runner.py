@@ -372,8 +372,8 @@ def run_recipe(
             )
     for subject, _ in plan:
         _check_port_used(recipe, subject)
-        if not hosts.one_machine:
-            _check_placeable(recipe, subject)
+    if not hosts.one_machine:
+        check_placeable(recipe)
     run_id = new_run_id(profile.name)
     started_at = utc_now()
     tool_versions: dict[str, list[str]] = {tool: [tool_path(tool, settings), VERSION_FLAGS[tool]] for tool in tools}
@@ -453,8 +453,14 @@ def _check_port_used(recipe: Recipe, subject: AnySubject) -> None:
     )
 
 
+def check_placeable(recipe: Recipe) -> None:
+    """Whether the recipe can run with its roles on two hosts: no clients under test, and every server
+    listening on {host} (the address given for the server host)."""
+    for subject in recipe.subjects:
+        _check_placeable(recipe, subject)
+
+
 def _check_placeable(recipe: Recipe, subject: AnySubject) -> None:
-    """With the servers on another host, each must listen on {host} (the address given for that host)."""
     if isinstance(subject, Client):
         raise BenchError(
             f"{recipe.name} measures clients on the machine of their backend: run it without --hosts "

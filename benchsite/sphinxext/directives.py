@@ -436,12 +436,30 @@ class BenchEnvironment(BenchDirective):
             ["Other work on the measured CPUs", _other_work(run)],
             ["CPU pinning", _pinning(settings)],
             ["ab socket timeout / run time limit", f"{settings.socket_timeout_s} s / {settings.cell_timeout_s:g} s"],
+            ["Where the roles ran", where_roles_ran(run)],
         ]
+        machine = "" if run.topology is None else " (server host)"
         for key, (label, _) in Environment.LABELS.items():
-            rows.append([label, env.shown(key)])
+            rows.append([label + machine, env.shown(key)])
+        if run.topology is not None:
+            load_env = run.topology.load.environment
+            for key, (label, _) in Environment.LABELS.items():
+                if key not in ("git_commit", "load_average_at_start"):
+                    rows.append([label + " (load host)", load_env.shown(key)])
         for subject in run.subjects:
             rows.append([f"Server banner: {subject.label}", subject.server_software or "(none sent)"])
         return [table(("", "Value"), rows, classes=["bench-environment"])]
+
+
+def where_roles_ran(run: RunDocument) -> str:
+    """One machine, or which host ran the servers and which the load tool, and at what addresses."""
+    if run.topology is None:
+        return "one machine: servers on 127.0.0.1, the load tool beside them"
+    server, load = run.topology.server, run.topology.load
+    return (
+        f"two hosts: servers on {server.ssh or 'the harness machine'} listening on {server.address}; "
+        f"the load tool on {load.ssh or 'the harness machine'}, across the network to {server.address}"
+    )
 
 
 def _rounds(run: RunDocument) -> str:
@@ -489,7 +507,11 @@ class BenchCommands(BenchDirective):
 
     def render(self) -> list[nodes.Node]:
         run = self.load_run()
-        lines = ["# python is the project's .venv/bin/python; $WORKROOT the run's temporary folder", ""]
+        lines = ["# python is the project's .venv/bin/python; $WORKROOT the run's temporary folder"]
+        if run.topology is not None:
+            server, load = run.topology.server.ssh or "this machine", run.topology.load.ssh or "this machine"
+            lines.append(f"# servers ran on {server}, the load tool on {load}")
+        lines.append("")
         for subject in run.subjects:
             lines.append(f"# {subject.label} (started from recipes/{run.recipe}/)")
             lines.append(f"$ {shown_command(subject.argv)}")
@@ -627,7 +649,8 @@ class BenchHistory(BenchDirective):
                     run.run_id,
                     run.profile.name,
                     run.started_at,
-                    f"{run.environment.cpu_model}, {run.environment.cpu_count} CPUs, {run.environment.os}",
+                    f"{run.environment.cpu_model}, {run.environment.cpu_count} CPUs, {run.environment.os}"
+                    + ("" if run.topology is None else f"; {where_roles_ran(run)}"),
                     run.environment.shown("packages"),
                 ]
                 for run in runs

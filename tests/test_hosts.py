@@ -1,0 +1,194 @@
+"""Runs across hosts: servers in one network namespace, the load tool in another, driven over SSH.
+
+The lab (tests/netns.py) gives each namespace its own sshd and addresses; `invoke hosts-setup`
+syncs the project there and installs its venv (from wheels built here: the namespaces have no way
+out), then real recipes run with `--hosts` and are checked like single-machine runs: data stored,
+pages built, and nothing left running or bound in either namespace, however the run ends.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from netns import Lab, unavailable
+
+from benchsite.errors import BenchError
+from benchsite.model.hosts import parse_hosts
+from benchsite.results.store import list_runs, load_run
+from benchsite.tools import parse_report
+from conftest import INVOKE, REPO, run_invoke
+
+
+def test_hosts_are_given_as_roles_or_a_toml_file(tmp_path: Path) -> None:
+    hosts = parse_hosts("server=bench@srv.example:2222,load=me@gen.example")
+    assert hosts.server is not None and hosts.load is not None
+    assert (hosts.server.user, hosts.server.hostname, hosts.server.port) == ("bench", "srv.example", 2222)
+    assert hosts.server.listen_address == "srv.example" and hosts.load.dir == "benchsite"
+    path = tmp_path / "hosts.toml"
+    path.write_text('[hosts.server]\nssh = "root@a.example"\naddress = "192.0.2.7"\n')
+    from_file = parse_hosts(str(path))
+    assert from_file.server is not None and from_file.server.listen_address == "192.0.2.7" and from_file.load is None
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("srv=root@a", "is not ROLE=user@host"),
+        ("server=root@a,server=root@b", "the server role is given twice"),
+        ("server=root@a b", "is not an SSH target"),
+    ],
+)
+def test_a_malformed_hosts_option_is_refused(given: str, says: str) -> None:
+    with pytest.raises(BenchError, match=says):
+        parse_hosts(given)
+
+
+def test_servers_never_listen_on_every_address(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.toml"
+    path.write_text('[hosts.server]\nssh = "root@a.example"\naddress = "0.0.0.0"\n')
+    with pytest.raises(BenchError, match="servers listen on one address"):
+        parse_hosts(str(path))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """Two namespace hosts with the project set up by `invoke hosts-setup` (a real sync and install)."""
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    with Lab(tmp_path_factory.mktemp("lab")) as made:
+        result = run_invoke("hosts-setup", "--hosts", str(made.hosts_file()), "--offline", timeout=1200)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "requirements installed" in result.stderr  # the first host installs, the second finds it done
+        assert "requirements already installed" in result.stderr
+        yield made
+
+
+def assert_nothing_left(lab: Lab) -> None:
+    """No process but sshd and no listening socket but sshd's, in either namespace, once the agents are
+    through their stop sequence (a server that ignores TERM, e.g. one still starting, is killed after 15 s)."""
+    deadline = time.monotonic() + 30
+    while True:
+        left = lab.server.leftovers() + lab.load.leftovers() + lab.server.listening() + lab.load.listening()
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert left == []
+
+
+def test_a_quick_run_with_server_and_load_on_two_hosts_is_stored_and_shown(lab: Lab, tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    shutil.copytree(REPO / "data", data_dir)  # the site needs every recipe's runs
+    result = run_invoke(
+        "recipe", "cherrypy-speed", "--profile", "quick", "--hosts", str(lab.hosts_file()), "--data-dir", str(data_dir)
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_nothing_left(lab)
+    run = load_run(list_runs(data_dir / "cherrypy-speed", "quick")[-1])
+    assert run.topology is not None
+    assert (run.topology.server.address, run.topology.load.address) == (
+        lab.server.bench_address,
+        lab.load.bench_address,
+    )
+    assert run.topology.server.ssh == f"root@{lab.server.ssh_address}"
+    assert run.topology.load.environment.tools["ab"].startswith("This is ApacheBench")
+    for subject in run.subjects:
+        assert lab.server.bench_address in subject.argv  # the server listened on its host's address
+        assert subject.verification is not None and subject.verification.body == "OK"
+        for cell in subject.cells:
+            for rep in cell.repetitions:
+                assert rep.argv[-1].startswith(f"http://{lab.server.bench_address}:")
+                assert rep.result == parse_report(cell.tool, run.raw_text(rep))
+                assert rep.server_cpu_s > 0  # read on the server host
+        assert (run.path / "logs" / f"{subject.name}.log").is_file()  # collected back from the server host
+    stored = (run.path / "run.json").read_text()
+    assert str(lab.project) not in stored and "/tmp/" not in stored  # no path of either host
+    html = tmp_path / "html"
+    built = run_invoke("docs", "--output", str(html), "--data-dir", str(data_dir), "--profile", "quick")
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    page = (html / "recipes" / "cherrypy-speed.html").read_text()
+    assert f"listening on {lab.server.bench_address}" in page and "(load host)" in page
+
+
+def test_a_recipe_of_clients_is_refused_across_hosts(lab: Lab) -> None:
+    result = run_invoke("recipe", "http-clients", "--profile", "quick", "--hosts", str(lab.hosts_file()))
+    assert result.returncode == 1
+    assert "measures clients on the machine of their backend" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_unreachable_host_is_one_line_before_anything_starts(lab: Lab, tmp_path: Path) -> None:
+    closed_port = f"server=root@{lab.server.ssh_address}:2"  # the lab's own host, a port nobody listens on
+    result = run_invoke(
+        "recipe", "cherrypy-speed", "--profile", "quick", "--hosts", closed_port, "--data-dir", str(tmp_path)
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: cannot reach the server host root@{lab.server.ssh_address}:2 over SSH")
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_host_that_was_never_set_up_says_how_to_set_it_up(lab: Lab, tmp_path: Path) -> None:
+    hosts = lab.hosts_file(server_dir=tmp_path / "nothing-here")
+    result = run_invoke(
+        "recipe", "cherrypy-speed", "--profile", "quick", "--hosts", str(hosts), "--data-dir", str(tmp_path)
+    )
+    assert result.returncode == 1
+    assert "has no working project in" in result.stderr and "invoke hosts-setup" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def start_two_host_run(lab: Lab, data_dir: Path) -> subprocess.Popen[str]:
+    """A quick wsgi-servers run across the two hosts, returned once its servers listen on the server host."""
+    data = str(data_dir)
+    process = subprocess.Popen(
+        [*INVOKE, "recipe", "wsgi-servers", "--profile", "quick", "--hosts", str(lab.hosts_file()), "--data-dir", data],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "BENCHSITE_LINK_TIMEOUT_S": "5"},
+    )
+    deadline = time.monotonic() + 120
+    while len(lab.server.listening()) < 5:
+        assert process.poll() is None and time.monotonic() < deadline, "the servers did not start"
+        time.sleep(0.2)
+    return process
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_a_two_host_run_leaves_nothing_on_either_host(lab: Lab, tmp_path: Path, signum: int) -> None:
+    process = start_two_host_run(lab, tmp_path)
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr[-2000:]
+    assert "interrupted: every server this task started is stopped" in stderr
+    assert_nothing_left(lab)
+    assert list_runs(tmp_path / "wsgi-servers") == []
+
+
+def test_a_killed_harness_leaves_nothing_on_either_host(lab: Lab, tmp_path: Path) -> None:
+    process = start_two_host_run(lab, tmp_path)
+    process.kill()  # SIGKILL: the connections drop, and each host's agent stops what it started
+    process.communicate(timeout=60)
+    assert_nothing_left(lab)
+
+
+def test_a_link_gone_silent_stops_the_servers_and_the_run(lab: Lab, tmp_path: Path) -> None:
+    process = start_two_host_run(lab, tmp_path)
+    link = f"bsms0-{lab.tag}"  # the management link the harness reaches the server host by
+    subprocess.run(["ip", "link", "set", link, "down"], check=True)
+    try:
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 1
+        assert "lost the connection to the server host" in stderr.strip().splitlines()[-1]
+        assert_nothing_left(lab)  # the agent heard nothing for 5 s and stopped its servers
+    finally:
+        subprocess.run(["ip", "link", "set", link, "up"], check=True)
