@@ -19,7 +19,7 @@ import pytest
 from sphinx.testing.util import SphinxTestApp
 
 from benchsite.results.stats import summarize
-from benchsite.results.store import latest_run, load_run
+from benchsite.results.store import latest_run, list_runs, load_run
 from benchsite.sphinxext.tables import fmt_rps
 from conftest import REPO
 
@@ -215,3 +215,33 @@ def test_a_hostile_run_is_a_warning_and_publishes_no_file_outside_the_data(tmp_p
     )
     published = "".join(path.read_text(errors="replace") for path in built.outdir.rglob("*") if path.is_file())
     assert "root:x:0:0" not in published
+
+
+def latest_of(recipe_dir: Path, across_hosts: bool) -> Path:
+    """The newest committed full run made on one machine, or across two hosts."""
+    runs = [path for path in list_runs(recipe_dir, "full") if (load_run(path).topology is not None) == across_hosts]
+    assert runs, f"no committed full run of {recipe_dir.name} {'across two hosts' if across_hosts else 'here'}"
+    return runs[-1]
+
+
+def test_a_two_host_run_beside_a_one_machine_run_shows_both_medians_and_the_change(tmp_path: Path) -> None:
+    source = REPO / "data" / RECIPE
+    one, two = latest_of(source, across_hosts=False), latest_of(source, across_hosts=True)
+    for run in (one, two):
+        shutil.copytree(run, tmp_path / "data" / RECIPE / run.name)
+    built = build(tmp_path, f".. bench-topology:: {RECIPE}\n\n.. bench-environment:: {RECIPE}\n   :run: {two.name}\n")
+    assert not built.warnings
+    run_one, run_two = load_run(one), load_run(two)
+    assert run_two.topology is not None
+    for subject in run_two.subjects:
+        for cell in subject.cells:
+            assert fmt_rps(summarize(cell).rps_median) in built.text
+            assert fmt_rps(summarize(run_one.subject(subject.name).cell(cell.name)).rps_median) in built.text
+    assert f"listening on {run_two.topology.server.address}" in built.text
+    assert "significant" in built.text and "Kernel (load host)" in built.text
+
+
+def test_without_a_two_host_run_the_topology_table_says_how_to_make_one(tmp_path: Path, data_dir: Path) -> None:
+    built = build(tmp_path, f".. bench-topology:: {RECIPE}\n")
+    assert not built.warnings
+    assert f"No full run of {RECIPE} across two hosts yet" in built.text and "--hosts" in built.text

@@ -44,6 +44,7 @@ from benchsite.sphinxext.nodes import (
 )
 from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
+from benchsite.sphinxext.topology import BenchTopology
 
 DIRECTIVES = {
     "bench-results": BenchResults,
@@ -65,6 +66,7 @@ DIRECTIVES = {
     "bench-pairing": BenchPairing,
     "bench-details": BenchDetails,
     "bench-recipe": BenchRecipe,
+    "bench-topology": BenchTopology,
 }
 
 

@@ -1,0 +1,66 @@
+"""``.. bench-topology:: RECIPE``: the latest run on one machine beside the latest across two hosts."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+
+from benchsite.model.run import RunDocument
+from benchsite.results.compare import compare_runs, describe_change
+from benchsite.results.store import list_runs, load_run
+from benchsite.sphinxext.directives import BenchDirective, selected, where_roles_ran
+from benchsite.sphinxext.tables import fmt_rps, table
+
+
+class BenchTopology(BenchDirective):
+    """Each cell's median req/s on one machine and across two hosts, and the change with its interval."""
+
+    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "cells": directives.unchanged}
+
+    def render(self) -> list[nodes.Node]:
+        recipe_dir = self.data_dir() / self.recipe
+        self.note_runs(recipe_dir)
+        runs = [load_run(path) for path in list_runs(recipe_dir, self.config.bench_profile)]
+        one = _latest(runs, across_hosts=False)
+        two = _latest(runs, across_hosts=True)
+        if one is None or two is None:
+            missing = "across two hosts" if two is None else "on one machine"
+            return [
+                nodes.paragraph(
+                    text=f"No {self.config.bench_profile} run of {self.recipe} {missing} yet: "
+                    f"`.venv/bin/invoke recipe {self.recipe}"
+                    + (" --hosts ...`" if two is None else "`")
+                    + " makes one."
+                )
+            ]
+        self.note(one.run_file)
+        self.note(two.run_file)
+        cells = selected(self.options.get("cells"), two.cell_names, "cells", two.run_file)
+        rows = []
+        for change in compare_runs(one, two):
+            if change.cell not in cells:
+                continue
+            subject = two.subject(change.subject)
+            rows.append(
+                [
+                    subject.label if subject else change.subject,
+                    two.cell_label(change.cell),
+                    fmt_rps(change.median_a) if change.median_a is not None else "—",
+                    fmt_rps(change.median_b) if change.median_b is not None else "—",
+                    describe_change(change),
+                ]
+            )
+        caption = nodes.paragraph(
+            text=f"A = {one.run_id} on one machine; B = {two.run_id}, {where_roles_ran(two)}. Median req/s of "
+            "each; the change B ÷ A with its 95 % interval (Welch t on the logarithms: the runs are not paired)."
+        )
+        heads = ("Subject", "Cell", "One machine (A)", "Two hosts (B)", "Change B ÷ A [95 % interval]")
+        return [caption, table(heads, rows, classes=["bench-topology"])]
+
+
+def _latest(runs: list[RunDocument], across_hosts: bool) -> RunDocument | None:
+    """The newest run whose roles were (or were not) on two hosts."""
+    chosen = [run for run in runs if (run.topology is not None) == across_hosts]
+    return chosen[-1] if chosen else None
