@@ -118,6 +118,20 @@ class Lab:
         )
         return path
 
+    def server_only_hosts_file(self) -> Path:
+        """The server role alone in its namespace, reached over its management link; the load stays here."""
+        path = self.root / "server-only.toml"
+        path.write_text(
+            textwrap.dedent(f"""\
+            [hosts.server]
+            ssh = "root@{self.server.ssh_address}"
+            address = "{self.server.ssh_address}"
+            dir = "{self.project}"
+            identity = "{self.key}"
+            """)
+        )
+        return path
+
     def __enter__(self) -> Lab:
         try:
             self._links()

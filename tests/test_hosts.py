@@ -8,6 +8,7 @@ pages built, and nothing left running or bound in either namespace, however the 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -192,3 +193,41 @@ def test_a_link_gone_silent_stops_the_servers_and_the_run(lab: Lab, tmp_path: Pa
         assert_nothing_left(lab)  # the agent heard nothing for 5 s and stopped its servers
     finally:
         subprocess.run(["ip", "link", "set", link, "up"], check=True)
+
+
+def test_a_host_whose_copy_of_the_project_is_stale_is_refused(lab: Lab, tmp_path: Path) -> None:
+    record_path = lab.project / ".benchsite-sync.json"
+    original = record_path.read_text()
+    record = json.loads(original)
+    record["digest"] = "0" * 64  # as after a file changed here since the last hosts-setup
+    record_path.write_text(json.dumps(record))
+    try:
+        result = run_invoke(
+            "recipe",
+            "cherrypy-speed",
+            "--profile",
+            "quick",
+            "--hosts",
+            str(lab.hosts_file()),
+            "--data-dir",
+            str(tmp_path),
+        )
+    finally:
+        record_path.write_text(original)
+    assert result.returncode == 1
+    assert "has another copy of the project than this one" in result.stderr and "hosts-setup" in result.stderr
+    assert "Traceback" not in result.stderr and not any(tmp_path.iterdir())
+    assert_nothing_left(lab)
+
+
+def test_the_server_role_alone_on_a_host_with_the_load_here(lab: Lab, tmp_path: Path) -> None:
+    hosts = str(lab.server_only_hosts_file())
+    result = run_invoke("recipe", "cherrypy-speed", "--profile", "quick", "--hosts", hosts, "--data-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_nothing_left(lab)
+    run = load_run(list_runs(tmp_path / "cherrypy-speed", "quick")[-1])
+    assert run.topology is not None and run.topology.load.ssh is None
+    for subject in run.subjects:
+        for cell in subject.cells:
+            assert all(rep.argv[-1].startswith(f"http://{lab.server.ssh_address}:") for rep in cell.repetitions)
+            assert all(rep.result is not None and rep.server_cpu_s > 0 for rep in cell.repetitions)

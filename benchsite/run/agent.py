@@ -36,6 +36,7 @@ from benchsite.run.byo import search_path
 from benchsite.run.hosts import LocalHost
 from benchsite.run.processes import Server, telling_lines
 from benchsite.run.signals import signals_as_interrupt
+from benchsite.run.sync import sync_record
 
 LOG_TAIL_BYTES = 64 * 1024
 HEARTBEAT = "heartbeat"  # a request the controller sends while it waits on the other host; not answered
@@ -63,6 +64,9 @@ class Agent:
             if each.name == subject:
                 return loaded, each
         raise BenchError(f"recipe {recipe} on this host has no subject {subject!r}: run `invoke hosts-setup` again")
+
+    def synced(self) -> dict[str, Any] | None:
+        return sync_record(self.repo)
 
     def values(self, recipe: str) -> dict[str, str]:
         return self.host.values(self.recipe(recipe))
@@ -93,10 +97,11 @@ class Agent:
     def which(self, program: str) -> str | None:
         return self.host.which(program)
 
-    def start(self, name: str, argv: list[str], port: int, cpu: int | None, cwd: str) -> int:
+    def start(self, name: str, argv: list[str], port: int, cpu: int | None, cwd: str, tmpdir: str | None) -> int:
         own = ExitStack()
         log_path = self.logs / f"{name}-{port}.log"
-        server = own.enter_context(self.host.start(name, argv, port, cpu, log_path, Path(cwd), None))
+        folder = None if tmpdir is None else Path(tmpdir)
+        server = own.enter_context(self.host.start(name, argv, port, cpu, log_path, Path(cwd), None, folder))
         self.servers[server.pid] = (server, own, log_path)
         self.stack.push(own)  # stopped at the session's end unless stopped before
         return server.pid

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import platform
 import subprocess
@@ -17,6 +16,7 @@ from typing import TypeVar
 import psutil
 
 from benchsite.model.run import Environment
+from benchsite.run.sync import sync_record
 
 T = TypeVar("T")
 
@@ -35,14 +35,10 @@ def _os_name() -> str:
     return platform.system()
 
 
-SYNC_RECORD = ".benchsite-sync.json"  # written by `invoke hosts-setup` into a host's copy of the project
-
-
 def git_commit(repo: Path) -> str:
     """The commit of the harness (and whether it had changes); on a synced host, the commit it came from."""
-    synced = repo / SYNC_RECORD
-    if not (repo / ".git").exists() and synced.is_file():
-        record = json.loads(synced.read_text())
+    record = sync_record(repo)
+    if record is not None:
         return f"{record['commit']} (synced by invoke hosts-setup at {record['synced_at']})"
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True

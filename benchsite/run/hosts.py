@@ -70,6 +70,7 @@ class Host(Protocol):
         log_path: Path,
         cwd: Path,
         on_start: Callable[[Server], None] | None,
+        tmpdir: Path | None = None,
     ) -> AbstractContextManager[Server]: ...
 
     def http_get(self, address: str, port: int, path: str) -> HttpReply: ...
@@ -136,8 +137,9 @@ class LocalHost:
         log_path: Path,
         cwd: Path,
         on_start: Callable[[Server], None] | None,
+        tmpdir: Path | None = None,
     ) -> AbstractContextManager[Server]:
-        return running_server(name, argv, port, cpu, log_path, cwd, on_start, self.address)
+        return running_server(name, argv, port, cpu, log_path, cwd, on_start, self.address, tmpdir)
 
     def http_get(self, address: str, port: int, path: str) -> HttpReply:
         return http_get(port, path, address=address)

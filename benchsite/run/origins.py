@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from benchsite.model.byo import ByoBuild
@@ -31,14 +33,21 @@ def _program_version(path: Path) -> str:
             ["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True
         ).stdout.strip()
         return f"Debian package {package} {version}"
-    for flag in ("--version", "-V", "-v"):
-        try:
-            result = subprocess.run([str(path), flag], capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        lines = (result.stdout or result.stderr).strip().splitlines()
-        if lines and re.search(r"\d+\.\d+", lines[0]):  # some print it and exit 1 (cherokee --version)
-            return lines[0][:200]
+    with tempfile.TemporaryDirectory(prefix="benchsite-version-") as scratch:  # what it makes there goes too
+        for flag in ("--version", "-V", "-v"):
+            try:
+                result = subprocess.run(
+                    [str(path), flag],
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                    env={**os.environ, "TMPDIR": scratch},  # Cherokee makes a temporary folder at every start
+                )
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            lines = (result.stdout or result.stderr).strip().splitlines()
+            if lines and re.search(r"\d+\.\d+", lines[0]):  # some print it and exit 1 (cherokee --version)
+                return lines[0][:200]
     return "unknown (no package owns it and it prints no version)"
 
 

@@ -144,14 +144,19 @@ class ServerProcess:
         return total
 
 
-def start_server(name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path) -> ServerProcess:
-    """Start a server in a new process group, pinned, with its output in a log file."""
+def start_server(
+    name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path, tmpdir: Path | None = None
+) -> ServerProcess:
+    """Start a server in a new process group, pinned, with its output in a log file; with `tmpdir`, its
+    temporary files go there (TMPDIR), so nothing of it outlives the run's folder (Cherokee makes one)."""
+    env = None if tmpdir is None else {**os.environ, "TMPDIR": str(tmpdir)}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
         try:
             popen = subprocess.Popen(
                 argv,
                 cwd=cwd,
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -200,6 +205,7 @@ def running_server(
     cwd: Path,
     on_start: Callable[[ServerProcess], None] | None = None,
     address: str = LOOPBACK,
+    tmpdir: Path | None = None,
 ) -> Iterator[ServerProcess]:
     """Start a server and stop it on every way out, leaving its port free.
 
@@ -214,7 +220,7 @@ def running_server(
     port_freed = True
     try:
         with signals_held():  # an interrupt now is delivered once the server is ours to stop
-            server = start_server(name, argv, port, cpu, log_path, cwd)
+            server = start_server(name, argv, port, cpu, log_path, cwd, tmpdir)
             if on_start is not None:
                 on_start(server)
             signal_for_test("server-started")

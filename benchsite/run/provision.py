@@ -23,25 +23,13 @@ from fabric import Connection
 
 from benchsite.errors import BenchError
 from benchsite.model.hosts import HostEntry
-from benchsite.run.environment import SYNC_RECORD, git_commit, utc_now
+from benchsite.run.environment import git_commit, utc_now
 from benchsite.run.remote import connect
+from benchsite.run.sync import SYNC_RECORD, project_digest, project_files
 
-NOT_SYNCED = ("data/", "docs/", "tests/", ".github/", ".ci/")
 REQUIREMENTS = ("requirements.txt", "conf/requirements-nodeps.txt")
 INSTALLED_STAMP = ".venv/.benchsite-requirements"
 WHEELHOUSE = "build/wheelhouse"
-
-
-def project_files(repo: Path) -> list[str]:
-    """The files a host needs: tracked or trackable by git, present, outside the folders it never reads."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=repo,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    names = sorted({name for name in listed.split("\0") if name})
-    return [name for name in names if not name.startswith(NOT_SYNCED) and (repo / name).is_file()]
 
 
 def _remote(connection: Connection, command: str, what: str, entry: HostEntry) -> str:
@@ -59,7 +47,12 @@ def _remote(connection: Connection, command: str, what: str, entry: HostEntry) -
 def sync(connection: Connection, entry: HostEntry, repo: Path) -> int:
     """Copy the project's files into the host's project folder; returns how many."""
     files = project_files(repo)
-    record = {"commit": git_commit(repo), "synced_at": utc_now(), "files": len(files)}
+    record = {
+        "commit": git_commit(repo),
+        "synced_at": utc_now(),
+        "files": len(files),
+        "digest": project_digest(repo, files),
+    }
     with tempfile.TemporaryDirectory(prefix="benchsite-sync-") as scratch:
         archive = Path(scratch) / "project.tar.gz"
         (Path(scratch) / SYNC_RECORD).write_text(json.dumps(record, indent=1) + "\n")

@@ -32,6 +32,7 @@ from benchsite.run.hosts import Host, LocalHost, Placement, on_this_machine
 from benchsite.run.machine import CpuTimes
 from benchsite.run.processes import HttpReply, Server, ToolRun
 from benchsite.run.signals import signals_held
+from benchsite.run.sync import project_digest, project_files
 
 CONNECT_TIMEOUT_S = 10
 KEEPALIVE_INTERVAL_S = 15
@@ -227,6 +228,15 @@ class RemoteHost:
             with signals_held():
                 self.connection.close()
 
+    def check_current(self, digest: str) -> None:
+        """Refuse a host whose copy of the project differs from this one: its servers would run other code."""
+        record = self.session.call("synced")
+        if record is None or record.get("digest") != digest:
+            raise BenchError(
+                f"the {self.role} host {self.ssh} has another copy of the project than this one in {self.entry.dir} "
+                "(a file changed here since it was synced): run `.venv/bin/invoke hosts-setup --hosts ...` again"
+            )
+
     def values(self, recipe: Recipe) -> dict[str, str]:
         return dict(self.session.call("values", recipe=recipe.name))
 
@@ -268,14 +278,16 @@ class RemoteHost:
         log_path: Path,
         cwd: Path,
         on_start: Callable[[Server], None] | None,
+        tmpdir: Path | None = None,
     ) -> AbstractContextManager[Server]:
-        return self._running(name, argv, port, cpu, log_path, cwd)
+        return self._running(name, argv, port, cpu, log_path, cwd, tmpdir)
 
     @contextmanager
     def _running(
-        self, name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path
+        self, name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path, tmpdir: Path | None
     ) -> Iterator[Server]:
-        pid = int(self.session.call("start", name=name, argv=argv, port=port, cpu=cpu, cwd=str(cwd)))
+        folder = None if tmpdir is None else str(tmpdir)
+        pid = int(self.session.call("start", name=name, argv=argv, port=port, cpu=cpu, cwd=str(cwd), tmpdir=folder))
         try:
             yield RemoteServer(self.session, name, argv, port, pid, cwd)
         finally:
@@ -317,11 +329,13 @@ def placed(hosts: Hosts, repo: Path) -> Iterator[Placement]:
     if not hosts.remote:
         yield on_this_machine(repo)
         return
+    digest = project_digest(repo, project_files(repo))
     with ExitStack() as stack:
         opened: dict[str, Host] = {}
         for role, entry in hosts.roles().items():
             remote = RemoteHost(entry, role)
             stack.callback(remote.close)
+            remote.check_current(digest)
             opened[role] = remote
         local = LocalHost(repo)
         yield Placement(opened.get("server", local), opened.get("load", local))

@@ -321,6 +321,7 @@ def _start_one(
                     run_dir / "logs" / f"{subject.name}.log",
                     Path(values["recipe_dir"]),
                     on_start,
+                    tmpdir=Path(values["workdir"]),
                 )
             )
         if isinstance(subject, Backend) and subject.probe == "tcp":
