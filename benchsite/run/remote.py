@@ -36,15 +36,13 @@ from benchsite.run.sync import project_digest, project_files
 
 CONNECT_TIMEOUT_S = 10
 KEEPALIVE_INTERVAL_S = 15
+SETUP_HINT = "run `.venv/bin/invoke hosts-setup --hosts ...` for it first"
 
 
 def link_timeout_s() -> float:
     """How long a silent link may last before either side counts it as lost (the agent then stops its
     servers; the harness says the connection was lost). BENCHSITE_LINK_TIMEOUT_S changes it (tests)."""
     return float(os.environ.get("BENCHSITE_LINK_TIMEOUT_S", "60"))
-
-
-SETUP_HINT = "run `.venv/bin/invoke hosts-setup --hosts ...` for it first"
 
 
 def connect(entry: HostEntry, role: str) -> Connection:
@@ -202,8 +200,10 @@ class RemoteServer:
         return str(self.session.call("telling", pid=self.pid))
 
     def by_hand(self) -> str:
+        entry = self.session.entry
         command = f"cd {shlex.quote(str(self.cwd))} && {shlex.join(self.argv)}"
-        return f"ssh {self.session.entry.ssh} {shlex.quote(command)}"
+        target = f"{entry.user}@{entry.hostname}" if entry.user else entry.hostname
+        return f"ssh {f'-p {entry.port} ' if entry.port else ''}{target} {shlex.quote(command)}"
 
 
 class RemoteHost:
