@@ -100,6 +100,7 @@ def test_a_quick_run_with_server_and_load_on_two_hosts_is_stored_and_shown(lab: 
     )
     assert run.topology.server.ssh == f"root@{lab.server.ssh_address}"
     assert run.topology.load.environment.tools["ab"].startswith("This is ApacheBench")
+    assert (run.settings.server_cpu, run.settings.tool_cpu) == (0, 1)  # each host has the CPU it is pinned to
     for subject in run.subjects:
         assert lab.server.bench_address in subject.argv  # the server listened on its host's address
         assert subject.verification is not None and subject.verification.body == "OK"

@@ -97,6 +97,9 @@ class Agent:
     def which(self, program: str) -> str | None:
         return self.host.which(program)
 
+    def cpus(self) -> list[int]:
+        return self.host.cpus()
+
     def start(self, name: str, argv: list[str], port: int, cpu: int | None, cwd: str, tmpdir: str | None) -> int:
         own = ExitStack()
         log_path = self.logs / f"{name}-{port}.log"

@@ -9,6 +9,7 @@ same operations run inside the project's agent (`benchsite.run.agent`).
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -48,6 +49,8 @@ class Host(Protocol):
     def missing(self, recipe: Recipe, subject: AnySubject) -> str | None: ...
 
     def which(self, program: str) -> str | None: ...
+
+    def cpus(self) -> list[int]: ...
 
     def origins(self, recipe: Recipe, subject: AnySubject) -> tuple[Origin, ...]: ...
 
@@ -101,6 +104,10 @@ class LocalHost:
 
     def which(self, program: str) -> str | None:
         return shutil.which(program)
+
+    def cpus(self) -> list[int]:
+        """The CPUs this process may run on (and so pin its children to)."""
+        return sorted(os.sched_getaffinity(0))
 
     def origins(self, recipe: Recipe, subject: AnySubject) -> tuple[Origin, ...]:
         return subject_origins(subject, self.values(recipe), self.repo)

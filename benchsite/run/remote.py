@@ -248,6 +248,9 @@ class RemoteHost:
         found = self.session.call("which", program=program)
         return None if found is None else str(found)
 
+    def cpus(self) -> list[int]:
+        return [int(cpu) for cpu in self.session.call("cpus")]
+
     def origins(self, recipe: Recipe, subject: AnySubject) -> tuple[Origin, ...]:
         found = self.session.call("origins", wait_s=60, recipe=recipe.name, subject=subject.name)
         return tuple(Origin.from_json(each, f"the {self.role} host's agent") for each in found)

@@ -88,13 +88,18 @@ class SilentReporter:
         pass
 
 
-def effective_settings(settings: Settings) -> Settings:
-    """Drop CPU pinning where the machine has fewer than two CPUs to pin to."""
-    cpus = os.sched_getaffinity(0)
-    wanted = {settings.server_cpu, settings.tool_cpu} - {None}
-    if len(cpus) < 2 or not wanted <= cpus:
-        return settings.model_copy(update={"server_cpu": None, "tool_cpu": None})
-    return settings
+def effective_settings(settings: Settings, hosts: Placement | None = None) -> Settings:
+    """Drop CPU pinning where it cannot be had: on one machine, fewer than two CPUs to pin to; across
+    two hosts, a server CPU the server host lacks or a tool CPU the load host lacks."""
+    if hosts is None or hosts.one_machine:
+        cpus = set(os.sched_getaffinity(0) if hosts is None else hosts.server.cpus())
+        wanted = {settings.server_cpu, settings.tool_cpu} - {None}
+        pinnable = len(cpus) >= 2 and wanted <= cpus
+    else:
+        pinnable = (settings.server_cpu is None or settings.server_cpu in hosts.server.cpus()) and (
+            settings.tool_cpu is None or settings.tool_cpu in hosts.load.cpus()
+        )
+    return settings if pinnable else settings.model_copy(update={"server_cpu": None, "tool_cpu": None})
 
 
 def verify_reply(subject: HttpSubject, reply: HttpReply) -> None:
@@ -361,7 +366,7 @@ def run_recipe(
     hosts = hosts or on_this_machine(repo_dir)
     run_started = time.monotonic()
     profile = recipe.profile(profile_name)
-    settings = effective_settings(recipe.settings)
+    settings = effective_settings(recipe.settings, hosts)
     plan = recipe.plan(profile)
     tools = sorted({load.tool for _, loads in plan for load in loads} & set(EXTERNAL_TOOLS))
     for tool in tools:
