@@ -66,16 +66,16 @@ def recipe(
     c: Context, name: str, profile: str = "full", data_dir: str = "", clean: bool = False, hosts: str = ""
 ) -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
+    from benchsite.harness.leftovers import clean as clean_leftover
+    from benchsite.harness.leftovers import find_leftovers
+    from benchsite.harness.progress import RichReporter
+    from benchsite.harness.remote import placed
+    from benchsite.harness.runner import check_placeable, run_recipe
+    from benchsite.harness.signals import signals_as_interrupt
     from benchsite.model.hosts import parse_hosts
-    from benchsite.model.published import published_claims
     from benchsite.model.recipe import available_recipes, load_recipe
+    from benchsite.results.published import published_claims
     from benchsite.results.store import list_runs
-    from benchsite.run.leftovers import clean as clean_leftover
-    from benchsite.run.leftovers import find_leftovers
-    from benchsite.run.progress import RichReporter
-    from benchsite.run.remote import placed
-    from benchsite.run.runner import check_placeable, run_recipe
-    from benchsite.run.signals import signals_as_interrupt
 
     placement = parse_hosts(hosts)
     recipes_dir, conf_dir = _path(c, "recipes_dir"), _path(c, "conf_dir")
@@ -239,8 +239,8 @@ def overhead(
     requests: int = 1000,
 ) -> None:
     """Benchmark the harness: its req/s against bare `ab` of the same argv, interleaved."""
+    from benchsite.harness.overhead import compare_with_bare_ab
     from benchsite.model.recipe import load_recipe
-    from benchsite.run.overhead import compare_with_bare_ab
 
     if rounds < 1 or requests < 1:
         raise BenchError("--rounds and --requests must be at least 1")
@@ -278,7 +278,7 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
     from rich.table import Table
 
     from benchsite.results.compare import compare_runs, describe_change
-    from benchsite.results.store import load_run
+    from benchsite.results.store import load_view
 
     runs = []
     for given in (run_a, run_b):
@@ -287,14 +287,14 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
             raise BenchError(
                 f"no run {given!r}: give a run directory or RECIPE/RUN-ID (see `.venv/bin/invoke recipes`)"
             )
-        runs.append(load_run(path))
-    a, b = runs
+        runs.append(load_view(path))
+    a, b = (view.run for view in runs)
     if a.recipe != b.recipe:
         raise BenchError(f"{a.run_id} is a run of {a.recipe}, {b.run_id} of {b.recipe}: compare runs of one recipe")
     table = Table(title=f"{a.title}: B ÷ A, req/s (A = {a.run_id}, B = {b.run_id})")
     for header in ("Subject", "Cell", "A median", "B median", "Change [95 % interval]"):
         table.add_column(header)
-    for change in compare_runs(a, b):
+    for change in compare_runs(*runs):
         table.add_row(
             change.subject, change.cell, _number(change.median_a), _number(change.median_b), describe_change(change)
         )
@@ -317,7 +317,7 @@ def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0) -
     """Benchmark the clean-up: signals at random moments of real quick runs, then count what they left."""
     from collections import Counter
 
-    from benchsite.run.faults import inject
+    from benchsite.harness.faults import inject
 
     trials = inject(runs, seed, max_delay, ROOT)
     for each in trials:
@@ -343,8 +343,8 @@ def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0) -
 @reported
 def byo(c: Context, name: str, source: str = "") -> None:
     """Build a system no package registry offers (with the project's patches); the recipes then run it."""
-    from benchsite.run.byo import Builder
-    from benchsite.run.signals import signals_as_interrupt
+    from benchsite.harness.byo import Builder
+    from benchsite.harness.signals import signals_as_interrupt
 
     folder = Path(source).expanduser().resolve() if source else None
     if folder is not None and not folder.is_dir():
@@ -366,9 +366,9 @@ def byo(c: Context, name: str, source: str = "") -> None:
 @reported
 def hosts_setup(c: Context, hosts: str, offline: bool = False) -> None:
     """Set up hosts for `invoke recipe --hosts`: sync the project, install packages and the venv there."""
+    from benchsite.harness.provision import set_up
+    from benchsite.harness.signals import signals_as_interrupt
     from benchsite.model.hosts import parse_hosts
-    from benchsite.run.provision import set_up
-    from benchsite.run.signals import signals_as_interrupt
 
     placement = parse_hosts(hosts)
     if not placement.remote:

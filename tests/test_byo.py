@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
+from benchsite.harness.byo import Builder, module_origin, portable_path, read_builds, search_path
 from benchsite.model.byo import BUILD_RECORD, ByoBuild, load_byo_conf
-from benchsite.run.byo import Builder, module_origin, portable_path, read_builds, search_path
 from conftest import REPO, run_invoke
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import graphlib
 import subprocess
 import sys
 from pathlib import Path
@@ -12,13 +13,15 @@ import pytest
 from conftest import REPO
 
 PACKAGE = REPO / "benchsite"
-# Each layer may import only these layers of the package (and itself).
+# Each layer may import only the layers beneath it (and itself): records, tools, model, results, then
+# the Sphinx extension and the harness side by side. No exceptions.
 ALLOWED = {
-    "tools": {"errors", "model.base", "tools"},
-    "model": {"errors", "model", "tools"},
-    "results": {"errors", "model", "tools", "results"},
-    "sphinxext": {"errors", "model", "tools", "results", "sphinxext"},
-    "run": {"errors", "model", "tools", "results", "run"},
+    "records": {"errors", "records"},
+    "tools": {"errors", "records", "tools"},
+    "model": {"errors", "records", "tools", "model"},
+    "results": {"errors", "records", "tools", "model", "results"},
+    "sphinxext": {"errors", "records", "tools", "model", "results", "sphinxext"},
+    "harness": {"errors", "records", "tools", "model", "results", "harness"},
 }
 
 
@@ -52,13 +55,45 @@ def package_imports(path: Path) -> set[str]:
     return {name.removeprefix("benchsite.") for name in names if name.startswith("benchsite.")}
 
 
+def layer_files(layer: str) -> list[Path]:
+    single = PACKAGE / f"{layer}.py"
+    return [single] if single.is_file() else sorted((PACKAGE / layer).rglob("*.py"))
+
+
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
-    for path in sorted((PACKAGE / layer).rglob("*.py")):
+    for path in layer_files(layer):
         for name in package_imports(path):
             assert any(name == allowed or name.startswith(allowed + ".") for allowed in ALLOWED[layer]), (
                 f"{path.relative_to(REPO)} imports benchsite.{name}"
             )
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import cycle between the package's modules, counting imports inside functions too."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        wanted = set()
+        for imported in package_imports(path):
+            # "from benchsite.tools import ab" names a module; "from benchsite.tools.ab import X" its parent
+            wanted.add(imported if imported in modules else imported.rsplit(".", 1)[0])
+        graph[name] = {m for m in wanted if m in modules and m != name and not name.startswith(m + ".")}
+    sorter = graphlib.TopologicalSorter(graph)
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as error:
+        pytest.fail(f"import cycle: {' -> '.join(error.args[1])}")
+
+
+def test_no_module_in_the_package_is_over_400_lines() -> None:
+    long = {module_name(p): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
+    assert long == {}
 
 
 def test_the_sphinx_extension_loads_without_the_runner_or_psutil() -> None:
@@ -66,7 +101,7 @@ def test_the_sphinx_extension_loads_without_the_runner_or_psutil() -> None:
         "import sys\n"
         "class Refuse:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'psutil' or name.startswith('benchsite.run'):\n"
+        "        if name == 'psutil' or name.startswith('benchsite.harness'):\n"
         "            raise ImportError('the site must not import ' + name)\n"
         "sys.meta_path.insert(0, Refuse())\n"
         "import benchsite.sphinxext\n"
@@ -74,4 +109,4 @@ def test_the_sphinx_extension_loads_without_the_runner_or_psutil() -> None:
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "benchsite.sphinxext.directives" in result.stdout and "benchsite.run" not in result.stdout
+    assert "benchsite.sphinxext.results" in result.stdout and "benchsite.harness" not in result.stdout

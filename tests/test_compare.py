@@ -5,6 +5,7 @@ from __future__ import annotations
 from benchsite.model.run import RunDocument
 from benchsite.results.compare import compare_runs, describe_change
 from benchsite.results.store import list_runs, load_run
+from benchsite.results.view import RunView
 from conftest import REPO, run_invoke
 
 RUN = list_runs(REPO / "data" / "cherrypy-speed")[-1]
@@ -33,7 +34,7 @@ def scaled(run: RunDocument, factor: float) -> RunDocument:
 
 def test_a_run_against_itself_changes_nothing_significantly() -> None:
     run = load_run(RUN)
-    changes = compare_runs(run, run)
+    changes = compare_runs(RunView(run), RunView(run))
     assert len(changes) == sum(len(s.cells) for s in run.subjects)
     for change in changes:
         assert change.change is not None and abs(change.change.value - 1) < 1e-9
@@ -42,7 +43,7 @@ def test_a_run_against_itself_changes_nothing_significantly() -> None:
 
 def test_a_run_half_again_as_fast_is_a_significant_change_of_50_percent() -> None:
     run = load_run(RUN)
-    for change in compare_runs(run, scaled(run, 1.5)):
+    for change in compare_runs(RunView(run), RunView(scaled(run, 1.5))):
         assert change.change is not None and abs(change.change.value - 1.5) < 1e-9
         assert change.significant and describe_change(change).startswith("+50.0 % [")
 

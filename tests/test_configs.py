@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchsite.harness.subjects import render_templates
 from benchsite.model.recipe import load_recipe
-from benchsite.run.subjects import render_templates
 from conftest import REPO
 
 VALUES = {

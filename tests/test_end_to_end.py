@@ -15,13 +15,13 @@ from pathlib import Path
 import psutil
 import pytest
 
+from benchsite.harness.byo import search_path
+from benchsite.harness.processes import port_is_free
 from benchsite.model.published import load_published
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import STATUSES, verdicts
 from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run
-from benchsite.run.byo import search_path
-from benchsite.run.processes import port_is_free
 from benchsite.sphinxext.directives import fmt_median_interval
 from benchsite.sphinxext.tables import fmt_rps, fmt_us
 from benchsite.tools import parse_report

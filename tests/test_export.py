@@ -6,23 +6,25 @@ import csv
 import io
 
 from benchsite.results.export import COLUMNS, results_csv
-from benchsite.results.figures import figure
-from benchsite.results.store import latest_run, load_run
+from benchsite.results.metrics import METRICS
+from benchsite.results.store import latest_run, load_view
 from conftest import REPO
 
 
 def test_the_csv_has_one_row_per_cell_with_the_tables_figures() -> None:
-    run = load_run(latest_run(REPO / "data" / "wsgi-servers", "full"))
-    rows = list(csv.DictReader(io.StringIO(results_csv(run))))
+    view = load_view(latest_run(REPO / "data" / "wsgi-servers", "full"))
+    run = view.run
+    rows = list(csv.DictReader(io.StringIO(results_csv(view))))
     assert tuple(rows[0]) == COLUMNS
     cells = [(s.name, c.name) for s in run.subjects for c in s.cells]
     assert [(row["subject"], row["cell"]) for row in rows] == cells
     for row in rows:
-        found = figure(run, row["subject"], row["cell"])
+        found = view.figure(row["subject"], row["cell"])
         summary = found.summary
-        assert float(row["rps_median"]) == float(f"{summary.rps_median:.6g}")
-        assert float(row["rps_interval_low"]) == float(f"{summary.rps_interval.low:.6g}")
-        assert float(row["rps_interval_high"]) == float(f"{summary.rps_interval.high:.6g}")
+        assert float(row["rps_median"]) == float(f"{summary.median():.6g}")
+        assert float(row["rps_interval_low"]) == float(f"{summary.interval().low:.6g}")
+        assert float(row["rps_interval_high"]) == float(f"{summary.interval().high:.6g}")
+        assert float(row["server-cpu"]) == float(f"{summary.median(METRICS['server-cpu']):.6g}")
         assert int(row["repetitions_ok"]) == summary.repetitions_ok
         assert row["status"] == found.status
         assert row["tool"] in ("ab", "wrk")

@@ -11,8 +11,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from benchsite.harness.signals import TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX, list_runs
-from benchsite.run.signals import TEST_SIGNAL
 from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, run_invoke, toy_subject
 
 SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]

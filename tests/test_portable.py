@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from benchsite.model.portable import inferred_placeholders, make_portable, placeholders_of, shown_command
-from benchsite.model.run import RunDocument
+from benchsite.model.upgrade import read_run
 from conftest import FIXTURES, REPO
 
 MACHINE_PATH = re.compile(r'"/(work|root|home|tmp)/')
@@ -19,7 +19,7 @@ def test_the_paths_of_a_first_run_are_inferred_and_replaced() -> None:
     assert MACHINE_PATH.search(text)
     portable = make_portable(text, inferred_placeholders(text))
     assert not MACHINE_PATH.search(portable) and "/tmp/benchsite-" not in portable
-    document = RunDocument.read(json.loads(portable), Path("v1"))
+    document = read_run(json.loads(portable), Path("v1"))
     client = document.subject("pycurl-reuse-discard")
     assert client is not None and client.argv[:2] == ("{python}", "{recipe_dir}/client_bench.py")
     rep = client.cells[0].repetitions[0]

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.model.published import load_published, parse_claim
 from benchsite.model.recipe import available_recipes, fill_placeholders, load_recipe
-from benchsite.model.run import Repetition, WrkCell
-from benchsite.results.claims import published_value
+from benchsite.results.metrics import METRICS
+from benchsite.results.published import load_published, parse_claim
 from benchsite.results.stats import coefficient_of_variation_percent, summarize
-from benchsite.tools.wrk import parse_wrk_output
+from benchsite.tools.base import Repetition
+from benchsite.tools.wrk import WrkCell, parse_wrk_output
 from conftest import FIXTURES, REPO
 
 PUBLISHED = REPO / "data" / "cherrypy-speed" / "published.toml"
@@ -21,7 +21,7 @@ PUBLISHED = REPO / "data" / "cherrypy-speed" / "published.toml"
 def test_the_cherrypy_recipe_has_two_subjects_and_the_same_four_cells() -> None:
     recipe = load_recipe("cherrypy-speed", REPO / "recipes", REPO / "conf")
     assert [s.name for s in recipe.subjects] == ["framework", "raw-wsgi"]
-    assert [c.name for c in recipe.loads] == ["c1", "c1-k", "c10", "c10-k"]
+    assert [c.name for c in recipe.cells] == ["c1", "c1-k", "c10", "c10-k"]
     assert recipe.profile("full").repetitions == 5 and recipe.profile("full").requests == 1000
 
 
@@ -59,7 +59,7 @@ def test_coefficient_of_variation_is_sample_stdev_over_mean() -> None:
 
 def test_the_published_figures_give_the_original_values_of_every_claim() -> None:
     published = load_published(PUBLISHED)
-    shown = [published_value(claim, published) for claim in published.claims]
+    shown = [claim.published_value(published) for claim in published.claims]
     assert shown == ["2.319", "2.148", "3.858", "0.910", "0.843", "not honoured"]
 
 
@@ -77,7 +77,7 @@ def test_a_wrk_cell_says_nothing_about_keepalive() -> None:
         timed_out=False,
         raw_output="raw.txt",
         wall_s=2.0,
-        tool_cpu_s=0.1,
+        load_cpu_s=0.1,
         server_cpu_s=0.5,
         backend_cpu_s={},
         result=result,
@@ -86,8 +86,8 @@ def test_a_wrk_cell_says_nothing_about_keepalive() -> None:
         steal_s=None,
         other_busy_s=None,
     )
-    cell = WrkCell(name="wrk-c10", label="wrk -c 10", connections=10, duration_s=2, repetitions=(rep,))
+    cell = WrkCell(name="wrk-c10", label="wrk -c 10", connections=10, duration_s=2).run_record(0, [rep])
     summary = summarize(cell)
     assert summary.keepalive_honoured is None
-    assert summary.rps_median == 1770.08
-    assert summary.server_cpu_us_per_request_median == 0.5 * 1e6 / 3561
+    assert summary.median() == 1770.08
+    assert summary.median(METRICS["server-cpu"]) == 0.5 * 1e6 / 3561

@@ -8,15 +8,22 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from benchsite.model.published import load_published, parse_claim
 from benchsite.model.run import RUN_FILE, RunDocument
-from benchsite.results.claims import COULD_NOT_RUN, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, decide
+from benchsite.results.claims import State, Verdict
+from benchsite.results.claims import decide as decide_on_view
 from benchsite.results.intervals import median_interval, paired_rounds, ratio_interval, unpaired_ratio_interval
+from benchsite.results.published import load_published, parse_claim
 from benchsite.results.store import list_runs, load_run, shown_run
+from benchsite.results.view import RunView
 from conftest import REPO
 
 COMMITTED = list_runs(REPO / "data" / "cherrypy-speed")[-1]
 PUBLISHED = load_published(REPO / "data" / "cherrypy-speed" / "published.toml")
+HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, COULD_NOT_RUN = State
+
+
+def decide(claim, run: RunDocument, published) -> Verdict:  # noqa: ANN001 - the claims of these tests
+    return decide_on_view(claim, RunView(run), published)
 
 
 def test_the_median_of_ten_values_has_the_order_statistic_interval_of_ranks_2_and_9() -> None:

@@ -4,19 +4,29 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.model.base import read_json
-from benchsite.model.overhead import OverheadRecord
 from benchsite.model.portable import inferred_placeholders, make_portable
-from benchsite.model.run import FORMAT_VERSION, RUN_FILE, AbCell, Repetition, RunDocument
-from benchsite.model.upgrade import run_v1_to_v2
-from benchsite.results.store import latest_run, list_runs, load_run, new_run_id, staged_run_directory, write_json
+from benchsite.model.run import FORMAT_VERSION, RUN_FILE, RunDocument
+from benchsite.model.upgrade import read_overhead, read_run, run_v1_to_v2, run_v2_to_v3
+from benchsite.records import read_json
+from benchsite.results.metrics import METRICS
+from benchsite.results.store import (
+    latest_run,
+    list_runs,
+    load_run,
+    new_run_id,
+    staged_run_directory,
+    upgrade_data_dir,
+    write_json,
+)
 from benchsite.tools import parse_report
-from benchsite.tools.ab import parse_ab_output
+from benchsite.tools.ab import AbCellRun, parse_ab_output
+from benchsite.tools.base import Repetition
 from conftest import FIXTURES, REPO
 
 REPORT = (FIXTURES / "ab" / "ab-2.3-debian12-cheroot-c10-k.txt").read_text()
@@ -25,7 +35,7 @@ COMMITTED_CHERRYPY = REPO / "data" / "cherrypy-speed" / "20261122T005146Z-full"
 
 
 def committed_document() -> RunDocument:
-    """The committed cherrypy-speed run (format 2), the base the tests below vary."""
+    """The committed cherrypy-speed run (format 3), the base the tests below vary."""
     return load_run(COMMITTED_CHERRYPY)
 
 
@@ -49,7 +59,7 @@ def one_cell_document() -> dict:
         timed_out=False,
         raw_output="raw/rep-1.txt",
         wall_s=0.3,
-        tool_cpu_s=0.1,
+        load_cpu_s=0.1,
         server_cpu_s=0.2,
         backend_cpu_s={},
         result=parse_ab_output(REPORT),
@@ -78,7 +88,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
     run = load_run(run_dir)
     ok, failed = run.subjects[0].cells[0].repetitions
     assert ok.result == parse_ab_output(run.raw_text(ok))
-    assert ok.server_cpu_us_per_request == pytest.approx(0.2 * 1e6 / ok.result.complete_requests)
+    assert METRICS["server-cpu"].read(ok) == pytest.approx(0.2 * 1e6 / ok.result.complete_requests)
     assert failed.result is None and failed.exit_code == 119 and not failed.ok
     assert json.loads((run_dir / RUN_FILE).read_text()) == run.to_json()
 
@@ -87,10 +97,10 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
     "fixture",
     ["v1-first-shape-cherrypy-speed.json", "v1-second-shape-wsgi-servers.json", "v1-second-shape-http-clients.json"],
 )
-def test_both_shapes_of_version_1_upgrade_to_version_2(fixture: str) -> None:
+def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
-    run = RunDocument.read(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 2
+    run = read_run(old, RUNS / fixture)
+    assert run.format_version == FORMAT_VERSION == 3
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -104,14 +114,40 @@ def test_both_shapes_of_version_1_upgrade_to_version_2(fixture: str) -> None:
     assert [s.name for s in run.skipped] == [s["name"] for s in old.get("skipped_subjects", [])]
 
 
-def test_the_committed_runs_are_version_2_and_equal_their_upgraded_version_1() -> None:
+def test_the_committed_runs_are_version_3_and_equal_their_upgraded_version_1() -> None:
     text = (RUNS / "v1-first-shape-cherrypy-speed.json").read_text()
     committed = read_json(COMMITTED_CHERRYPY / RUN_FILE)
-    assert committed["format_version"] == 2
-    upgraded = RunDocument.read(json.loads(text), RUNS / "v1").to_json()
+    assert committed["format_version"] == 3
+    upgraded = read_run(json.loads(text), RUNS / "v1").to_json()
     assert json.loads(make_portable(json.dumps(upgraded), inferred_placeholders(text))) == committed
-    for run_file in sorted((REPO / "data").glob(f"*/*/{RUN_FILE}")):
-        assert read_json(run_file)["format_version"] == 2, run_file
+    for run_file in sorted((REPO / "data").glob(f"**/{RUN_FILE}")):
+        assert read_json(run_file)["format_version"] == 3, run_file
+
+
+def test_version_2_becomes_3_in_an_explicit_step_and_3_has_no_defaults_for_it() -> None:
+    version_2 = run_v1_to_v2(json.loads((RUNS / "v1-first-shape-cherrypy-speed.json").read_text()))
+    assert "topology" not in version_2 and "origins" not in version_2["subjects"][0]
+    version_3 = run_v2_to_v3(version_2)
+    assert version_3["topology"] is None and version_3["subjects"][0]["origins"] == []
+    assert version_3["settings"]["tool_paths"] == {} and "ab_path" not in version_3["settings"]
+    rep = version_3["subjects"][0]["cells"][0]["repetitions"][0]
+    assert rep["load_cpu_s"] == version_2["subjects"][0]["cells"][0]["repetitions"][0]["tool_cpu_s"]
+    assert "tool_cpu_s" not in rep
+    without_topology = {key: value for key, value in version_3.items() if key != "topology"}
+    with pytest.raises(BenchError, match="topology is missing"):
+        read_run(without_topology, Path("run.json"))
+
+
+def test_upgrade_data_refuses_a_run_whose_raw_output_was_edited(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(COMMITTED_CHERRYPY, data / "cherrypy-speed" / COMMITTED_CHERRYPY.name)
+    run = load_run(data / "cherrypy-speed" / COMMITTED_CHERRYPY.name)
+    raw = run.raw_file(run.subjects[0].cells[0].repetitions[0])
+    raw.write_text(re.sub(r"Requests per second:\s+[\d.]+", "Requests per second:    99999.99", raw.read_text()))
+    before = run.run_file.read_bytes()
+    with pytest.raises(BenchError, match="parses to other figures"):
+        upgrade_data_dir(data)
+    assert run.run_file.read_bytes() == before  # nothing written
 
 
 def test_the_upgrade_fills_what_the_first_runs_did_not_record_explicitly() -> None:
@@ -125,7 +161,7 @@ def test_the_upgrade_fills_what_the_first_runs_did_not_record_explicitly() -> No
 
 def test_an_overhead_record_of_version_1_upgrades_with_the_same_figures() -> None:
     old = json.loads((RUNS / "v1-overhead.json").read_text())
-    record = OverheadRecord.read(old, RUNS / "v1-overhead.json")
+    record = read_overhead(old, RUNS / "v1-overhead.json")
     assert record.format_version == 2
     assert record.harness_rps_median == old["harness_rps_median"]
     assert record.difference_percent == pytest.approx(old["difference_percent"])
@@ -198,4 +234,4 @@ def test_every_committed_result_equals_its_raw_output_parsed_again(run_file: Pat
 
 def test_the_cell_kinds_are_distinct_records() -> None:
     cell = committed_document().subjects[0].cells[0]
-    assert isinstance(cell, AbCell) and cell.requests == 1000 and not hasattr(cell, "duration_s")
+    assert isinstance(cell, AbCellRun) and cell.requests == 1000 and not hasattr(cell, "duration_s")

@@ -13,8 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from benchsite.model.base import InnerPath, Record, Seq, read_toml
-from benchsite.model.recipe import Name, Text
+from benchsite.records import InnerPath, Name, Record, Seq, Text, read_toml
 
 BYO_CONF = "byo.toml"
 BUILD_RECORD = "build.json"

@@ -13,8 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from benchsite.errors import BenchError
-from benchsite.model.base import Record, read_toml
-from benchsite.model.recipe import Text
+from benchsite.records import Record, Text, read_toml
 
 ROLES = ("server", "load")
 _SSH_TARGET = re.compile(

@@ -10,9 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from benchsite.model.base import InnerPath, Record, Seq, read_toml
-from benchsite.model.recipe import Name, Text
 from benchsite.model.run import RunId
+from benchsite.records import InnerPath, Name, Record, Seq, Text, read_toml
 
 METHOD_DIR = "method"
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from benchsite.model.base import Record, Seq
 from benchsite.model.run import Environment
-from benchsite.tools.report import Rate
+from benchsite.records import Record, Seq
+from benchsite.tools.base import Rate
 
 OVERHEAD_FORMAT_VERSION: Literal[2] = 2
 OVERHEAD_FILE = "overhead.json"
@@ -49,9 +48,3 @@ class OverheadRecord(Record):
     @property
     def difference_percent(self) -> float:
         return 100.0 * (self.harness_rps_median - self.bare_rps_median) / self.bare_rps_median
-
-    @classmethod
-    def read(cls, data: Any, source: Path) -> OverheadRecord:
-        from benchsite.model.upgrade import upgrade_overhead
-
-        return cls.from_json(upgrade_overhead(data, source), source)

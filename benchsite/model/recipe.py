@@ -1,4 +1,4 @@
-"""What a recipe declares: its subjects (by kind), its loads (by tool), its profiles and settings.
+"""What a recipe declares: its subjects (by role) and its cells (by load tool); with its conf, a Recipe.
 
 recipes/<name>/recipe.toml says what to compare; conf/<name>.toml says how hard and where
 (profiles, CPU pinning, timeouts). Both are read through strict schemas: an unknown key, a
@@ -10,20 +10,19 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, StringConstraints, Tag, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from benchsite.errors import BenchError
-from benchsite.model.base import InnerPath, Record, Seq, read_toml
+from benchsite.model.conf import ConfFile, Profile, Settings
+from benchsite.records import InnerPath, Name, Record, Seq, Text, UrlPath, read_toml
+from benchsite.tools import AnyCell, Cell
+from benchsite.tools.ab import AbCell
+from benchsite.tools.client import ClientCell
+from benchsite.tools.wrk import WrkCell
 
 RECIPE_FILE = "recipe.toml"
-
-# Names become folder names of the stored run (raw/<subject>/<cell>/): no slashes, no dots.
-Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
-Text = Annotated[str, StringConstraints(min_length=1)]
-UrlPath = Annotated[str, StringConstraints(pattern=r"^/")]
-Port = Annotated[int, Field(ge=0, le=65535)]
 
 
 class Expectation(Record):
@@ -114,84 +113,6 @@ AnySubject = Server | Ceiling | Backend | Client
 MeasuredSubject = Server | Ceiling | Client
 
 
-class AbLoad(Record):
-    """An ab cell: -n requests (from the profile) at -c concurrency, with or without -k."""
-
-    tool: Literal["ab"] = "ab"
-    name: Name
-    label: Text
-    concurrency: int = Field(ge=1, le=20000)
-    keepalive: bool = False
-    variable_length: bool = False  # ab -l: bodies of varying length are not failures
-    path: UrlPath | Literal[""] = ""  # empty: the subject's own path
-
-    @model_validator(mode="before")
-    @classmethod
-    def _default_names(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("concurrency"), int):
-            keepalive = data.get("keepalive") is True
-            c = data["concurrency"]
-            data = {
-                "name": f"c{c}" + ("-k" if keepalive else ""),
-                "label": f"-c {c}" + (" -k" if keepalive else ""),
-                **data,
-            }
-        return data
-
-
-class WrkLoad(Record):
-    """A wrk cell: -c connections for -d seconds, always keep-alive."""
-
-    tool: Literal["wrk"] = "wrk"
-    name: Name
-    label: Text
-    connections: int = Field(ge=1, le=20000)
-    duration_s: int = Field(ge=1, le=3600)
-    threads: int = Field(default=1, ge=1, le=64)
-    path: UrlPath | Literal[""] = ""
-
-    keepalive: ClassVar[bool] = True
-
-    @property
-    def concurrency(self) -> int:
-        return self.connections
-
-    @model_validator(mode="before")
-    @classmethod
-    def _default_names(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("connections"), int):
-            c = data["connections"]
-            data = {"name": f"wrk-c{c}", "label": f"wrk -c {c}", **data}
-        return data
-
-
-class ClientLoad(Record):
-    """A cell of a client under test: the URL scheme and path it requests, one request at a time."""
-
-    tool: Literal["client"] = "client"
-    name: Name
-    label: Text
-    scheme: Literal["http", "https"] = "http"
-    path: UrlPath
-
-    keepalive: ClassVar[bool] = False
-    concurrency: ClassVar[int] = 1
-
-
-def _tool_of(value: Any) -> str | None:
-    if isinstance(value, dict):
-        tool = value.get("tool", "ab")
-        return tool if isinstance(tool, str) else repr(tool)
-    return getattr(value, "tool", None)
-
-
-Load = Annotated[
-    Annotated[AbLoad, Tag("ab")] | Annotated[WrkLoad, Tag("wrk")] | Annotated[ClientLoad, Tag("client")],
-    Discriminator(_tool_of),
-]
-AnyLoad = AbLoad | WrkLoad | ClientLoad
-
-
 class Matrix(Record):
     """ab cells: every concurrency with every keep-alive setting."""
 
@@ -200,9 +121,9 @@ class Matrix(Record):
     keepalive: Seq[bool] = (False,)
     variable_length: bool = False
 
-    def loads(self) -> list[AbLoad]:
+    def cells(self) -> list[AbCell]:
         return [
-            AbLoad.model_validate({"concurrency": c, "keepalive": k, "variable_length": self.variable_length})
+            AbCell.model_validate({"concurrency": c, "keepalive": k, "variable_length": self.variable_length})
             for c in self.concurrency
             for k in self.keepalive
         ]
@@ -215,18 +136,27 @@ class RecipeFile(Record):
     packages: Seq[str] = ()
     subjects: Seq[Subject] = Field(min_length=1)
     matrix: Matrix | None = None
-    cells: Seq[Load] = ()
+    cells: Seq[Cell] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ab_by_default(cls, data: Any) -> Any:
+        """A [[cells]] table without `tool` is an ab cell."""
+        if isinstance(data, dict) and isinstance(data.get("cells"), list):
+            data = {**data, "cells": [{"tool": "ab", **c} if isinstance(c, dict) else c for c in data["cells"]]}
+        return data
 
     @property
-    def loads(self) -> tuple[AnyLoad, ...]:
-        return (*(self.matrix.loads() if self.matrix else ()), *self.cells)
+    def all_cells(self) -> tuple[AnyCell, ...]:
+        """The matrix's cells, then the [[cells]] tables."""
+        return (*(self.matrix.cells() if self.matrix else ()), *self.cells)
 
     @model_validator(mode="after")
     def _names_agree(self) -> RecipeFile:
-        if not self.loads:
+        if not self.all_cells:
             raise ValueError("no load cells: add a [matrix] or [[cells]]")
         _unique("subject", [s.name for s in self.subjects])
-        cell_names = [load.name for load in self.loads]
+        cell_names = [cell.name for cell in self.all_cells]
         _unique("cell", cell_names)
         for index, subject in enumerate(self.subjects):
             unknown = [name for name in subject.cells if name not in cell_names]
@@ -245,103 +175,6 @@ def _unique(what: str, names: list[str]) -> None:
         raise ValueError(f"{what} names repeat ({', '.join(repeated)}): make each unique")
 
 
-class Profile(Record):
-    """How much load: requests per run, repetitions, warm-up; optionally a subset of subjects and cells."""
-
-    name: Name
-    requests: int = Field(ge=1, le=10_000_000)
-    repetitions: int = Field(ge=1, le=1000)
-    warmup_requests: int = Field(ge=0, le=10_000_000)
-    subjects: Seq[Name]  # empty: every subject
-    cells: Seq[Name]  # empty: every cell
-    warmup_cells: Seq[Name]  # empty: warm up with every ab cell
-    wrk_duration_s: int = Field(ge=0, le=3600)  # 0: each wrk cell's own duration
-    cell_requests: dict[str, Annotated[int, Field(ge=1, le=10_000_000)]]  # cells that run another count
-    # After `repetitions` rounds of every cell, further rounds of the cells whose claims are still
-    # inconclusive, up to max_rounds in all (0: none) and while the whole run stays within time_budget_s.
-    max_rounds: int = Field(ge=0, le=1000)
-    time_budget_s: float = Field(ge=0, le=86400)
-
-    @model_validator(mode="after")
-    def _bounded_rounds(self) -> Profile:
-        if self.max_rounds and self.max_rounds < self.repetitions:
-            raise ValueError(
-                f"profiles.{self.name}.max_rounds ({self.max_rounds}) is below repetitions "
-                f"({self.repetitions}): raise it, or 0 for no further rounds"
-            )
-        if self.max_rounds and not self.time_budget_s:
-            raise ValueError(f"profiles.{self.name}: further rounds (max_rounds) need a time_budget_s")
-        return self
-
-    def requests_for(self, load: AnyLoad) -> int:
-        return self.cell_requests.get(load.name, self.requests)
-
-
-PROFILE_DEFAULTS: dict[str, Any] = {
-    "warmup_requests": 0,
-    "subjects": [],
-    "cells": [],
-    "warmup_cells": [],
-    "wrk_duration_s": 0,
-    "cell_requests": {},
-    "max_rounds": 0,
-    "time_budget_s": 0,
-}
-
-
-class Settings(Record):
-    """Machine-level knobs from conf/<recipe>.toml [settings]."""
-
-    server_cpu: Annotated[int, Field(ge=0, le=4095)] | None
-    tool_cpu: Annotated[int, Field(ge=0, le=4095)] | None
-    port: Port  # 0: a free port per subject; N: ports N, N+1, ...
-    socket_timeout_s: int = Field(ge=1, le=3600)
-    cell_timeout_s: float = Field(gt=0, le=86400)
-    start_timeout_s: float = Field(gt=0, le=3600)
-    ab_path: Text
-    wrk_path: Text
-    # The order within a round: "cell" (every subject of a cell back to back, the order turning round
-    # every other round) or "subject" (every cell of a subject back to back, as the first runs did).
-    interleave: Literal["cell", "subject"]
-
-
-SETTINGS_DEFAULTS: dict[str, Any] = {
-    "server_cpu": 0,
-    "tool_cpu": 1,
-    "port": 0,
-    "socket_timeout_s": 30,
-    "cell_timeout_s": 300.0,
-    "start_timeout_s": 20.0,
-    "ab_path": "ab",
-    "wrk_path": "wrk",
-    "interleave": "cell",
-}
-
-
-class ConfFile(Record):
-    """conf/<name>.toml: [settings] (each with a default) and at least one [profiles.NAME]."""
-
-    settings: Settings
-    profiles: dict[str, Profile] = Field(min_length=1)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _fill_defaults(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
-        settings = data.get("settings", {})
-        if isinstance(settings, dict):
-            data["settings"] = {**SETTINGS_DEFAULTS, **settings}
-        profiles = data.get("profiles")
-        if isinstance(profiles, dict):
-            data["profiles"] = {
-                name: {**PROFILE_DEFAULTS, **table, "name": name} if isinstance(table, dict) else table
-                for name, table in profiles.items()
-            }
-        return data
-
-
 @dataclass(frozen=True)
 class Recipe:
     """Everything needed to run one benchmark page's measurements."""
@@ -351,7 +184,7 @@ class Recipe:
     directory: Path
     conf_path: Path
     subjects: tuple[Server | Ceiling | Backend | Client, ...]
-    loads: tuple[AnyLoad, ...]
+    cells: tuple[AnyCell, ...]
     packages: tuple[str, ...]
     profiles: dict[str, Profile]
     settings: Settings
@@ -363,8 +196,8 @@ class Recipe:
     def subject(self, name: str) -> Server | Ceiling | Backend | Client | None:
         return next((subject for subject in self.subjects if subject.name == name), None)
 
-    def load(self, name: str) -> AnyLoad | None:
-        return next((load for load in self.loads if load.name == name), None)
+    def cell(self, name: str) -> AnyCell | None:
+        return next((cell for cell in self.cells if cell.name == name), None)
 
     def profile(self, name: str) -> Profile:
         try:
@@ -377,7 +210,7 @@ class Recipe:
 
     def _check_profiles(self) -> None:
         subject_names = [s.name for s in self.subjects]
-        cell_names = [c.name for c in self.loads]
+        cell_names = [c.name for c in self.cells]
         for profile in self.profiles.values():
             for key, wanted, known in (
                 ("subjects", profile.subjects, subject_names),
@@ -392,31 +225,31 @@ class Recipe:
                         f"unknown: I know about {', '.join(known)}: fix the file"
                     )
 
-    def plan(self, profile: Profile) -> list[tuple[Server | Ceiling | Backend | Client, list[AnyLoad]]]:
-        """The subjects a profile runs, each with the loads it runs, in recipe order; backends with none."""
-        plan: list[tuple[Server | Ceiling | Backend | Client, list[AnyLoad]]] = []
+    def plan(self, profile: Profile) -> list[tuple[Server | Ceiling | Backend | Client, list[AnyCell]]]:
+        """The subjects a profile runs, each with the cells it runs, in recipe order; backends with none."""
+        plan: list[tuple[Server | Ceiling | Backend | Client, list[AnyCell]]] = []
         for subject in self.subjects:
             if isinstance(subject, Backend):
                 plan.append((subject, []))  # started for the others, never measured itself
                 continue
             if profile.subjects and subject.name not in profile.subjects:
                 continue
-            loads = [
-                self._shortened(load, profile)
-                for load in self.loads
-                if (not profile.cells or load.name in profile.cells)
-                and (not subject.cells or load.name in subject.cells)
-                and isinstance(load, ClientLoad) == isinstance(subject, Client)
+            cells = [
+                self._shortened(cell, profile)
+                for cell in self.cells
+                if (not profile.cells or cell.name in profile.cells)
+                and (not subject.cells or cell.name in subject.cells)
+                and isinstance(cell, ClientCell) == isinstance(subject, Client)
             ]
-            if loads:
-                plan.append((subject, loads))
+            if cells:
+                plan.append((subject, cells))
         return plan
 
     @staticmethod
-    def _shortened(load: AnyLoad, profile: Profile) -> AnyLoad:
-        if isinstance(load, WrkLoad) and profile.wrk_duration_s:
-            return load.model_copy(update={"duration_s": profile.wrk_duration_s})
-        return load
+    def _shortened(cell: AnyCell, profile: Profile) -> AnyCell:
+        if isinstance(cell, WrkCell) and profile.wrk_duration_s:
+            return cell.model_copy(update={"duration_s": profile.wrk_duration_s})
+        return cell
 
 
 def fill_placeholders(token: str, values: dict[str, str], owner: str) -> str:
@@ -461,7 +294,7 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
         directory=directory,
         conf_path=conf_path,
         subjects=declared.subjects,
-        loads=declared.loads,
+        cells=declared.all_cells,
         packages=declared.packages,
         profiles=conf.profiles,
         settings=conf.settings,

@@ -1,4 +1,4 @@
-"""What a run stores: data/<recipe>/<run-id>/run.json, format version 2.
+"""What a run stores: data/<recipe>/<run-id>/run.json, format version 3.
 
 One document per run: the effective profile and settings, the machine, every subject with
 its verification and its cells, every repetition with its exact argv, the path of its raw
@@ -10,15 +10,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, PrivateAttr, StringConstraints, model_validator
+from pydantic import Field, PrivateAttr, StringConstraints
 
 from benchsite.errors import BenchError
-from benchsite.model.base import InnerPath, Pair, Record, Seq
-from benchsite.model.recipe import Name, Profile, Settings, Text
-from benchsite.tools import LoadResult
-from benchsite.tools.report import Count, Positive
+from benchsite.model.conf import Profile, Settings
+from benchsite.records import Name, Pair, Record, Seq, Text
+from benchsite.tools import AnyCellRun, CellRun
+from benchsite.tools.base import Count, Positive, Repetition
 
-FORMAT_VERSION: Literal[2] = 2
+# The format of run.json, one step for every change of shape (model/upgrade.py has a step for each):
+# 1  the first runs (two shapes: before and after roles, wrk and clients)
+# 2  typed cells by tool, roles server/ceiling/backend/client; later with origins, topology and
+#    per-repetition timing (started_after_s, steal_s, other_busy_s), filled by defaults
+# 3  every field explicit (origins, topology); one name per number (tool_cpu_s -> load_cpu_s);
+#    settings.tool_paths instead of ab_path and wrk_path; h2load cells
+FORMAT_VERSION: Literal[3] = 3
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -32,95 +38,6 @@ class Warmup(Record):
     cell: Name
     argv: Seq[str]
     exit_code: int
-
-
-class Repetition(Record):
-    """One measured load-tool run of one cell."""
-
-    index: int = Field(ge=1)
-    argv: Seq[str] = Field(min_length=1)
-    exit_code: int
-    timed_out: bool
-    raw_output: InnerPath  # relative to the run directory
-    wall_s: Positive
-    tool_cpu_s: Positive
-    server_cpu_s: Positive
-    backend_cpu_s: dict[str, Positive]  # CPU of each backend over this repetition
-    result: LoadResult | None
-    error: str | None
-    # Where the repetition stood in the run and what else the machine did meanwhile (None: not recorded).
-    started_after_s: Positive | None  # seconds after the run started
-    steal_s: Positive | None  # CPU time the hypervisor gave to others, on the measured CPUs
-    other_busy_s: Positive | None  # busy CPU time on the measured CPUs not spent by this run's processes
-
-    @property
-    def ok(self) -> bool:
-        return self.result is not None and self.error is None
-
-    @property
-    def server_cpu_us_per_request(self) -> float | None:
-        if self.result is None or self.result.complete_requests <= 0:
-            return None
-        return self.server_cpu_s * 1e6 / self.result.complete_requests
-
-    @property
-    def tool_cpu_us_per_request(self) -> float | None:
-        if self.result is None or self.result.complete_requests <= 0:
-            return None
-        return self.tool_cpu_s * 1e6 / self.result.complete_requests
-
-
-class CellRunBase(Record):
-    """All repetitions of one cell for one subject."""
-
-    tool: str
-    name: Name
-    label: Text
-    repetitions: Seq[Repetition] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _results_of_this_tool(self) -> CellRunBase:
-        for rep in self.repetitions:
-            if rep.result is not None and rep.result.tool != self.tool:
-                raise ValueError(f"repetition {rep.index} holds a {rep.result.tool} result in a {self.tool} cell")
-        return self
-
-
-class AbCell(CellRunBase):
-    """ab -n requests -c concurrency [-k]."""
-
-    tool: Literal["ab"] = "ab"
-    concurrency: int = Field(ge=1)
-    keepalive: bool
-    requests: Count
-
-
-class WrkCell(CellRunBase):
-    """wrk -c connections -d duration (always keep-alive)."""
-
-    tool: Literal["wrk"] = "wrk"
-    connections: int = Field(ge=1)
-    duration_s: int = Field(ge=1)
-
-    keepalive: ClassVar[bool] = True
-    requests: ClassVar[None] = None
-
-    @property
-    def concurrency(self) -> int:
-        return self.connections
-
-
-class ClientCell(CellRunBase):
-    """A client under test making `requests` sequential requests."""
-
-    tool: Literal["client"] = "client"
-    requests: Count
-
-    keepalive: ClassVar[bool] = False
-    concurrency: ClassVar[int] = 1
-
-
-CellRun = Annotated[AbCell | WrkCell | ClientCell, Field(discriminator="tool")]
 
 
 class Verification(Record):
@@ -153,9 +70,9 @@ class SubjectRun(Record):
     keeps_http10_alive: bool | None  # the start-up probe: a second HTTP/1.0 keep-alive request answered
     verification: Verification | None  # None: probed over TCP only, or a client
     cells: Seq[CellRun]
-    origins: Seq[Origin] = ()  # recorded since invoke byo; older runs have none
+    origins: Seq[Origin]  # empty in runs made before invoke byo
 
-    def cell(self, name: str) -> AbCell | WrkCell | ClientCell | None:
+    def cell(self, name: str) -> AnyCellRun | None:
         return next((cell for cell in self.cells if cell.name == name), None)
 
 
@@ -242,7 +159,7 @@ class Rounds(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[2]
+    format_version: Literal[3]
     recipe: Name
     title: Text
     run_id: RunId
@@ -255,7 +172,7 @@ class RunDocument(Record):
     subjects: Seq[SubjectRun]
     skipped: Seq[SkippedSubject]
     rounds: Rounds | None  # None: recorded before runs said how they stopped
-    topology: Topology | None = None  # None: every role on one machine, servers on 127.0.0.1
+    topology: Topology | None  # None: every role on one machine, servers on 127.0.0.1
 
     _directory: Path | None = PrivateAttr(default=None)
 
@@ -302,7 +219,7 @@ class RunDocument(Record):
     def cell_label(self, name: str) -> str:
         return next((c.label for s in self.subjects for c in s.cells if c.name == name), name)
 
-    def raw_file(self, repetition: Repetition) -> Path:
+    def raw_file(self, repetition: Repetition[Any]) -> Path:
         """The raw output's file, which must lie inside the run directory (links included)."""
         root = self.path.resolve()
         path = (self.path / repetition.raw_output).resolve()
@@ -313,7 +230,7 @@ class RunDocument(Record):
             )
         return path
 
-    def raw_text(self, repetition: Repetition) -> str:
+    def raw_text(self, repetition: Repetition[Any]) -> str:
         """The tool's output verbatim; a missing, unreadable or non-UTF-8 file is a BenchError naming it."""
         path = self.raw_file(repetition)
         try:
@@ -326,10 +243,3 @@ class RunDocument(Record):
             raise BenchError(f"{path}: raw output is not UTF-8 text: restore the run from git") from None
         except OSError as error:
             raise BenchError(f"{path}: raw output cannot be read ({error.strerror})") from None
-
-    @classmethod
-    def read(cls, data: Any, source: Path) -> RunDocument:
-        """A decoded run.json of any known version, upgraded to this one."""
-        from benchsite.model.upgrade import upgrade_run
-
-        return cls.from_json(upgrade_run(data, source), source)

@@ -1,8 +1,9 @@
-"""Upgrades of stored documents to the current format, one version step at a time.
+"""Upgrades of stored documents to the current format, one version step at a time, and reading them.
 
 Version 1 of run.json came in two shapes (before and after roles, wrk and clients); both
-become version 2 here. Raw outputs are never touched: only the document's shape changes.
-`invoke upgrade-data` writes the upgraded documents back in place.
+become version 2, then version 3 (model/run.py lists what each version changed). Raw outputs
+are never touched: only the document's shape changes. `invoke upgrade-data` writes the
+upgraded documents back in place.
 """
 
 from __future__ import annotations
@@ -11,7 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from benchsite.errors import BenchError
-from benchsite.model.recipe import PROFILE_DEFAULTS, SETTINGS_DEFAULTS
+from benchsite.model.conf import PROFILE_DEFAULTS
+from benchsite.model.overhead import OVERHEAD_FORMAT_VERSION, OverheadRecord
+from benchsite.model.run import FORMAT_VERSION, RunDocument
+
+# The settings of version 2, each with the default a version 1 document left out.
+_SETTINGS_V2_DEFAULTS: dict[str, Any] = {
+    "server_cpu": 0,
+    "tool_cpu": 1,
+    "port": 0,
+    "socket_timeout_s": 30,
+    "cell_timeout_s": 300.0,
+    "start_timeout_s": 20.0,
+    "ab_path": "ab",
+    "wrk_path": "wrk",
+    "interleave": "cell",
+}
 
 # Version 1 called a server under test "subject" and a backend "server".
 _ROLES_V1 = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
@@ -66,7 +82,7 @@ def run_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     upgraded.update(
         format_version=2,
         profile=profile,
-        settings={**SETTINGS_DEFAULTS, **data["settings"], "interleave": "subject"},  # the order they ran in
+        settings={**_SETTINGS_V2_DEFAULTS, **data["settings"], "interleave": "subject"},  # the order they ran in
         warmups=data.get("warmups", []),
         subjects=[_subject_v1_to_v2(subject) for subject in data["subjects"]],
         skipped=data.get("skipped_subjects", []),
@@ -75,25 +91,62 @@ def run_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-def upgrade_run(data: Any, source: Path) -> Any:
-    """A decoded run.json brought to the current version; an unknown version says what to do."""
-    from benchsite.model.run import FORMAT_VERSION
+def _repetition_v2_to_v3(rep: dict[str, Any]) -> dict[str, Any]:
+    renamed = {key: value for key, value in rep.items() if key != "tool_cpu_s"}
+    return {**renamed, "load_cpu_s": rep["tool_cpu_s"]}
 
+
+def _subject_v2_to_v3(subject: dict[str, Any]) -> dict[str, Any]:
+    cells = [
+        {**cell, "repetitions": [_repetition_v2_to_v3(r) for r in cell["repetitions"]]} for cell in subject["cells"]
+    ]
+    return {**subject, "origins": subject.get("origins", []), "cells": cells}
+
+
+def _settings_v2_to_v3(settings: dict[str, Any]) -> dict[str, Any]:
+    kept = {key: value for key, value in settings.items() if key not in ("ab_path", "wrk_path")}
+    paths = {tool: settings[f"{tool}_path"] for tool in ("ab", "wrk") if settings.get(f"{tool}_path", tool) != tool}
+    return {**kept, "tool_paths": paths}
+
+
+def run_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 to 3: every field explicit, load_cpu_s, tool_paths."""
+    return {
+        **data,
+        "format_version": 3,
+        "settings": _settings_v2_to_v3(data["settings"]),
+        "subjects": [_subject_v2_to_v3(subject) for subject in data["subjects"]],
+        "topology": data.get("topology"),  # absent: every role on one machine
+    }
+
+
+# Each step takes a document of its version to the next one.
+_RUN_STEPS = {1: run_v1_to_v2, 2: run_v2_to_v3}
+
+
+def upgrade_run(data: Any, source: Path) -> Any:
+    """A decoded run.json brought to the current version, step by step; an unknown version says what to do."""
     version = data.get("format_version") if isinstance(data, dict) else None
-    if version == FORMAT_VERSION:
-        return data
-    if version == 1:
+    if version != FORMAT_VERSION and version not in _RUN_STEPS:
+        raise BenchError(
+            f"{source}: data format version {version!r}, but this harness reads versions 1 to "
+            f"{FORMAT_VERSION}: update the harness (git pull) or re-run the recipe"
+        )
+    while version != FORMAT_VERSION:
         try:
-            return run_v1_to_v2(data)
+            data = _RUN_STEPS[version](data)
         except (KeyError, TypeError, AttributeError) as error:
             raise BenchError(
-                f"{source}: a version 1 document without {error} cannot be upgraded: "
+                f"{source}: a version {version} document without {error} cannot be upgraded: "
                 "restore it from git or re-run the recipe"
             ) from None
-    raise BenchError(
-        f"{source}: data format version {version!r}, but this harness reads versions 1 and "
-        f"{FORMAT_VERSION}: update the harness (git pull) or re-run the recipe"
-    )
+        version = data["format_version"]
+    return data
+
+
+def read_run(data: Any, source: Path) -> RunDocument:
+    """A decoded run.json of any known version, upgraded and validated."""
+    return RunDocument.from_json(upgrade_run(data, source), source)
 
 
 def overhead_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
@@ -104,8 +157,6 @@ def overhead_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def upgrade_overhead(data: Any, source: Path) -> Any:
-    from benchsite.model.overhead import OVERHEAD_FORMAT_VERSION
-
     version = data.get("format_version") if isinstance(data, dict) else None
     if version == OVERHEAD_FORMAT_VERSION:
         return data
@@ -120,3 +171,8 @@ def upgrade_overhead(data: Any, source: Path) -> Any:
         f"{source}: format version {version!r}, but this harness reads 1 and "
         f"{OVERHEAD_FORMAT_VERSION}: update the harness or re-run `.venv/bin/invoke overhead`"
     )
+
+
+def read_overhead(data: Any, source: Path) -> OverheadRecord:
+    """A decoded overhead.json of any known version, upgraded and validated."""
+    return OverheadRecord.from_json(upgrade_overhead(data, source), source)

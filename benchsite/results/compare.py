@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchsite.model.run import RunDocument
-from benchsite.results.claims import round_values
-from benchsite.results.figures import figure
 from benchsite.results.intervals import Interval, unpaired_ratio_interval
+from benchsite.results.view import RunView
 
 
 @dataclass(frozen=True)
@@ -32,18 +30,18 @@ class CellChange:
         )
 
 
-def compare_runs(a: RunDocument, b: RunDocument) -> list[CellChange]:
+def compare_runs(a: RunView, b: RunView) -> list[CellChange]:
     """Every (subject, cell) the two runs share, in A's order."""
     changes = []
-    for subject in a.subjects:
-        if b.subject(subject.name) is None:
+    for subject in a.run.subjects:
+        if b.run.subject(subject.name) is None:
             continue
         for cell in subject.cells:
-            figure_a, figure_b = figure(a, subject.name, cell.name), figure(b, subject.name, cell.name)
+            figure_a, figure_b = a.figure(subject.name, cell.name), b.figure(subject.name, cell.name)
             if figure_a is None or figure_b is None:
                 continue
-            values_a = round_values(a, subject.name, cell.name, usable_only=False) or {}
-            values_b = round_values(b, subject.name, cell.name, usable_only=False) or {}
+            values_a = a.round_values(subject.name, cell.name, usable_only=False) or {}
+            values_b = b.round_values(subject.name, cell.name, usable_only=False) or {}
             found = unpaired_ratio_interval(list(values_b.values()), list(values_a.values()))
             flags = [
                 f"{run} flagged: {'; '.join(f.flags)}" for run, f in (("A", figure_a), ("B", figure_b)) if not f.usable
@@ -53,8 +51,8 @@ def compare_runs(a: RunDocument, b: RunDocument) -> list[CellChange]:
                 CellChange(
                     subject.name,
                     cell.name,
-                    figure_a.summary.rps_median,
-                    figure_b.summary.rps_median,
+                    figure_a.summary.median(),
+                    figure_b.summary.median(),
                     found[0] if found else None,
                     found[1] if found else None,
                     note,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import csv
 import io
 
-from benchsite.model.run import RunDocument
-from benchsite.results.figures import figure
+from benchsite.results.metrics import METRICS, RPS, MetricName
+from benchsite.results.view import RunView
 
+MEDIAN_COLUMNS: tuple[MetricName, ...] = ("server-cpu", "load-cpu", "time-per-request", "latency-p50", "latency-p99")
 COLUMNS = (
     "subject",
     "subject_label",
@@ -22,26 +23,27 @@ COLUMNS = (
     "rps_interval_high",
     "rps_interval_level",
     "rps_cv_percent",
-    "server_cpu_us_per_request",
-    "load_cpu_us_per_request",
-    "mean_time_per_request_ms",
-    "latency_p50_ms",
-    "latency_p99_ms",
+    # the medians of these metrics, each column named by the metric's name
+    "server-cpu",
+    "load-cpu",
+    "time-per-request",
+    "latency-p50",
+    "latency-p99",
     "keepalive_honoured",
     "status",
 )
 
 
-def results_csv(run: RunDocument) -> str:
+def results_csv(view: RunView) -> str:
     """Every measured subject and cell of a run, with the medians and intervals the page shows (CSV text)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for subject in run.subjects:
+    for subject in view.run.subjects:
         for cell in subject.cells:
-            found = figure(run, subject.name, cell.name)
+            found = view.figure(subject.name, cell.name)
             assert found is not None
-            s, interval = found.summary, found.summary.rps_interval
+            s, interval = found.summary, found.summary.interval()
             writer.writerow(
                 [
                     subject.name,
@@ -55,16 +57,12 @@ def results_csv(run: RunDocument) -> str:
                     *(
                         "" if value is None else f"{value:.6g}"
                         for value in (
-                            s.rps_median,
+                            s.median(RPS),
                             interval.low if interval else None,
                             interval.high if interval else None,
                             interval.level if interval else None,
-                            s.rps_cv_percent,
-                            s.server_cpu_us_per_request_median,
-                            s.tool_cpu_us_per_request_median,
-                            s.time_per_request_ms_median,
-                            s.latency_ms_p50_median,
-                            s.latency_ms_p99_median,
+                            s.cv_percent(RPS),
+                            *(s.median(METRICS[name]) for name in MEDIAN_COLUMNS),
                         )
                     ),
                     "" if s.keepalive_honoured is None else str(s.keepalive_honoured).lower(),

@@ -1,18 +1,18 @@
 """The one rule for whether a figure is usable, applied by every table, chart, pivot and claim.
 
-A cell is flagged when any repetition failed, any request failed (ab's failures, wrk's
-socket errors, a client's errors), any answer was not 2xx, or, in an ab cell, its median
-reached half of what ab achieved against the ceiling's C server in the same cell (then ab,
-not the server, may be the limit; with wrk the C server itself is the limit it measures).
-A flagged cell is shown with its flags, drawn marked, and decides no claim.
+A cell run is flagged when any repetition failed, any request failed (ab's failures, wrk's
+socket errors, h2load's errors, a client's errors), any answer was not 2xx, or, with a load
+tool that is itself the limit against the ceiling subject (ab: one thread), its median reached
+half of what that tool achieved against the ceiling's C server in the same cell (then the tool,
+not the server, may be the limit; with wrk or h2load the C server itself is the limit they find).
+A flagged figure is shown with its flags, drawn marked, and decides no claim.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchsite.model.run import AbCell, RunDocument, SubjectRun
-from benchsite.results.stats import CellSummary, summarize
+from benchsite.results.stats import CellSummary
 
 CEILING_SHARE = 0.5  # a median at or above half the load tool's ceiling is flagged
 FLAG_LEGEND = (
@@ -23,7 +23,7 @@ FLAG_LEGEND = (
 
 @dataclass(frozen=True)
 class Figure:
-    """One subject's cell: its summary and the reasons (if any) not to take it at face value."""
+    """One subject's cell run: its summary and the reasons (if any) not to take it at face value."""
 
     summary: CellSummary
     flags: tuple[str, ...]
@@ -37,40 +37,11 @@ class Figure:
         return "ok" if self.usable else "FLAGGED: " + "; ".join(self.flags)
 
 
-def ceiling_rps(run: RunDocument, cell: str) -> float | None:
-    """The median req/s of the run's ceiling (a C server on a static file) in one cell."""
-    ceiling = run.ceiling
-    record = ceiling.cell(cell) if ceiling else None
-    return summarize(record).rps_median if record else None
-
-
-def ceiling_flag(run: RunDocument, subject: SubjectRun, cell: str, rps_median: float | None) -> str | None:
-    record = subject.cell(cell)
-    if subject.role != "server" or rps_median is None or not isinstance(record, AbCell):
-        return None
-    ceiling = ceiling_rps(run, cell)
-    if not ceiling or rps_median < CEILING_SHARE * ceiling:
+def ceiling_flag(rps_median: float | None, ceiling_rps: float | None) -> str | None:
+    """The flag of a server's median at or above half of the load tool's own ceiling in that cell."""
+    if rps_median is None or not ceiling_rps or rps_median < CEILING_SHARE * ceiling_rps:
         return None
     return (
-        f"at {100 * rps_median / ceiling:.0f}% of the load tool's ceiling: the tool, not the server, may be the limit"
+        f"at {100 * rps_median / ceiling_rps:.0f}% of the load tool's ceiling: the tool, not the server, "
+        "may be the limit"
     )
-
-
-def figure(run: RunDocument, subject_name: str, cell_name: str) -> Figure | None:
-    """The figure of one subject in one cell, or None where it has no such cell."""
-    subject = run.subject(subject_name)
-    cell = subject.cell(cell_name) if subject else None
-    if subject is None or cell is None:
-        return None
-    summary = summarize(cell)
-    flags = list(summary.problems)
-    near_ceiling = ceiling_flag(run, subject, cell_name, summary.rps_median)
-    if near_ceiling:
-        flags.append(near_ceiling)
-    return Figure(summary, tuple(flags))
-
-
-def usable_figure(run: RunDocument, subject_name: str, cell_name: str) -> Figure | None:
-    """The figure where it is usable; None where it is missing or flagged."""
-    found = figure(run, subject_name, cell_name)
-    return found if found is not None and found.usable else None

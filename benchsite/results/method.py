@@ -8,10 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchsite.model.published import Published, RatioClaim
 from benchsite.model.run import RunDocument
-from benchsite.results.claims import COULD_NOT_RUN, DOES_NOT_HOLD, HOLDS, Verdict, round_values, verdicts
+from benchsite.results.claims import State, Verdict
+from benchsite.results.claims.ratio import RatioClaim
 from benchsite.results.intervals import paired_rounds
+from benchsite.results.metrics import metric
+from benchsite.results.published import Published
+from benchsite.results.view import RunView
 
 
 @dataclass(frozen=True)
@@ -24,22 +27,23 @@ class Stability:
     def consistent(self, claim_index: int) -> bool:
         """No run decided it one way and another run the other way (inconclusive agrees with both)."""
         states = {run[claim_index].status for run in self.verdicts}
-        return not {HOLDS, DOES_NOT_HOLD} <= states
+        return not {State.HOLDS, State.DOES_NOT_HOLD} <= states
 
     def decided_share(self, run_index: int) -> float | None:
         """The share of the claims that could run which this run decided (None: none could run)."""
-        ran = [v for v in self.verdicts[run_index] if v.status != COULD_NOT_RUN]
-        return sum(v.status in (HOLDS, DOES_NOT_HOLD) for v in ran) / len(ran) if ran else None
+        ran = [v for v in self.verdicts[run_index] if v.status != State.COULD_NOT_RUN]
+        return sum(v.status in (State.HOLDS, State.DOES_NOT_HOLD) for v in ran) / len(ran) if ran else None
 
 
 def stability(runs: list[RunDocument], published: Published) -> Stability:
-    return Stability(runs, [verdicts(run, published) for run in runs])
+    return Stability(runs, [published.verdicts(RunView(run)) for run in runs])
 
 
 def log_ratio_spread(run: RunDocument, claim: RatioClaim) -> float | None:
     """The standard deviation of the log per-round ratios of a ratio claim in one run (0.10 ≈ 10 %)."""
-    top = round_values(run, *claim.numerator, claim.metric)
-    bottom = round_values(run, *claim.denominator, claim.metric)
+    view, of = RunView(run), metric(claim.metric)
+    top = view.round_values(*claim.numerator, of)
+    bottom = view.round_values(*claim.denominator, of)
     if top is None or bottom is None:
         return None
     ratios = paired_rounds(top, bottom)

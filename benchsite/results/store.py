@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from benchsite.errors import BenchError
-from benchsite.model.base import read_json
-from benchsite.model.overhead import OVERHEAD_FILE, OverheadRecord
+from benchsite.model.overhead import OVERHEAD_FILE
 from benchsite.model.portable import inferred_placeholders, make_portable
 from benchsite.model.run import RUN_FILE, RunDocument
+from benchsite.model.upgrade import read_overhead, read_run
+from benchsite.records import read_json
+from benchsite.results.view import RunView
+from benchsite.tools import parse_report
 
 STAGING_PREFIX = ".incomplete-"
 
@@ -29,7 +32,42 @@ def load_run(path: Path) -> RunDocument:
     run_file = path / RUN_FILE
     if not run_file.is_file():
         raise BenchError(f"{run_file}: no such file: re-run the recipe or pick another run")
-    return RunDocument.read(read_json(run_file), run_file).stored_at(path)
+    return read_run(read_json(run_file), run_file).stored_at(path)
+
+
+_VIEWS: dict[tuple[Path, int, int], RunView] = {}
+
+
+def load_view(path: Path) -> RunView:
+    """The cached view of a run directory: read once per state of its run.json, then shared by every
+    directive that shows it."""
+    run_file = path / RUN_FILE
+    try:
+        stat = run_file.stat()
+    except OSError:
+        return RunView(load_run(path))  # load_run says what is wrong
+    key = (run_file.resolve(), stat.st_mtime_ns, stat.st_size)
+    if key not in _VIEWS:
+        _VIEWS[key] = RunView(load_run(path))
+    return _VIEWS[key]
+
+
+def reparse_mismatches(run: RunDocument) -> list[str]:
+    """The repetitions whose raw output no longer parses to the result stored beside it (none: all agree)."""
+    problems = []
+    for subject in run.subjects:
+        for cell in subject.cells:
+            for rep in cell.repetitions:
+                if rep.result is None:
+                    continue
+                try:
+                    again = parse_report(cell.tool, run.raw_text(rep))
+                except BenchError as error:
+                    problems.append(f"{rep.raw_output}: {error}")
+                    continue
+                if again != rep.result:
+                    problems.append(f"{rep.raw_output}: parses to other figures than {RUN_FILE} holds")
+    return problems
 
 
 def list_runs(recipe_data_dir: Path, profile: str | None = None) -> list[Path]:
@@ -126,9 +164,13 @@ def upgrade_data_dir(data_dir: Path) -> list[tuple[Path, str]]:
         text = path.read_text(encoding="utf-8")
         data = read_json(path)
         if path.name == RUN_FILE:
-            current = RunDocument.read(data, path).to_json()
+            run = read_run(data, path).stored_at(path.parent)
+            mismatches = reparse_mismatches(run)
+            if mismatches:
+                raise BenchError(f"{path}: {mismatches[0]} (and {len(mismatches) - 1} more): restore the run from git")
+            current = run.to_json()
         else:
-            current = OverheadRecord.read(data, path).to_json()
+            current = read_overhead(data, path).to_json()
         placeholders = inferred_placeholders(text)
         if current == data and not placeholders:
             continue

@@ -14,35 +14,37 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 
 from benchsite import __version__
+from benchsite.sphinxext.base import BenchRecipe
+from benchsite.sphinxext.chart_directive import BenchChart
 from benchsite.sphinxext.comparison import BenchClaims, BenchCompare, BenchPublished
-from benchsite.sphinxext.directives import (
-    BenchChart,
-    BenchCommands,
-    BenchEnvironment,
-    BenchHistory,
-    BenchOverhead,
-    BenchRaw,
-    BenchRecipe,
-    BenchResults,
-    BenchSubjects,
-)
+from benchsite.sphinxext.environment import BenchEnvironment, BenchOverhead, BenchSubjects
 from benchsite.sphinxext.exports import setup_exports
+from benchsite.sphinxext.history import BenchHistory
 from benchsite.sphinxext.listings import setup_listings
 from benchsite.sphinxext.method import BenchPairing, BenchStability
 from benchsite.sphinxext.nodes import (
     BenchDetails,
+    bench_block,
     bench_chart,
+    bench_data,
     bench_details,
+    depart_block_html,
+    depart_data_html,
     depart_details_html,
     depart_details_other,
     for_other_builders,
     skip_chart,
+    visit_block_html,
     visit_chart_html,
     visit_chart_text,
+    visit_data_html,
     visit_details_html,
     visit_details_other,
+    without_data_attributes,
 )
 from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
+from benchsite.sphinxext.raw import BenchCommands, BenchRaw
+from benchsite.sphinxext.results import BenchResults
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
 from benchsite.sphinxext.topology import BenchTopology
 
@@ -107,10 +109,13 @@ def setup(app: Sphinx) -> dict[str, Any]:
         man=other,
         texinfo=other,
     )
+    app.add_node(bench_data, html=(visit_data_html, depart_data_html))
+    app.add_node(bench_block, html=(visit_block_html, depart_block_html))
     for name, directive in DIRECTIVES.items():
         app.add_directive(name, directive)
     setup_listings(app)
     setup_exports(app)
     app.connect("config-inited", resolve_paths)
     app.connect("doctree-resolved", for_other_builders)
+    app.connect("doctree-resolved", without_data_attributes)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

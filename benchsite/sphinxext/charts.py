@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import assert_never
 
 import matplotlib
 
@@ -166,30 +167,36 @@ def _flag_note(chart: Chart) -> str:
     return f"\n{marks}: flagged figures\n(failed requests, errors, or at the load tool's ceiling)"
 
 
+def _label_axes(axes: plt.Axes, chart: Chart) -> None:
+    """Ticks, labels, title and grid of a single-panel chart."""
+    # Labels that would not fit side by side stand upright, so that none covers another.
+    crowded = sum(len(category) for category in chart.categories) * TEXT_PX_PER_CHAR > AXES_WIDTH_PX
+    axes.set_xticks(range(len(chart.categories)), chart.categories, rotation=90 if crowded else 0)
+    axes.set_xlabel(chart.x_label + _flag_note(chart))
+    axes.set_ylabel(chart.y_label)
+    axes.set_title(chart.title, loc="left", fontsize=9)  # from the plot's left edge: clear of the y label
+    axes.grid(axis="y", alpha=0.3)
+
+
 def render(chart: Chart, file_format: str) -> bytes:
     """Draw the chart as SVG, PDF (the PDF and LaTeX builds) or PNG; deterministic for the same input."""
     plt.rcdefaults()
     plt.rcParams.update({"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": 10})
-    if chart.kind == "hbar":
-        figure = _render_hbars(chart)
-    else:
-        figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
+    figure: plt.Figure | None = None
     try:
-        if chart.kind != "hbar":
-            if chart.kind == "line":
-                _draw_lines(axes, chart)
-            else:
-                _draw_bars(axes, chart)
-            # Labels that would not fit side by side stand upright, so that none covers another.
-            crowded = sum(len(category) for category in chart.categories) * TEXT_PX_PER_CHAR > AXES_WIDTH_PX
-            axes.set_xticks(range(len(chart.categories)), chart.categories, rotation=90 if crowded else 0)
-            axes.set_xlabel(chart.x_label + _flag_note(chart))
-            axes.set_ylabel(chart.y_label)
-            axes.set_title(chart.title, loc="left", fontsize=9)  # from the plot's left edge: clear of the y label
-            axes.grid(axis="y", alpha=0.3)
+        match chart.kind:
+            case "hbar":
+                figure = _render_hbars(chart)
+            case "line" | "bar":
+                figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
+                (_draw_lines if chart.kind == "line" else _draw_bars)(axes, chart)
+                _label_axes(axes, chart)
+            case _:
+                assert_never(chart.kind)
         buffer = io.BytesIO()
         metadata = {"Date": None} if file_format == "svg" else {"CreationDate": None} if file_format == "pdf" else {}
         figure.savefig(buffer, format=file_format, metadata=metadata)
         return buffer.getvalue()
     finally:
-        plt.close(figure)
+        if figure is not None:
+            plt.close(figure)

@@ -12,10 +12,16 @@ import json
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Literal, get_args
 
 # The drawing code is part of what shapes a chart: any change to charts.py redraws them all.
 _DRAWING_CODE = hashlib.sha256((Path(__file__).parent / "charts.py").read_bytes()).hexdigest()
 _MATPLOTLIB = metadata.version("matplotlib")
+
+
+ChartKind = Literal["bar", "hbar", "line"]  # grouped bars; one sorted panel per category; lines
+CHART_KINDS: tuple[str, ...] = get_args(ChartKind)
+_SHAPES: dict[ChartKind, str] = {"bar": "Bar chart", "hbar": "Sorted bar chart", "line": "Line chart"}
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,7 @@ class Series:
 class Chart:
     """Grouped bars (one group per category, one bar per series) or lines (one per series)."""
 
-    kind: str  # "bar", "hbar" (one panel per category, bars sorted, for many subjects) or "line"
+    kind: ChartKind
     title: str
     x_label: str
     y_label: str
@@ -67,6 +73,6 @@ class Chart:
                 for index, (category, median) in enumerate(zip(self.categories, series.medians, strict=True))
             )
             parts.append(f"{series.label} ({values})")
-        shape = {"bar": "Bar chart", "hbar": "Sorted bar chart", "line": "Line chart"}[self.kind]
+        shape = _SHAPES[self.kind]
         label = self.y_label.replace("\n", " ")
         return f"{shape} of {label} against {self.x_label}. " + "; ".join(parts) + "."

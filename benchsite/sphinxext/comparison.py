@@ -8,24 +8,16 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 
 from benchsite.errors import BenchError
-from benchsite.model.published import PUBLISHED_FILE, Published, PublishedResult, load_published
-from benchsite.model.run import AbCell, RunDocument
-from benchsite.results.claims import fmt_interval, ratio, verdicts
-from benchsite.results.figures import FLAG_LEGEND, figure
-from benchsite.sphinxext.directives import BenchDirective
-from benchsite.sphinxext.tables import fmt_ms, fmt_plain, fmt_ratio, table
-
-
-class PublishedDirective(BenchDirective):
-    """A directive that reads data/<recipe>/published.toml (and its raw reports)."""
-
-    def load_published(self) -> Published:
-        path = self.data_dir() / self.recipe / PUBLISHED_FILE
-        self.note(path)
-        published = load_published(path)
-        for file in published.files:
-            self.note(file)
-        return published
+from benchsite.results.claims import State, fmt_interval
+from benchsite.results.figures import FLAG_LEGEND
+from benchsite.results.metrics import METRICS
+from benchsite.results.originals import PublishedResult
+from benchsite.results.published import Published
+from benchsite.results.view import RunView
+from benchsite.sphinxext.base import BenchDirective, PublishedDirective
+from benchsite.sphinxext.nodes import block, data
+from benchsite.sphinxext.tables import fmt_plain, fmt_ratio, table
+from benchsite.tools.ab import AbCellRun
 
 
 class BenchPublished(PublishedDirective):
@@ -49,7 +41,7 @@ class BenchPublished(PublishedDirective):
             "Keep-Alive requests",
         ]
         if with_cpu:
-            headers.insert(5, "Client CPU µs/req")
+            headers.insert(5, "Load CPU µs/req")
         results = table(headers, rows)
         notes = [nodes.paragraph(text=published.notes)] if published.notes else []
         return [source, machine, results, *notes]
@@ -70,7 +62,7 @@ def _published_row(r: PublishedResult, with_cpu: bool) -> list:
         return [*head, "—", "—", "—", "—"]
     return [
         *head,
-        fmt_ms(r.result.time_per_request_ms),
+        METRICS["time-per-request"].fmt(r.result.time_per_request_ms),
         f"{r.result.transfer_rate_kbytes_s:,.2f}",
         f"{fmt_plain(r.result.percentile_ms(50))} / {fmt_plain(r.result.percentile_ms(99))}",
         "—" if r.result.keepalive_requests is None else str(r.result.keepalive_requests),
@@ -87,14 +79,14 @@ class BenchCompare(PublishedDirective):
     }
 
     def render(self) -> list[nodes.Node]:
-        run, published = self.load_run(), self.load_published()
+        view, published = self.load_view(), self.load_published()
         vary = self.options.get("vary", "subject")
-        pairs = self._pairs(run, published, vary)
+        pairs = self._pairs(view, published, vary)
         rows, any_flagged = [], False
         for label, top, bottom in pairs:
             then = _ratio(_published_rps(published, top), _published_rps(published, bottom))
-            now = ratio(run, top, bottom, usable_only=False)
-            flagged = any(f is not None and not f.usable for f in (figure(run, *top), figure(run, *bottom)))
+            now = view.ratio(top, bottom, usable_only=False)
+            flagged = any(f is not None and not f.usable for f in (view.figure(*top), view.figure(*bottom)))
             any_flagged = any_flagged or flagged
             mark = " ⚑" if flagged else ""
             shown = "—" if now is None else fmt_interval(now, rounds=False) + mark
@@ -104,10 +96,11 @@ class BenchCompare(PublishedDirective):
         return [table(("Ratio of req/s", "Published", "Today [95 % interval]", "Today ÷ published"), rows), *notes]
 
     def _pairs(
-        self, run: RunDocument, published: Published, vary: str
+        self, view: RunView, published: Published, vary: str
     ) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
         """(row label, numerator, denominator) for every pair that differs in `vary` alone (ab cells)."""
-        cells = [c for c in run.measured[0].cells if isinstance(c, AbCell)] if run.measured else []
+        run = view.run
+        cells = [c for c in run.measured[0].cells if isinstance(c, AbCellRun)] if run.measured else []
         labels = run.subject_labels
         for result in published.results:
             labels.setdefault(result.subject, result.subject)
@@ -169,19 +162,20 @@ class BenchClaims(PublishedDirective):
     """Each original conclusion, the rule that tests it, and today's verdict."""
 
     def render(self) -> list[nodes.Node]:
-        run, published = self.load_run(), self.load_published()
+        view, published = self.load_view(), self.load_published()
         rows = []
-        subjects, cells = self.declared_names(run)
+        subjects, cells = self.declared_names(view)
         published.check_names(subjects, cells)
         own = not published.results  # no earlier publication: the claims are this page's own
-        for verdict in verdicts(run, published):
+        recipe = view.run.recipe
+        for verdict in published.verdicts(view):
             rows.append(
                 [
                     verdict.claim.text,
                     nodes.literal(text=verdict.claim.rule),
                     *([] if own else [verdict.published]),
-                    verdict.today,
-                    verdict_node(verdict.status),
+                    data(verdict.today, recipe=recipe, claim=verdict.claim.id, estimate="today"),
+                    data(verdict_node(verdict.status), recipe=recipe, claim=verdict.claim.id, status=verdict.status),
                 ]
             )
         if not rows:
@@ -190,7 +184,8 @@ class BenchClaims(PublishedDirective):
             headers: tuple[str, ...] = ("This page's claim", "Rule", "Today [95 % interval]", "Verdict")
         else:
             headers = ("Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict")
-        return [table(headers, rows, classes=["bench-claims", *(["bench-own-claims"] if own else [])])]
+        claims = table(headers, rows, classes=["bench-claims", *(["bench-own-claims"] if own else [])])
+        return [block(claims, table="claims", recipe=recipe)]
 
 
 VERDICT_NOTE = (
@@ -200,6 +195,6 @@ VERDICT_NOTE = (
 )
 
 
-def verdict_node(status: str) -> nodes.Node:
+def verdict_node(status: State) -> nodes.Node:
     """The verdict in capitals, with a class per state for its colour."""
     return nodes.strong(text=status.upper(), classes=[f"bench-verdict-{status.replace(' ', '-')}"])

@@ -15,9 +15,9 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 
-from benchsite.model.run import RUN_FILE, RunDocument
+from benchsite.model.run import FORMAT_VERSION, RUN_FILE, RunDocument
 from benchsite.results.export import results_csv
-from benchsite.results.store import load_run
+from benchsite.results.store import load_view
 
 EXPORT_DIR = "_data"
 
@@ -36,7 +36,7 @@ def export_links(env: BuildEnvironment, run: RunDocument) -> nodes.paragraph:
     paragraph += nodes.reference(text="these results as CSV", refuri=f"{base}.csv")
     paragraph += nodes.Text(" (medians, intervals, CPU per request, flags: one row per subject and load), ")
     paragraph += nodes.reference(text="the whole run as JSON", refuri=f"{base}.json")
-    paragraph += nodes.Text(" (every repetition, command and parsed result; format version 2).")
+    paragraph += nodes.Text(f" (every repetition, command and parsed result; format version {FORMAT_VERSION}).")
     return paragraph
 
 
@@ -62,10 +62,10 @@ def write_exports(app: Sphinx, exception: Exception | None) -> None:
         csv_file, json_file = folder / f"{Path(run_dir).name}.csv", folder / f"{Path(run_dir).name}.json"
         if csv_file.is_file() and csv_file.stat().st_mtime >= run_file.stat().st_mtime:
             continue  # up to date: a rebuild with nothing changed reads no run
-        run = load_run(Path(run_dir))
+        view = load_view(Path(run_dir))
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run_file, json_file)
-        csv_file.write_text(results_csv(run))
+        csv_file.write_text(results_csv(view))
 
 
 def setup_exports(app: Sphinx) -> dict[str, Any]:

@@ -8,12 +8,13 @@ from docutils import nodes
 
 from benchsite.errors import BenchError
 from benchsite.model.method import METHOD_DIR, MethodRecord, RunSet
-from benchsite.model.published import PUBLISHED_FILE, Published, RatioClaim, load_published
 from benchsite.model.run import RunDocument
+from benchsite.results.claims.ratio import RatioClaim
 from benchsite.results.method import median_spread, stability
+from benchsite.results.published import PUBLISHED_FILE, Published, load_published
 from benchsite.results.store import load_run
+from benchsite.sphinxext.base import ReportingDirective
 from benchsite.sphinxext.comparison import verdict_node
-from benchsite.sphinxext.nodes import ReportingDirective
 from benchsite.sphinxext.tables import table
 
 

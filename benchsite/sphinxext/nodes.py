@@ -1,4 +1,5 @@
-"""The chart node and how each builder writes it."""
+"""The extension's own nodes and how each builder writes them: charts, collapsed details, and the
+`data-bench-*` attributes that name what a table or a figure shows."""
 
 from __future__ import annotations
 
@@ -11,21 +12,6 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 from sphinx.writers.html5 import HTML5Translator
-
-from benchsite.errors import BenchError
-
-
-class ReportingDirective(SphinxDirective):
-    """A directive whose data problems become one warning naming the file (fatal under -W), never a traceback."""
-
-    def run(self) -> list[nodes.Node]:
-        try:
-            return self.render()
-        except BenchError as error:
-            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
-
-    def render(self) -> list[nodes.Node]:
-        raise NotImplementedError
 
 
 class bench_chart(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
@@ -87,6 +73,14 @@ def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> No
         details.replace_self([nodes.rubric(text=details["summary"]), *details.children])
 
 
+def without_data_attributes(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Every builder but HTML shows a tagged figure or block as its content alone."""
+    if app.builder.format == "html":
+        return
+    for node in list(doctree.findall(bench_data)) + list(doctree.findall(bench_block)):
+        node.replace_self(node.children)
+
+
 class bench_details(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
     """Content a reader opens on demand (HTML <details>); other builders show it in full."""
 
@@ -118,3 +112,46 @@ def visit_details_other(self: nodes.NodeVisitor, node: bench_details) -> None:
 
 def depart_details_other(self: nodes.NodeVisitor, node: bench_details) -> None:
     pass
+
+
+class bench_data(nodes.Inline, nodes.TextElement):  # noqa: N801 - docutils naming
+    """A figure or a verdict with what it is (recipe, subject, cell, metric, claim, status) as data-bench-*
+    attributes on the web page, for readers' scripts and the page tests; other builders show its text."""
+
+
+class bench_block(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
+    """A table (or other block) with what it shows as data-bench-* attributes on the web page."""
+
+
+def _attributes(node: nodes.Element) -> str:
+    return "".join(f' data-bench-{key}="{escape(str(value))}"' for key, value in sorted(node["data"].items()))
+
+
+def visit_data_html(self: HTML5Translator, node: bench_data) -> None:
+    self.body.append(f"<span{_attributes(node)}>")
+
+
+def depart_data_html(self: HTML5Translator, node: bench_data) -> None:
+    self.body.append("</span>")
+
+
+def visit_block_html(self: HTML5Translator, node: bench_block) -> None:
+    self.body.append(f'<div class="bench-block"{_attributes(node)}>\n')
+
+
+def depart_block_html(self: HTML5Translator, node: bench_block) -> None:
+    self.body.append("</div>\n")
+
+
+def data(text: str | nodes.Node, **attributes: str) -> bench_data:
+    """A figure's text (or node) tagged with what it is."""
+    node = bench_data(data={key.replace("_", "-"): value for key, value in attributes.items()})
+    node += text if isinstance(text, nodes.Node) else nodes.Text(text)
+    return node
+
+
+def block(content: nodes.Node, **attributes: str) -> bench_block:
+    """A block tagged with what it shows."""
+    node = bench_block(data={key.replace("_", "-"): value for key, value in attributes.items()})
+    node += content
+    return node

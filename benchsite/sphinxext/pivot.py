@@ -2,66 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
 
 from benchsite.errors import BenchError
-from benchsite.model.published import Published
-from benchsite.model.run import RunDocument
-from benchsite.results.figures import FLAG_LEGEND, figure
-from benchsite.results.intervals import Interval, difference_interval, median_interval
-from benchsite.results.stats import CellSummary, metric_values
-from benchsite.sphinxext.comparison import PublishedDirective
-from benchsite.sphinxext.directives import BenchDirective, selected
-from benchsite.sphinxext.tables import fmt_percent, fmt_rps, fmt_us, table, with_interval
-
-# metric -> (heading, value from today's summary, value from the published page, format)
-METRICS: dict[str, tuple[str, Callable[[CellSummary], float | None], str | None, Callable]] = {
-    "rps": ("median requests/s", lambda s: s.rps_median, "rps", fmt_rps),
-    "client-cpu": ("client CPU µs per request (median)", lambda s: s.tool_cpu_us_per_request_median, "cpu_us", fmt_us),
-    "server-cpu": ("server CPU µs per request (median)", lambda s: s.server_cpu_us_per_request_median, None, fmt_us),
-    "server-share": (
-        "server CPU share of the run's wall time",
-        lambda s: s.server_cpu_share_percent_median,
-        None,
-        fmt_percent,
-    ),
-    "backend-share": (
-        "the backends' CPU share of the run's wall time",
-        lambda s: s.backend_cpu_share_percent_median,
-        None,
-        fmt_percent,
-    ),
-}
+from benchsite.results.figures import FLAG_LEGEND
+from benchsite.results.intervals import Interval, difference_interval
+from benchsite.results.metrics import METRICS, Metric, metric
+from benchsite.results.published import Published
+from benchsite.results.view import RunView
+from benchsite.sphinxext.base import BenchDirective, PublishedDirective, selected
+from benchsite.sphinxext.nodes import block, data
+from benchsite.sphinxext.tables import table, with_interval
 
 
 def _metric(value: str) -> str:
     return directives.choice(value, tuple(METRICS))
 
 
-def today_value(run: RunDocument, metric: str, subject: str, cell: str) -> tuple[float | None, bool]:
-    """A cell's figure today (None where it did not run or every repetition failed), and whether it is flagged."""
-    found = figure(run, subject, cell)
-    if found is None:
-        return None, False
-    return METRICS[metric][1](found.summary), not found.usable
-
-
-def today_interval(run: RunDocument, metric: str, subject: str, cell: str) -> Interval | None:
-    """The median of a cell's repetitions on a metric, with its order-statistic interval."""
-    record = run.subject(subject)
-    cell_record = record.cell(cell) if record else None
-    return median_interval(list(metric_values(cell_record, metric).values())) if cell_record else None
-
-
-def published_value(published: Published | None, metric: str, subject: str, cell: str) -> float | None:
+def published_value(published: Published | None, of: Metric, subject: str, cell: str) -> float | None:
+    """The original page's figure of a metric, where it printed one."""
     found = published.figure(subject, cell) if published else None
-    if found is None:
+    if found is None or of.published is None:
         return None
-    return {"rps": found.requests_per_s, "cpu_us": found.cpu_us_per_request}.get(METRICS[metric][2] or "")
+    value: float | None = getattr(found, of.published)
+    return value
 
 
 class BenchPivot(PublishedDirective):
@@ -77,12 +44,12 @@ class BenchPivot(PublishedDirective):
     }
 
     def render(self) -> list[nodes.Node]:
-        run = self.load_run()
-        metric = self.options.get("metric", "rps")
-        heading, _, published_name, fmt = METRICS[metric]
+        view = self.load_view()
+        run = view.run
+        of = metric(self.options.get("metric", "rps"))
         published = self.load_published() if "published" in self.options else None
-        if published is not None and published_name is None:
-            raise BenchError(f"bench-pivot: the original pages have no {metric!r} figures: drop :published:")
+        if published is not None and of.published is None:
+            raise BenchError(f"bench-pivot: the original pages have no {of.name!r} figures: drop :published:")
         names = tuple(s.name for s in run.measured) + tuple(s.name for s in run.skipped)
         subjects = selected(self.options.get("subjects"), names, "subjects", run.run_file)
         cells = selected(self.options.get("cells"), run.cell_names, "cells", run.run_file)
@@ -99,22 +66,28 @@ class BenchPivot(PublishedDirective):
         rows = []
         any_flagged = False
         for row in rows_names:
-            line = [row_labels[row]]
+            line: list[str | nodes.Node] = [row_labels[row]]
             for column in column_names:
                 subject, cell = (row, column) if by_subject else (column, row)
-                value, flagged = today_value(run, metric, subject, cell)
+                found = view.figure(subject, cell)
+                flagged = found is not None and not found.usable
                 any_flagged = any_flagged or flagged
-                shown = with_interval(value, today_interval(run, metric, subject, cell), fmt)
-                line.append(shown + (" ⚑" if flagged else ""))
+                summary = found.summary if found else None
+                shown = with_interval(summary.median(of), summary.interval(of), of.fmt) if summary else of.fmt(None)
+                attributes = {"recipe": run.recipe, "subject": subject, "cell": cell, "metric": of.name}
+                line.append(data(shown + (" ⚑" if flagged else ""), **attributes))
                 if published is not None:
-                    line.append(fmt(published_value(published, metric, subject, cell)))
+                    line.append(
+                        data(of.fmt(published_value(published, of, subject, cell)), source="published", **attributes)
+                    )
             rows.append(line)
         caption = nodes.paragraph(
-            text=f"{heading[0].upper()}{heading[1:]}, run {run.run_id}"
+            text=f"Median {of.titled}, run {run.run_id}"
             + ("; the original's figures beside today's." if published else ".")
         )
         legend = [nodes.paragraph(text=FLAG_LEGEND)] if any_flagged else []
-        return [caption, table(headers, rows), *legend]
+        grid = block(table(headers, rows), table="pivot", recipe=run.recipe, metric=of.name)
+        return [caption, grid, *legend]
 
 
 class BenchDifference(PublishedDirective):
@@ -128,9 +101,9 @@ class BenchDifference(PublishedDirective):
     }
 
     def render(self) -> list[nodes.Node]:
-        run, published = self.load_run(), self.load_published()
-        metric = self.options.get("metric", "client-cpu")
-        heading, _, _, fmt = METRICS[metric]
+        view, published = self.load_view(), self.load_published()
+        run = view.run
+        of = metric(self.options.get("metric", "load-cpu"))
         pairs = []
         for text in self.options["pairs"].split(","):
             parts = [part.strip() for part in text.split(" - ")]
@@ -145,31 +118,25 @@ class BenchDifference(PublishedDirective):
                 if name not in labels:
                     raise BenchError(f"bench-difference: {name!r} is not a subject of {run.run_file}")
             for cell in cells:
-                today = _paired_difference(run, metric, (first, cell), (second, cell))
+                today = _paired_difference(view, of, (first, cell), (second, cell))
                 then = _difference(
-                    published_value(published, metric, first, cell), published_value(published, metric, second, cell)
+                    published_value(published, of, first, cell), published_value(published, of, second, cell)
                 )
-                shown = "—" if today is None else with_interval(today.value, today, fmt)
-                rows.append([f"{labels[first]} − {labels[second]}", cell, fmt(then), shown])
+                shown = "—" if today is None else with_interval(today.value, today, of.fmt)
+                rows.append([f"{labels[first]} − {labels[second]}", cell, of.fmt(then), shown])
         note = nodes.paragraph(
             text="Today: the mean of the differences measured round by round, with its 95 % "
             "interval; a flagged cell gives none."
         )
-        return [table((f"Difference in {heading}", "Cell", "Published", "Today [95 % interval]"), rows), note]
+        headers = (f"Difference in {of.titled}", "Cell", "Published", "Today [95 % interval]")
+        return [block(table(headers, rows), table="difference", recipe=run.recipe, metric=of.name), note]
 
 
-def _paired_difference(
-    run: RunDocument, metric: str, first: tuple[str, str], second: tuple[str, str]
-) -> Interval | None:
+def _paired_difference(view: RunView, of: Metric, first: tuple[str, str], second: tuple[str, str]) -> Interval | None:
     """first − second from the rounds that measured both usable cells."""
-    values = []
-    for subject, cell in (first, second):
-        found, record = figure(run, subject, cell), run.subject(subject)
-        cell_record = record.cell(cell) if record else None
-        if found is None or not found.usable or cell_record is None:
-            return None
-        values.append(metric_values(cell_record, metric))
-    a, b = values
+    a, b = view.round_values(*first, of), view.round_values(*second, of)
+    if a is None or b is None:
+        return None
     return difference_interval([a[r] - b[r] for r in sorted(a.keys() & b.keys())])
 
 

@@ -9,13 +9,14 @@ from docutils import nodes
 from sphinx import addnodes
 
 from benchsite.errors import BenchError
-from benchsite.model.published import PUBLISHED_FILE, load_published
 from benchsite.model.run import RUN_FILE, RunDocument
-from benchsite.results.claims import COULD_NOT_RUN, STATUSES, Verdict, verdicts
-from benchsite.results.store import load_run, shown_run
+from benchsite.results.claims import State, Verdict
+from benchsite.results.published import PUBLISHED_FILE, load_published
+from benchsite.results.store import load_view, shown_run
+from benchsite.sphinxext.base import ReportingDirective
 from benchsite.sphinxext.comparison import VERDICT_NOTE, verdict_node
 from benchsite.sphinxext.listings import note_listing
-from benchsite.sphinxext.nodes import ReportingDirective
+from benchsite.sphinxext.nodes import block, data
 from benchsite.sphinxext.tables import table
 
 
@@ -50,11 +51,11 @@ class AcrossRecipes(ReportingDirective):
                 raise BenchError(
                     f"{recipe_dir}: published figures but no run: run `.venv/bin/invoke recipe {recipe_dir.name}`"
                 )
-            run, published = load_run(run_path), load_published(published_path)
-            self.env.note_dependency(str(run.run_file))
+            view, published = load_view(run_path), load_published(published_path)
+            self.env.note_dependency(str(view.run.run_file))
             for file in published.files:
                 self.env.note_dependency(str(file))
-            found.append((recipe_dir.name, run, verdicts(run, published)))
+            found.append((recipe_dir.name, view.run, published.verdicts(view)))
         return found
 
 
@@ -65,7 +66,7 @@ class BenchSummary(AcrossRecipes):
         rows = []
         for name, run, decided in self.recipes():
             counts = Counter(verdict.status for verdict in decided)
-            ran = [verdict for verdict in decided if verdict.status != COULD_NOT_RUN]
+            ran = [verdict for verdict in decided if verdict.status != State.COULD_NOT_RUN]
             headline = next(iter(ran or decided), None)  # the first conclusion that could be tested here
             rows.append(
                 [
@@ -76,10 +77,10 @@ class BenchSummary(AcrossRecipes):
                     if headline is None
                     else f"{headline.claim.text} Published {headline.published}, "
                     f"today {headline.today}: {headline.status}.",
-                    ", ".join(f"{counts[status]} {status}" for status in STATUSES if counts[status]) or "—",
+                    ", ".join(f"{counts[status]} {status}" for status in State if counts[status]) or "—",
                 ]
             )
-        return [table(("Page", "Run shown", "Machine", "Headline claim", "Verdicts"), rows)]
+        return [block(table(("Page", "Run shown", "Machine", "Headline claim", "Verdicts"), rows), table="summary")]
 
 
 class BenchVerdicts(AcrossRecipes):
@@ -95,15 +96,12 @@ class BenchVerdicts(AcrossRecipes):
                         verdict.claim.text,
                         nodes.literal(text=verdict.claim.rule),
                         verdict.published,
-                        verdict.today,
-                        verdict_node(verdict.status),
+                        data(verdict.today, recipe=name, claim=verdict.claim.id, estimate="today"),
+                        data(verdict_node(verdict.status), recipe=name, claim=verdict.claim.id, status=verdict.status),
                     ]
                 )
+        headers = ("Page", "Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict")
         return [
-            table(
-                ("Page", "Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict"),
-                rows,
-                classes=["bench-claims", "bench-verdicts"],
-            ),
+            block(table(headers, rows, classes=["bench-claims", "bench-verdicts"]), table="verdicts"),
             nodes.paragraph(text=VERDICT_NOTE),
         ]

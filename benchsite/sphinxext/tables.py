@@ -1,4 +1,5 @@
-"""Small docutils builders: tables, literal blocks, and number formats shared with the tests."""
+"""Small docutils builders: tables, literal blocks, and the formats of numbers that are not metrics
+(a metric formats itself: `results.metrics`)."""
 
 from __future__ import annotations
 
@@ -10,22 +11,6 @@ from docutils import nodes
 from benchsite.results.intervals import Interval
 
 Cell: TypeAlias = str | nodes.Node
-
-
-def fmt_rps(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.0f}"
-
-
-def fmt_ms(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.2f}"
-
-
-def fmt_us(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.0f}"
-
-
-def fmt_percent(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f}%"
 
 
 def fmt_plain(value: float | None) -> str:
@@ -50,7 +35,9 @@ def with_interval(value: float | None, interval: Interval | None, fmt: Callable[
 
 def _entry(content: Cell) -> nodes.entry:
     entry = nodes.entry()
-    if isinstance(content, nodes.Node):
+    if isinstance(content, nodes.Inline):
+        entry += nodes.paragraph("", "", content)
+    elif isinstance(content, nodes.Node):
         entry += content
     else:
         entry += nodes.paragraph(text=content)

@@ -9,9 +9,12 @@ from docutils.parsers.rst import directives
 
 from benchsite.model.run import RunDocument
 from benchsite.results.compare import compare_runs, describe_change
-from benchsite.results.store import list_runs, load_run
-from benchsite.sphinxext.directives import BenchDirective, selected, where_roles_ran
-from benchsite.sphinxext.tables import fmt_rps, table
+from benchsite.results.metrics import RPS
+from benchsite.results.store import list_runs, load_view
+from benchsite.results.view import RunView
+from benchsite.sphinxext.base import BenchDirective, selected
+from benchsite.sphinxext.environment import where_roles_ran
+from benchsite.sphinxext.tables import table
 
 
 class BenchTopology(BenchDirective):
@@ -22,7 +25,7 @@ class BenchTopology(BenchDirective):
     def render(self) -> list[nodes.Node]:
         recipe_dir = self.data_dir() / self.recipe
         self.note_runs(recipe_dir)
-        runs = [load_run(path) for path in list_runs(recipe_dir, self.config.bench_profile)]
+        runs = [load_view(path).run for path in list_runs(recipe_dir, self.config.bench_profile)]
         one = _latest(runs, across_hosts=False)
         two = _latest(runs, across_hosts=True)
         if one is None or two is None:
@@ -39,7 +42,7 @@ class BenchTopology(BenchDirective):
         self.note(two.run_file)
         cells = selected(self.options.get("cells"), two.cell_names, "cells", two.run_file)
         rows = []
-        for change in compare_runs(one, two):
+        for change in compare_runs(RunView(one), RunView(two)):
             if change.cell not in cells:
                 continue
             subject = two.subject(change.subject)
@@ -47,8 +50,8 @@ class BenchTopology(BenchDirective):
                 [
                     subject.label if subject else change.subject,
                     two.cell_label(change.cell),
-                    fmt_rps(change.median_a) if change.median_a is not None else "—",
-                    fmt_rps(change.median_b) if change.median_b is not None else "—",
+                    RPS.fmt(change.median_a) if change.median_a is not None else "—",
+                    RPS.fmt(change.median_b) if change.median_b is not None else "—",
                     describe_change(change),
                 ]
             )

@@ -1,4 +1,4 @@
-"""ApacheBench (`ab`): build its argv from a cell and parse its report.
+"""ApacheBench (`ab`): its cell, its argv, its parsed report and its stored cell run.
 
 The parser reads the reports of ab 2.0.40-dev, ab 2.3 (2013 and today's
 Debian build) and the Windows builds quoted on the seed pages. Each regular
@@ -8,13 +8,26 @@ expression below quotes the report line it reads.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from benchsite.errors import BenchError
-from benchsite.model.base import Record
-from benchsite.tools.report import Count, Percentiles, Positive, Rate, ToolReport, build_report
+from benchsite.records import Record
+from benchsite.tools.base import (
+    CellRunBase,
+    Count,
+    ExternalCell,
+    LoadTool,
+    Percentiles,
+    Positive,
+    Rate,
+    Repetition,
+    ToolResult,
+    build_report,
+    stored,
+)
 
 
 class AbParseError(BenchError):
@@ -31,7 +44,7 @@ class ConnectionTimes(Record):
     max_ms: float
 
 
-class AbResult(ToolReport, Record):
+class AbResult(ToolResult):
     """Everything one ab report says, with units in the field names."""
 
     tool: Literal["ab"] = "ab"
@@ -220,6 +233,74 @@ def parse_ab_output(report: str) -> AbResult:
         )
     values["percentiles_ms"] = percentiles
     return build_report(AbResult, values, AbParseError, "ab")
+
+
+TOOL = LoadTool(
+    name="ab",
+    program="ab",
+    version_flag="-V",
+    parse=parse_ab_output,
+    cpu="ab's own CPU time",
+    limited_at_ceiling=True,  # one thread: against a C server on a static file, ab itself is the limit
+    connections="HTTP/1.0, a new connection per request; with -k, HTTP/1.0 keep-alive",
+)
+
+
+class AbCell(ExternalCell):
+    """An ab cell: -n requests (from the profile) at -c concurrency, with or without -k."""
+
+    TOOL: ClassVar[LoadTool] = TOOL
+
+    tool: Literal["ab"] = "ab"
+    concurrency: int = Field(ge=1, le=20000)
+    keepalive: bool = False
+    variable_length: bool = False  # ab -l: bodies of varying length are not failures
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_names(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("concurrency"), int):
+            keepalive = data.get("keepalive") is True
+            c = data["concurrency"]
+            data = {
+                "name": f"c{c}" + ("-k" if keepalive else ""),
+                "label": f"-c {c}" + (" -k" if keepalive else ""),
+                **data,
+            }
+        return data
+
+    def argv(self, url: str, requests: int, program: str, socket_timeout_s: int) -> list[str]:
+        """Bounded by -n and -s."""
+        return build_argv(
+            url=url,
+            requests=requests,
+            concurrency=self.concurrency,
+            keepalive=self.keepalive,
+            socket_timeout_s=socket_timeout_s,
+            variable_length=self.variable_length,
+            ab_path=program,
+        )
+
+    def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> AbCellRun:
+        return AbCellRun(
+            name=self.name,
+            label=self.label,
+            concurrency=self.concurrency,
+            keepalive=self.keepalive,
+            requests=requests,
+            repetitions=stored(repetitions),
+        )
+
+
+class AbCellRun(CellRunBase[AbResult]):
+    """ab -n requests -c concurrency [-k]."""
+
+    TOOL: ClassVar[LoadTool] = TOOL
+
+    tool: Literal["ab"] = "ab"
+    concurrency: int = Field(ge=1)
+    keepalive: bool
+    requests: Count
 
 
 def build_argv(

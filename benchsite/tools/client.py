@@ -8,11 +8,22 @@ line verbatim and reads it back into a ClientResult.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
 
 from benchsite.errors import BenchError
-from benchsite.model.base import Pair, Record, Seq
-from benchsite.tools.report import Count, Positive, ToolReport, build_report
+from benchsite.records import Pair, Seq, UrlPath
+from benchsite.tools.base import (
+    CellBase,
+    CellRunBase,
+    Count,
+    LoadTool,
+    Positive,
+    Repetition,
+    ToolResult,
+    build_report,
+    stored,
+)
 
 CLIENT_REPORT_KEYS = (
     "client",
@@ -32,7 +43,7 @@ class ClientParseError(BenchError):
     """A client program printed something other than its one-line JSON report."""
 
 
-class ClientResult(ToolReport, Record):
+class ClientResult(ToolResult):
     """One client run: its own CPU and wall time over the measured requests."""
 
     tool: Literal["client"] = "client"
@@ -98,3 +109,44 @@ def parse_client_output(report: str) -> ClientResult:
     except (TypeError, ValueError) as error:
         raise ClientParseError(f"the client's report has a value of the wrong type ({error})") from None
     return build_report(ClientResult, values, ClientParseError, "the client")
+
+
+TOOL = LoadTool(
+    name="client",
+    program=None,  # the subject under test makes the load itself
+    version_flag=None,
+    parse=parse_client_output,
+    cpu="the client's own CPU time over its timed requests",
+    limited_at_ceiling=False,
+    connections="one request at a time, as the client makes them",
+)
+
+
+class ClientCell(CellBase):
+    """A cell of a client under test: the URL scheme and path it requests, one request at a time."""
+
+    TOOL: ClassVar[LoadTool] = TOOL
+    keepalive: ClassVar[bool] = False
+    concurrency: ClassVar[int] = 1
+
+    tool: Literal["client"] = "client"
+    scheme: Literal["http", "https"] = "http"
+    path: UrlPath
+
+    def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> ClientCellRun:
+        return ClientCellRun(name=self.name, label=self.label, requests=requests, repetitions=stored(repetitions))
+
+
+class ClientCellRun(CellRunBase[ClientResult]):
+    """A client under test making `requests` sequential requests."""
+
+    TOOL: ClassVar[LoadTool] = TOOL
+    keepalive: ClassVar[bool] = False
+    concurrency: ClassVar[int] = 1
+
+    tool: Literal["client"] = "client"
+    requests: Count
+
+    @property
+    def amount(self) -> str:
+        return f"{self.requests} requests by the client"

@@ -1,4 +1,4 @@
-"""wrk: build its argv from a cell and parse its report (run with --latency).
+"""wrk: its cell, its argv, its parsed report (run with --latency) and its stored cell run.
 
 wrk keeps every connection alive, so its figures compare with `ab -k`, not plain ab.
 Each regular expression quotes the report line it reads.
@@ -7,11 +7,25 @@ Each regular expression quotes the report line it reads.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
 
 from benchsite.errors import BenchError
-from benchsite.model.base import Record
-from benchsite.tools.report import Count, Percentiles, Positive, Rate, ToolReport, build_report
+from benchsite.tools.base import (
+    CellRunBase,
+    Count,
+    ExternalCell,
+    LoadTool,
+    Percentiles,
+    Positive,
+    Rate,
+    Repetition,
+    ToolResult,
+    build_report,
+    stored,
+)
 
 
 class WrkParseError(BenchError):
@@ -26,7 +40,7 @@ def _ms(value: str, unit: str) -> float:
     return float(value) * _TIME_UNITS_MS[unit]
 
 
-class WrkResult(ToolReport, Record):
+class WrkResult(ToolResult):
     """What one wrk report says, with units in the field names."""
 
     tool: Literal["wrk"] = "wrk"
@@ -148,3 +162,79 @@ def build_argv(
         f"{timeout_s}s",
         url,
     ]
+
+
+TOOL = LoadTool(
+    name="wrk",
+    program="wrk",
+    version_flag="--version",
+    parse=parse_wrk_output,
+    cpu="wrk's own CPU time",
+    limited_at_ceiling=False,  # against the C server on a static file, the server is the limit wrk finds
+    connections="HTTP/1.1 keep-alive",
+)
+
+
+class WrkCell(ExternalCell):
+    """A wrk cell: -c connections for -d seconds, always keep-alive."""
+
+    TOOL: ClassVar[LoadTool] = TOOL
+    keepalive: ClassVar[bool] = True
+    counted: ClassVar[bool] = False  # bounded by time, not by a request count
+
+    tool: Literal["wrk"] = "wrk"
+    connections: int = Field(ge=1, le=20000)
+    duration_s: int = Field(ge=1, le=3600)
+    threads: int = Field(default=1, ge=1, le=64)
+
+    @property
+    def concurrency(self) -> int:
+        return self.connections
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_names(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("connections"), int):
+            c = data["connections"]
+            data = {"name": f"wrk-c{c}", "label": f"wrk -c {c}", **data}
+        return data
+
+    def argv(self, url: str, requests: int, program: str, socket_timeout_s: int) -> list[str]:
+        """Bounded by -d and --timeout (the request count does not apply)."""
+        return build_argv(
+            url=url,
+            connections=self.connections,
+            threads=self.threads,
+            duration_s=self.duration_s,
+            timeout_s=socket_timeout_s,
+            wrk_path=program,
+        )
+
+    def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> WrkCellRun:
+        return WrkCellRun(
+            name=self.name,
+            label=self.label,
+            connections=self.connections,
+            duration_s=self.duration_s,
+            repetitions=stored(repetitions),
+        )
+
+
+class WrkCellRun(CellRunBase[WrkResult]):
+    """wrk -c connections -d duration (always keep-alive)."""
+
+    TOOL: ClassVar[LoadTool] = TOOL
+    keepalive: ClassVar[bool] = True
+    requests: ClassVar[None] = None
+
+    tool: Literal["wrk"] = "wrk"
+    connections: int = Field(ge=1)
+    duration_s: int = Field(ge=1)
+
+    @property
+    def concurrency(self) -> int:
+        return self.connections
+
+    @property
+    def amount(self) -> str:
+        return f"-d {self.duration_s} s"

@@ -2,7 +2,7 @@
 
 One SSH connection per host and one agent session on it for the whole run. Everything the agent
 starts ends with its session: a finished run, Ctrl-C, a killed harness or a lost connection close
-the session's input and the agent stops its servers by PID (see `benchsite.run.agent`).
+the session's input and the agent stops its servers by PID (see `benchsite.harness.agent`).
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ import paramiko
 from fabric import Connection
 
 from benchsite.errors import BenchError
+from benchsite.harness.agent import HEARTBEAT
+from benchsite.harness.hosts import Host, LocalHost, Placement, on_this_machine
+from benchsite.harness.machine import CpuTimes
+from benchsite.harness.processes import HttpReply, RunningServer, ToolRun
+from benchsite.harness.signals import signals_held
+from benchsite.harness.sync import project_digest, project_files
 from benchsite.model.hosts import HostEntry, Hosts
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.run import Environment, Origin
-from benchsite.run.agent import HEARTBEAT
-from benchsite.run.hosts import Host, LocalHost, Placement, on_this_machine
-from benchsite.run.machine import CpuTimes
-from benchsite.run.processes import HttpReply, Server, ToolRun
-from benchsite.run.signals import signals_held
-from benchsite.run.sync import project_digest, project_files
 
 CONNECT_TIMEOUT_S = 10
 KEEPALIVE_INTERVAL_S = 15
@@ -90,7 +90,7 @@ class AgentSession:
         self.closed = threading.Event()
         self.lost = False
         command = (
-            f"cd {shlex.quote(entry.dir)} && exec .venv/bin/python -m benchsite.run.agent "
+            f"cd {shlex.quote(entry.dir)} && exec .venv/bin/python -m benchsite.harness.agent "
             f"--address {shlex.quote(entry.listen_address)} --idle-timeout {self.timeout_s:g}"
         )
         self.channel.settimeout(self.timeout_s + CONNECT_TIMEOUT_S)
@@ -280,15 +280,15 @@ class RemoteHost:
         cpu: int | None,
         log_path: Path,
         cwd: Path,
-        on_start: Callable[[Server], None] | None,
+        on_start: Callable[[RunningServer], None] | None,
         tmpdir: Path | None = None,
-    ) -> AbstractContextManager[Server]:
+    ) -> AbstractContextManager[RunningServer]:
         return self._running(name, argv, port, cpu, log_path, cwd, tmpdir)
 
     @contextmanager
     def _running(
         self, name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path, tmpdir: Path | None
-    ) -> Iterator[Server]:
+    ) -> Iterator[RunningServer]:
         folder = None if tmpdir is None else str(tmpdir)
         pid = int(self.session.call("start", name=name, argv=argv, port=port, cpu=cpu, cwd=str(cwd), tmpdir=folder))
         try:

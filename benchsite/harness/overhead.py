@@ -11,6 +11,13 @@ import subprocess
 from pathlib import Path
 
 from benchsite.errors import BenchError
+from benchsite.harness.environment import collect_environment, utc_now
+from benchsite.harness.hosts import on_this_machine
+from benchsite.harness.measure import cell_argv, measure
+from benchsite.harness.preflight import effective_settings
+from benchsite.harness.processes import LOOPBACK, free_port, http_get, running_server, wait_until_ready
+from benchsite.harness.start import verify_reply
+from benchsite.harness.subjects import base_values
 from benchsite.model.overhead import (
     OVERHEAD_DIR,
     OVERHEAD_FILE,
@@ -18,14 +25,9 @@ from benchsite.model.overhead import (
     OverheadRecord,
     OverheadSettings,
 )
-from benchsite.model.recipe import AbLoad, Recipe, Server
+from benchsite.model.recipe import Recipe, Server
 from benchsite.results.store import new_run_id, staged_run_directory, write_json
-from benchsite.run.environment import collect_environment, utc_now
-from benchsite.run.hosts import on_this_machine
-from benchsite.run.processes import LOOPBACK, free_port, http_get, running_server, wait_until_ready
-from benchsite.run.runner import cell_argv, effective_settings, measure, verify_reply
-from benchsite.run.subjects import base_values
-from benchsite.tools.ab import parse_ab_output
+from benchsite.tools import ab
 
 
 def _bare_ab(argv: list[str], cpu: int | None, raw_path: Path) -> float:
@@ -35,19 +37,19 @@ def _bare_ab(argv: list[str], cpu: int | None, raw_path: Path) -> float:
     raw_path.write_text(completed.stdout)
     if completed.returncode != 0:
         raise BenchError(f"bare ab failed with exit code {completed.returncode}: {completed.stderr.strip()[-200:]}")
-    return parse_ab_output(completed.stdout).requests_per_s
+    return ab.parse_ab_output(completed.stdout).requests_per_s
 
 
 def compare_with_bare_ab(
     recipe: Recipe, subject_name: str, cell_name: str, rounds: int, requests: int, data_dir: Path, repo: Path
 ) -> tuple[OverheadRecord, Path]:
     """Interleave `rounds` harness runs and bare ab runs of one ab cell against one server."""
-    subject, cell = recipe.subject(subject_name), recipe.load(cell_name)
-    if not isinstance(subject, Server) or not isinstance(cell, AbLoad):
+    subject, cell = recipe.subject(subject_name), recipe.cell(cell_name)
+    if not isinstance(subject, Server) or not isinstance(cell, ab.AbCell):
         raise BenchError(
             f"no server {subject_name!r} or ab cell {cell_name!r} in {recipe.name}: servers are "
             f"{', '.join(s.name for s in recipe.subjects if isinstance(s, Server))}; ab cells are "
-            f"{', '.join(c.name for c in recipe.loads if isinstance(c, AbLoad))}"
+            f"{', '.join(c.name for c in recipe.cells if isinstance(c, ab.AbCell))}"
         )
     settings = effective_settings(recipe.settings)
     run_id = new_run_id("overhead").removesuffix("-overhead")
@@ -86,7 +88,7 @@ def compare_with_bare_ab(
             started_at=started_at,
             finished_at=utc_now(),
             settings=OverheadSettings(server_cpu=settings.server_cpu, tool_cpu=settings.tool_cpu),
-            environment=collect_environment(repo, list(recipe.packages), {"ab": [settings.ab_path, "-V"]}),
+            environment=collect_environment(repo, list(recipe.packages), {"ab": [settings.program(ab.TOOL), "-V"]}),
             harness_rps=tuple(harness_rps),
             bare_rps=tuple(bare_rps),
         )

@@ -1,7 +1,7 @@
 """The project's agent on a host reached over SSH: the local operations of a run, one JSON line each.
 
 Started by the controller in the project folder that `invoke hosts-setup` made on the host
-(`.venv/bin/python -m benchsite.run.agent --address ADDR`). It reads one request per line,
+(`.venv/bin/python -m benchsite.harness.agent --address ADDR`). It reads one request per line,
 `{"id": N, "op": NAME, "args": {...}}`, and answers each with one line, `{"id": N, "ok": VALUE}` or
 `{"id": N, "error": MESSAGE}` (a BenchError: the user's to fix) or `{"id": N, "refused": MESSAGE}`
 (a network error of a probe: the caller may try again).
@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from benchsite.errors import BenchError
+from benchsite.harness.byo import search_path
+from benchsite.harness.hosts import LocalHost
+from benchsite.harness.processes import RunningServer, telling_lines
+from benchsite.harness.signals import signals_as_interrupt
+from benchsite.harness.sync import sync_record
 from benchsite.model.recipe import AnySubject, Recipe, load_recipe
-from benchsite.run.byo import search_path
-from benchsite.run.hosts import LocalHost
-from benchsite.run.processes import Server, telling_lines
-from benchsite.run.signals import signals_as_interrupt
-from benchsite.run.sync import sync_record
 
 LOG_TAIL_BYTES = 64 * 1024
 HEARTBEAT = "heartbeat"  # a request the controller sends while it waits on the other host; not answered
@@ -51,7 +51,7 @@ class Agent:
         self.stack = stack
         self.logs = stack.enter_context(self.host.workroot())  # the servers' logs, gone with the session
         self.recipes: dict[str, Recipe] = {}
-        self.servers: dict[int, tuple[Server, ExitStack, Path]] = {}
+        self.servers: dict[int, tuple[RunningServer, ExitStack, Path]] = {}
 
     def recipe(self, name: str) -> Recipe:
         if name not in self.recipes:
@@ -109,7 +109,7 @@ class Agent:
         self.stack.push(own)  # stopped at the session's end unless stopped before
         return server.pid
 
-    def _server(self, pid: int) -> Server:
+    def _server(self, pid: int) -> RunningServer:
         if pid not in self.servers:
             raise BenchError(f"no server with PID {pid} was started by this agent")
         return self.servers[pid][0]

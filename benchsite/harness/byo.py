@@ -22,9 +22,9 @@ import urllib.request
 from pathlib import Path
 
 from benchsite.errors import BenchError
+from benchsite.harness.environment import debian_package_versions, git_commit, utc_now
 from benchsite.model.byo import BUILD_RECORD, ByoBuild, ByoSystem, ProvidedFile, load_byo_conf
 from benchsite.model.portable import make_portable
-from benchsite.run.environment import debian_package_versions, git_commit, utc_now
 
 BYO_DIR = Path("build") / "byo"
 LOG = "build.log"

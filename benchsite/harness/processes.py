@@ -19,7 +19,7 @@ from typing import Protocol
 import psutil
 
 from benchsite.errors import BenchError
-from benchsite.run.signals import signal_for_test, signals_held, unblock_in_child
+from benchsite.harness.signals import signal_for_test, signals_held, unblock_in_child
 
 LOOPBACK = "127.0.0.1"
 POLL_INTERVAL_S = 0.05
@@ -83,7 +83,7 @@ def by_hand(server: ServerProcess) -> str:
     return f"cd {shlex.quote(str(server.cwd))} && {shlex.join(server.argv)}"
 
 
-class Server(Protocol):
+class RunningServer(Protocol):
     """A started subject, on this machine or another: what a run asks of it."""
 
     name: str
@@ -259,7 +259,7 @@ def http_get(port: int, path: str, timeout_s: float = 5.0, address: str = LOOPBA
         connection.close()
 
 
-def _exited_at_start(server: Server, code: int) -> BenchError:
+def _exited_at_start(server: RunningServer, code: int) -> BenchError:
     detail = server.telling()
     return BenchError(
         f"subject {server.name!r} exited with code {code} at start"
@@ -268,7 +268,7 @@ def _exited_at_start(server: Server, code: int) -> BenchError:
     )
 
 
-def wait_until_ready(server: Server, get: Callable[[], HttpReply], timeout_s: float) -> HttpReply:
+def wait_until_ready(server: RunningServer, get: Callable[[], HttpReply], timeout_s: float) -> HttpReply:
     """Poll the server with real requests (`get`) until it answers; fail fast if it exits."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -312,7 +312,7 @@ def accepts_connections(address: str, port: int, timeout_s: float = 1.0) -> bool
         return False
 
 
-def wait_until_accepting(server: Server, accepts: Callable[[], bool], timeout_s: float) -> None:
+def wait_until_accepting(server: RunningServer, accepts: Callable[[], bool], timeout_s: float) -> None:
     """Poll until the server accepts TCP connections (`accepts`; backends that do not speak HTTP)."""
     deadline = time.monotonic() + timeout_s
     while True:

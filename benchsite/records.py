@@ -1,4 +1,4 @@
-"""What every record of the model shares: strict validation and one-line errors naming file and key.
+"""The ground floor beneath tools, model and results: strict records, one-line errors naming file and key.
 
 Records are frozen pydantic models that refuse unknown keys, refuse a string where a
 number belongs (and NaN or infinity anywhere), and check ranges. A validation error
@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Strict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
 from pydantic_core import ErrorDetails
 
 from benchsite.errors import BenchError
@@ -37,6 +37,11 @@ def _inside(path: str) -> str:
 
 # A file inside a folder (a recipe's, a run's): relative, never climbing out of it.
 InnerPath = Annotated[str, AfterValidator(_inside)]
+# Names become folder names of a stored run (raw/<subject>/<cell>/): no slashes, no dots.
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
+Text = Annotated[str, StringConstraints(min_length=1)]
+UrlPath = Annotated[str, StringConstraints(pattern=r"^/")]
+Port = Annotated[int, Field(ge=0, le=65535)]
 
 
 class Record(BaseModel):

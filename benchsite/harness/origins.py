@@ -10,10 +10,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from benchsite.harness.byo import module_origin, portable_path, read_builds, sha256_of
 from benchsite.model.byo import ByoBuild
 from benchsite.model.recipe import AnySubject, fill_placeholders
 from benchsite.model.run import Origin
-from benchsite.run.byo import module_origin, portable_path, read_builds, sha256_of
 
 
 def _distribution_versions(module: str) -> str:

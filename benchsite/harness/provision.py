@@ -22,10 +22,10 @@ from pathlib import Path
 from fabric import Connection
 
 from benchsite.errors import BenchError
+from benchsite.harness.environment import git_commit, utc_now
+from benchsite.harness.remote import connect
+from benchsite.harness.sync import SYNC_RECORD, project_digest, project_files
 from benchsite.model.hosts import HostEntry
-from benchsite.run.environment import git_commit, utc_now
-from benchsite.run.remote import connect
-from benchsite.run.sync import SYNC_RECORD, project_digest, project_files
 
 REQUIREMENTS = ("requirements.txt", "conf/requirements-nodeps.txt")
 INSTALLED_STAMP = ".venv/.benchsite-requirements"

@@ -3,8 +3,8 @@
 A run has two roles. The *server* host starts the subjects (and their backends), renders their
 configs, and reads their CPU time; the *load* host probes and verifies them over the network and runs
 ab or wrk against them. By default both are this machine (`LocalHost`, servers on 127.0.0.1); with
-`--hosts` either role goes to another machine over SSH (`benchsite.run.remote.RemoteHost`), where the
-same operations run inside the project's agent (`benchsite.run.agent`).
+`--hosts` either role goes to another machine over SSH (`benchsite.harness.remote.RemoteHost`), where the
+same operations run inside the project's agent (`benchsite.harness.agent`).
 """
 
 from __future__ import annotations
@@ -18,15 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from benchsite.model.recipe import AnySubject, Recipe
-from benchsite.model.run import Environment, Origin
-from benchsite.run.environment import collect_environment
-from benchsite.run.machine import CpuTimes, cpu_times, measured_cpus
-from benchsite.run.origins import subject_origins
-from benchsite.run.processes import (
+from benchsite.harness.environment import collect_environment
+from benchsite.harness.machine import CpuTimes, cpu_times, measured_cpus
+from benchsite.harness.origins import subject_origins
+from benchsite.harness.processes import (
     LOOPBACK,
     HttpReply,
-    Server,
+    RunningServer,
     ToolRun,
     accepts_connections,
     free_port,
@@ -35,7 +33,9 @@ from benchsite.run.processes import (
     run_tool,
     running_server,
 )
-from benchsite.run.subjects import base_values, missing_requirement, render_templates, run_prepare
+from benchsite.harness.subjects import base_values, missing_requirement, render_templates, run_prepare
+from benchsite.model.recipe import AnySubject, Recipe
+from benchsite.model.run import Environment, Origin
 
 
 class Host(Protocol):
@@ -72,9 +72,9 @@ class Host(Protocol):
         cpu: int | None,
         log_path: Path,
         cwd: Path,
-        on_start: Callable[[Server], None] | None,
+        on_start: Callable[[RunningServer], None] | None,
         tmpdir: Path | None = None,
-    ) -> AbstractContextManager[Server]: ...
+    ) -> AbstractContextManager[RunningServer]: ...
 
     def http_get(self, address: str, port: int, path: str) -> HttpReply: ...
 
@@ -143,9 +143,9 @@ class LocalHost:
         cpu: int | None,
         log_path: Path,
         cwd: Path,
-        on_start: Callable[[Server], None] | None,
+        on_start: Callable[[RunningServer], None] | None,
         tmpdir: Path | None = None,
-    ) -> AbstractContextManager[Server]:
+    ) -> AbstractContextManager[RunningServer]:
         return running_server(name, argv, port, cpu, log_path, cwd, on_start, self.address, tmpdir)
 
     def http_get(self, address: str, port: int, path: str) -> HttpReply:

@@ -15,8 +15,8 @@ from typing import TypeVar
 
 import psutil
 
+from benchsite.harness.sync import sync_record
 from benchsite.model.run import Environment
-from benchsite.run.sync import sync_record
 
 T = TypeVar("T")
 

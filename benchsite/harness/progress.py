@@ -1,9 +1,34 @@
-"""A terminal progress display for recipe runs (rich)."""
+"""Where the runner says what it is doing: a terminal progress display (rich), or nothing."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+
+class Reporter(Protocol):
+    """Where the runner says what it is doing (a progress display, or nothing)."""
+
+    def begin(self, total_steps: int) -> None: ...
+
+    def status(self, message: str) -> None: ...
+
+    def step(self, message: str) -> None: ...
+
+
+class SilentReporter:
+    """A reporter that shows nothing."""
+
+    def begin(self, total_steps: int) -> None:
+        pass
+
+    def status(self, message: str) -> None:
+        pass
+
+    def step(self, message: str) -> None:
+        pass
 
 
 class RichReporter:

@@ -15,8 +15,8 @@ import sysconfig
 from pathlib import Path
 
 from benchsite.errors import BenchError
+from benchsite.harness.processes import LOOPBACK
 from benchsite.model.recipe import AnySubject, Recipe, fill_all, fill_placeholders
-from benchsite.run.processes import LOOPBACK
 
 
 def base_values(recipe: Recipe, host: str = LOOPBACK) -> dict[str, str]:

@@ -1,0 +1,304 @@
+"""Measuring: warm-ups, then rounds of every (subject, cell), each repetition one bounded load run with
+the CPU time it cost on each side and what else the machine did meanwhile; further rounds for the
+cells of claims still undecided, within the profile's limits.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, assert_never
+
+from benchsite.errors import BenchError
+from benchsite.harness.hosts import Placement
+from benchsite.harness.processes import RunningServer
+from benchsite.harness.progress import Reporter
+from benchsite.harness.signals import checkpoint
+from benchsite.harness.start import Plan, Started
+from benchsite.model.conf import Profile, Settings
+from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
+from benchsite.model.run import Rounds, RunDocument, Warmup
+from benchsite.results.published import Published
+from benchsite.results.view import RunView
+from benchsite.tools import AnyCell, AnyResult, parse_report
+from benchsite.tools.base import ExternalCell, Repetition
+from benchsite.tools.client import ClientCell
+
+
+def cell_argv(
+    server: RunningServer,
+    subject: HttpSubject,
+    cell: ExternalCell,
+    requests: int,
+    settings: Settings,
+    address: str,
+) -> list[str]:
+    """The load tool's bounded command for one cell, aimed at the server's address and port."""
+    url = f"http://{address}:{server.port}{cell.path or subject.path}"
+    return cell.argv(url, requests, settings.program(cell.TOOL), settings.socket_timeout_s)
+
+
+def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeout_s: float) -> str:
+    if timed_out:
+        return f"{tool} did not finish within {timeout_s:g} s and was stopped"
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    last = lines[-1] if lines else "no message"
+    return f"{tool} exited with code {exit_code}: {last}"
+
+
+def measure(
+    hosts: Placement,
+    server: RunningServer,
+    subject_name: str,
+    cell: AnyCell,
+    argv: list[str],
+    settings: Settings,
+    run_dir: Path,
+    index: int,
+    backends: dict[str, RunningServer] | None = None,
+    run_started: float | None = None,
+) -> Repetition[Any]:
+    """One repetition: the server's CPU time around one bounded load run, output kept verbatim.
+
+    The load comes from the cell's tool (ab, wrk, h2load), or from `argv` itself for a client under test.
+    Beside it: when it started in the run, and the CPU time others took on the measured CPUs.
+    """
+    started_after_s = None if run_started is None else round(time.monotonic() - run_started, 3)
+    raw_output = f"raw/{subject_name}/{cell.name}/rep-{index}.txt"
+    (run_dir / raw_output).parent.mkdir(parents=True, exist_ok=True)
+    code = server.exit_code()
+    if code is not None:
+        (run_dir / raw_output).write_text("")
+        return Repetition(
+            index=index,
+            argv=tuple(argv),
+            exit_code=-1,
+            timed_out=False,
+            raw_output=raw_output,
+            wall_s=0.0,
+            load_cpu_s=0.0,
+            server_cpu_s=0.0,
+            backend_cpu_s={},
+            result=None,
+            error=f"the server had exited with code {code} before this repetition",
+            started_after_s=started_after_s,
+            steal_s=None,
+            other_busy_s=None,
+        )
+    backends = {name: process for name, process in (backends or {}).items() if process is not server}
+    cpu_before = server.tree_cpu_s()
+    backends_before = {name: process.tree_cpu_s() for name, process in backends.items()}
+    machine_before = hosts.cpu_times(settings.server_cpu, settings.tool_cpu)
+    run = hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
+    machine = hosts.cpu_times(settings.server_cpu, settings.tool_cpu) - machine_before
+    server_cpu_s = max(0.0, server.tree_cpu_s() - cpu_before)  # a child that exited takes its CPU time along
+    backend_cpu_s = {
+        name: round(max(0.0, process.tree_cpu_s() - backends_before[name]), 6) for name, process in backends.items()
+    }
+    (run_dir / raw_output).write_text(run.stdout)
+    result: AnyResult | None = None
+    error = None
+    if run.exit_code != 0 or run.timed_out:
+        (run_dir / raw_output).with_suffix(".stderr.txt").write_text(run.stderr)
+        error = _tool_failure(cell.tool, run.exit_code, run.timed_out, run.stderr, settings.cell_timeout_s)
+    else:
+        try:
+            result = parse_report(cell.tool, run.stdout)
+        except BenchError as parse_error:
+            raise BenchError(
+                f"{' '.join(argv)} printed output this harness cannot read ({parse_error}); "
+                f"check that `{argv[0]}` is the real {cell.tool}"
+            ) from None
+    return Repetition(
+        index=index,
+        argv=tuple(argv),
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        raw_output=raw_output,
+        wall_s=round(run.wall_s, 6),
+        load_cpu_s=round(run.cpu_s, 6),
+        server_cpu_s=round(server_cpu_s, 6),
+        result=result,
+        error=error,
+        backend_cpu_s=backend_cpu_s,
+        started_after_s=started_after_s,
+        steal_s=round(max(0.0, machine.steal_s), 3),
+        other_busy_s=round(max(0.0, machine.busy_s - server_cpu_s - run.cpu_s - sum(backend_cpu_s.values())), 3),
+    )
+
+
+def warm_up(
+    hosts: Placement,
+    plan: Plan,
+    started: dict[str, Started],
+    profile: Profile,
+    settings: Settings,
+    reporter: Reporter,
+) -> list[Warmup]:
+    """One discarded run of each warm-up cell (default: every cell bounded by a request count) per subject;
+    argv and exit code kept."""
+    records: list[Warmup] = []
+    if profile.warmup_requests <= 0:
+        return records
+    for subject, cells in plan:
+        if not isinstance(subject, Server | Ceiling):  # a client under test warms up inside its own run
+            continue
+        server = started[subject.name].server
+        for cell in cells:
+            if not isinstance(cell, ExternalCell) or not cell.counted:
+                continue
+            if profile.warmup_cells and cell.name not in profile.warmup_cells:
+                continue
+            reporter.status(f"warming up {subject.label}, {cell.label}")
+            argv = cell_argv(server, subject, cell, profile.warmup_requests, settings, hosts.server.address)
+            run = hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
+            records.append(Warmup(subject=subject.name, cell=cell.name, argv=tuple(argv), exit_code=run.exit_code))
+    return records
+
+
+def _backend(started: dict[str, Started]) -> Started:
+    """The service that a recipe's clients talk to (its subject of kind backend; the schema ensures one)."""
+    return next(s for s in started.values() if isinstance(s.subject, Backend))
+
+
+def client_argv(recipe: Recipe, subject: Client, cell: ClientCell, backend: Started, profile: Profile) -> list[str]:
+    """The command of a client under test for one cell: the backend's URL, request counts, its files."""
+    port = backend.values["port2"] if cell.scheme == "https" else backend.values["port"]
+    values = {
+        **backend.values,
+        "url": f"{cell.scheme}://{backend.values['host']}:{port}{cell.path}",
+        "requests": str(profile.requests_for(cell)),
+        "warmup": str(profile.warmup_requests),
+        "server_workdir": backend.values["workdir"],
+    }
+    return subject.command(values)
+
+
+def repetition_argv(
+    hosts: Placement,
+    recipe: Recipe,
+    subject: AnySubject,
+    cell: AnyCell,
+    started: dict[str, Started],
+    profile: Profile,
+    settings: Settings,
+) -> tuple[RunningServer, list[str]]:
+    """The process whose CPU a repetition measures, and the command that makes the load."""
+    match cell:
+        case ExternalCell() if isinstance(subject, Server | Ceiling):
+            server = started[subject.name].server
+            return server, cell_argv(server, subject, cell, profile.requests_for(cell), settings, hosts.server.address)
+        case ClientCell() if isinstance(subject, Client):
+            backend = _backend(started)
+            return backend.server, client_argv(recipe, subject, cell, backend, profile)
+        case ExternalCell() | ClientCell():
+            raise BenchError(f"{recipe.recipe_path}: {subject.name} cannot run cell {cell.name} ({cell.tool})")
+        case _:
+            assert_never(cell)
+
+
+@dataclass
+class Measuring:
+    """The measured rounds of one run: every cell `repetitions` times, then further rounds where needed."""
+
+    hosts: Placement
+    recipe: Recipe
+    plan: Plan
+    started: dict[str, Started]
+    profile: Profile
+    settings: Settings
+    run_dir: Path
+    reporter: Reporter
+    run_started: float
+    measured: dict[tuple[str, str], list[Repetition[Any]]] = field(default_factory=dict)
+    rounds_made: int = 0
+    further_repetitions: int = 0
+
+    def round(self, index: int, plan: Plan) -> None:
+        """One round of the plan's cells. By default cell by cell: the subjects of a cell back to back, so
+        the figures a claim compares are measured seconds apart, their order turning round every other
+        round (A B, then B A)."""
+        backends = {name: s.server for name, s in self.started.items() if isinstance(s.subject, Backend)}
+        subjects = [subject for subject, _ in plan]
+        if index % 2 == 0:
+            subjects.reverse()
+        for subject, cell in self._order(plan, subjects):
+            checkpoint()  # an interrupt swallowed anywhere stops the run here
+            server, argv = repetition_argv(
+                self.hosts, self.recipe, subject, cell, self.started, self.profile, self.settings
+            )
+            rep = measure(
+                self.hosts,
+                server,
+                subject.name,
+                cell,
+                argv,
+                self.settings,
+                self.run_dir,
+                index,
+                backends,
+                self.run_started,
+            )
+            self.measured.setdefault((subject.name, cell.name), []).append(rep)
+            outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"
+            self.reporter.step(f"{subject.label} {cell.label} round {index}: {outcome}")
+        self.rounds_made = index
+
+    def _order(self, plan: Plan, subjects: list[AnySubject]) -> list[tuple[AnySubject, AnyCell]]:
+        """The (subject, cell) pairs of a round in the order the settings ask for."""
+        if self.settings.interleave == "subject":
+            return [(subject, cell) for subject, cells in plan for cell in cells]
+        cells_of = {subject.name: cells for subject, cells in plan}
+        every_cell = dict.fromkeys(cell for _, cells in plan for cell in cells)
+        return [(subject, cell) for cell in every_cell for subject in subjects if cell in cells_of[subject.name]]
+
+    def further_rounds(self, published: Published | None, document: Callable[[], RunDocument]) -> Rounds:
+        """Rounds of the cells whose claims are still inconclusive, while the profile's limits allow."""
+        profile = self.profile
+        while True:
+            needed: set[tuple[str, str]] = set()
+            if published is not None and profile.max_rounds:
+                needed = {cell for verdict in published.verdicts(RunView(document())) for cell in verdict.needs}
+            stopped = self._why_stop(needed, published)
+            if stopped:
+                return Rounds(
+                    minimum=profile.repetitions,
+                    maximum=profile.max_rounds,
+                    time_budget_s=profile.time_budget_s,
+                    made=self.rounds_made,
+                    further_repetitions=self.further_repetitions,
+                    stopped=stopped,
+                    elapsed_s=round(time.monotonic() - self.run_started, 1),
+                )
+            plan = [
+                (subject, [cell for cell in cells if (subject.name, cell.name) in needed])
+                for subject, cells in self.plan
+            ]
+            plan = [(subject, cells) for subject, cells in plan if cells]
+            done = sum(len(reps) for reps in self.measured.values())
+            self.reporter.begin(done + sum(len(cells) for _, cells in plan))
+            self.round(self.rounds_made + 1, plan)
+            self.further_repetitions += sum(len(cells) for _, cells in plan)
+
+    def _why_stop(self, needed: set[tuple[str, str]], published: Published | None) -> str:
+        """Why no further round is made now ("" where one is)."""
+        profile = self.profile
+        if not profile.max_rounds:
+            return "this profile makes no further rounds"
+        if published is None:
+            return "no published claims to decide"
+        if not needed:
+            return "no claim left that further rounds could decide"
+        if self.rounds_made >= profile.max_rounds:
+            return f"max_rounds ({profile.max_rounds}) reached"
+        elapsed = time.monotonic() - self.run_started
+        if elapsed + self._round_estimate_s(needed) > profile.time_budget_s:
+            return f"the time budget ({profile.time_budget_s:g} s) would be overrun by another round"
+        return ""
+
+    def _round_estimate_s(self, needed: set[tuple[str, str]]) -> float:
+        """How long a round of these cells takes, from their repetitions so far (plus start-up per run)."""
+        return sum(statistics.median([rep.wall_s for rep in self.measured[cell]]) + 0.2 for cell in needed)

@@ -1,0 +1,127 @@
+"""The stored records of a run: each subject's cell runs, where the roles ran, and the whole document."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from benchsite.harness.hosts import Placement
+from benchsite.harness.start import Plan, Started, verification
+from benchsite.model.conf import Profile, Settings
+from benchsite.model.recipe import AnySubject, Client, Recipe
+from benchsite.model.run import (
+    FORMAT_VERSION,
+    Environment,
+    HostRecord,
+    Origin,
+    Rounds,
+    RunDocument,
+    SkippedSubject,
+    SubjectRun,
+    Topology,
+    Warmup,
+)
+from benchsite.tools import AnyCell
+from benchsite.tools.base import Repetition
+
+
+def topology(
+    hosts: Placement, recipe: Recipe, tool_versions: dict[str, list[str]], server_environment: Environment
+) -> Topology:
+    """Where the roles run, with the load host's own environment (the run's is the server host's)."""
+    return Topology(
+        server=HostRecord(
+            role="server", ssh=hosts.server.ssh, address=hosts.server.address, environment=server_environment
+        ),
+        load=HostRecord(
+            role="load",
+            ssh=hosts.load.ssh,
+            address=hosts.load.address,
+            environment=hosts.load.environment(list(recipe.packages), tool_versions),
+        ),
+    )
+
+
+def subject_run(
+    subject: AnySubject,
+    started: dict[str, Started],
+    cells: list[AnyCell],
+    profile: Profile,
+    measured: dict[tuple[str, str], list[Repetition[Any]]],
+    origins: tuple[Origin, ...],
+) -> SubjectRun:
+    """One subject's record: its command, its verification and a cell run per cell."""
+    cell_runs = tuple(
+        cell.run_record(profile.requests_for(cell), measured[(subject.name, cell.name)]) for cell in cells
+    )
+    if isinstance(subject, Client):
+        return SubjectRun(
+            name=subject.name,
+            label=subject.label,
+            role=subject.role,
+            argv=subject.argv,
+            server_software=None,
+            keeps_http10_alive=None,
+            verification=None,
+            cells=cell_runs,
+            origins=origins,
+        )
+    own = started[subject.name]
+    reply = own.reply
+    return SubjectRun(
+        name=subject.name,
+        label=subject.label,
+        role=subject.role,
+        argv=tuple(own.server.argv),
+        server_software=reply.header("Server") if reply else None,
+        keeps_http10_alive=own.keeps_http10_alive,
+        verification=verification(reply) if reply else None,
+        cells=cell_runs,
+        origins=origins,
+    )
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    """What a run's document says before any measurement: which run, where and with what."""
+
+    recipe: Recipe
+    run_id: str
+    profile: Profile
+    started_at: str
+    settings: Settings
+    environment: Environment
+    topology: Topology | None
+
+
+def document(
+    header: RunHeader,
+    finished_at: str,
+    warmups: list[Warmup],
+    plan: Plan,
+    started: dict[str, Started],
+    measured: dict[tuple[str, str], list[Repetition[Any]]],
+    origins: dict[str, tuple[Origin, ...]],
+    skipped: list[SkippedSubject],
+    rounds: Rounds | None,
+) -> RunDocument:
+    """The whole run as run.json stores it."""
+    return RunDocument(
+        format_version=FORMAT_VERSION,
+        recipe=header.recipe.name,
+        title=header.recipe.title,
+        run_id=header.run_id,
+        profile=header.profile,
+        started_at=header.started_at,
+        finished_at=finished_at,
+        settings=header.settings,
+        environment=header.environment,
+        warmups=tuple(warmups),
+        subjects=tuple(
+            subject_run(subject, started, cells, header.profile, measured, origins[subject.name])
+            for subject, cells in plan
+        ),
+        skipped=tuple(skipped),
+        rounds=rounds,
+        topology=header.topology,
+    )

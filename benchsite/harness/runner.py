@@ -1,0 +1,113 @@
+"""Run a recipe: check, start every subject, verify it, warm up, measure each cell R times, stop.
+
+The result is one new run directory under data/<recipe>/, or nothing at all. The steps live in
+their own modules: `preflight` (refusals before anything starts), `start` (subjects up and
+verified), `measure` (warm-ups, rounds and further rounds) and `record` (the stored document).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from benchsite.harness.byo import search_path
+from benchsite.harness.environment import utc_now
+from benchsite.harness.hosts import Placement, on_this_machine
+from benchsite.harness.leftovers import forget_owner
+from benchsite.harness.measure import Measuring, warm_up
+from benchsite.harness.preflight import check_placeable, check_port_used, check_tools, effective_settings
+from benchsite.harness.progress import Reporter, SilentReporter
+from benchsite.harness.record import RunHeader, document, topology
+from benchsite.harness.signals import signal_for_test, signals_as_interrupt
+from benchsite.harness.start import Plan, start_subjects, trim_logs, without_failed
+from benchsite.model.portable import placeholders_of
+from benchsite.model.recipe import Client, Recipe
+from benchsite.model.run import RUN_FILE, Rounds, RunDocument, SkippedSubject
+from benchsite.results.published import Published
+from benchsite.results.store import make_files_portable, new_run_id, staged_run_directory, write_portable
+
+
+def run_recipe(
+    recipe: Recipe,
+    profile_name: str,
+    data_dir: Path,
+    repo_dir: Path,
+    reporter: Reporter | None = None,
+    published: Published | None = None,
+    hosts: Placement | None = None,
+) -> Path:
+    """Measure every subject and cell of a recipe; return the new run directory.
+
+    With the original page's claims (`published`) and a profile that allows further rounds, the
+    cells feeding inconclusive claims get further rounds until every claim is decided, the
+    profile's max_rounds is reached, or its time budget would be overrun.
+    """
+    reporter = reporter or SilentReporter()
+    hosts = hosts or on_this_machine(repo_dir)
+    run_started = time.monotonic()
+    profile = recipe.profile(profile_name)
+    settings = effective_settings(recipe.settings, hosts)
+    plan: Plan = list(recipe.plan(profile))
+    tool_versions = check_tools(hosts, plan, settings)
+    for subject, _ in plan:
+        check_port_used(recipe, subject)
+    if not hosts.one_machine:
+        check_placeable(recipe)
+    environment = hosts.server.environment(list(recipe.packages), tool_versions)
+    header = RunHeader(
+        recipe=recipe,
+        run_id=new_run_id(profile.name),
+        profile=profile,
+        started_at=utc_now(),
+        settings=settings,
+        environment=environment,
+        topology=None if hosts.one_machine else topology(hosts, recipe, tool_versions, environment),
+    )
+    os.environ["PATH"] = search_path(repo_dir)  # programs built by `invoke byo` come first
+    skipped, runnable = _present(hosts, recipe, plan, reporter)
+    origins = {subject.name: hosts.server.origins(recipe, subject) for subject, _ in runnable}
+    reporter.begin(sum(len(cells) for _, cells in runnable) * profile.repetitions)
+    with signals_as_interrupt(), staged_run_directory(data_dir / recipe.name, header.run_id) as run_dir:
+        with ExitStack() as stack:
+            stack.callback(trim_logs, run_dir / "logs")
+            servers = [s for s, _ in runnable if not isinstance(s, Client)]
+            started, failed, workroot = start_subjects(hosts, recipe, servers, settings, stack, run_dir, reporter)
+            runnable, failed = without_failed(runnable, started, failed)
+            skipped += failed
+            warmups = warm_up(hosts, runnable, started, profile, settings, reporter)
+            session = Measuring(hosts, recipe, runnable, started, profile, settings, run_dir, reporter, run_started)
+            for index in range(1, profile.repetitions + 1):
+                session.round(index, runnable)
+
+            def so_far(rounds: Rounds | None) -> RunDocument:
+                return document(
+                    header, utc_now(), warmups, runnable, started, session.measured, origins, skipped, rounds
+                )
+
+            rounds = session.further_rounds(published, lambda: so_far(None))
+        placeholders = placeholders_of(hosts.load.values(recipe), None) | placeholders_of(
+            hosts.server.values(recipe), workroot
+        )
+        make_files_portable(run_dir, placeholders)
+        write_portable(run_dir / RUN_FILE, so_far(rounds).to_json(), placeholders)
+        forget_owner(run_dir)
+    signal_for_test("run-kept")
+    return data_dir / recipe.name / header.run_id
+
+
+def _present(hosts: Placement, recipe: Recipe, plan: Plan, reporter: Reporter) -> tuple[list[SkippedSubject], Plan]:
+    """The subjects whose software is missing on the server host (with why), and the others."""
+    skipped: list[SkippedSubject] = []
+    runnable: Plan = []
+    for subject, cells in plan:
+        missing = hosts.server.missing(recipe, subject)
+        if missing:
+            skipped.append(
+                SkippedSubject(name=subject.name, label=subject.label, reason=subject.skip_reason, detail=missing)
+            )
+            reporter.step(f"{subject.label}: skipped ({missing})")
+        else:
+            runnable.append((subject, cells))
+    return skipped, runnable

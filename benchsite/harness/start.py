@@ -1,0 +1,194 @@
+"""Starting the subjects: each on the server host, probed and verified from the load host before any load.
+
+A subject that fails to start or answers wrongly costs only its own row; the run goes on with the others.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchsite.errors import BenchError
+from benchsite.harness.hosts import Placement
+from benchsite.harness.leftovers import record_owner
+from benchsite.harness.processes import HttpReply, RunningServer, wait_until_accepting, wait_until_ready
+from benchsite.harness.progress import Reporter
+from benchsite.harness.signals import signals_held
+from benchsite.model.conf import Settings
+from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
+from benchsite.model.run import SkippedSubject, Verification
+from benchsite.tools import AnyCell
+
+HttpServerSubject = Server | Ceiling | Backend  # the subjects the runner starts
+Plan = list[tuple[AnySubject, list[AnyCell]]]  # each subject with the cells it runs
+
+
+def verify_reply(subject: HttpSubject, reply: HttpReply) -> None:
+    """Check status, exact body and headers before any load; a mismatch stops the run."""
+    expect = subject.expect
+    problems = []
+    if reply.status != expect.status:
+        problems.append(f"status {reply.status} (expected {expect.status})")
+    if expect.body_bytes is not None and reply.body != expect.body_bytes:
+        problems.append(f"body {reply.body[:60]!r} (expected {expect.body_bytes!r})")
+    for name, value in sorted(expect.headers.items()):
+        if reply.header(name) != value:
+            problems.append(f"header {name}: {reply.header(name)!r} (expected {value!r})")
+    if problems:
+        raise BenchError(
+            f"subject {subject.name!r} answered GET {subject.path} with {'; '.join(problems)}: "
+            f"fix the subject before measuring it"
+        )
+
+
+def verification(reply: HttpReply) -> Verification:
+    return Verification(
+        status=reply.status,
+        headers=tuple(reply.headers),
+        body=reply.body[:500].decode(errors="replace"),
+        body_bytes=len(reply.body),
+    )
+
+
+@dataclass(frozen=True)
+class Started:
+    """A running subject, the reply that verified it, and whether it keeps HTTP/1.0 connections alive."""
+
+    subject: HttpServerSubject
+    server: RunningServer
+    reply: HttpReply | None  # None: probed over TCP only (a backend that does not speak HTTP)
+    keeps_http10_alive: bool | None
+    values: dict[str, str]  # the placeholders its command was filled with (port, port2, workdir...)
+
+
+LOG_TAIL_BYTES = 64 * 1024
+
+
+def trim_logs(directory: Path) -> None:
+    """Keep the last 64 KiB of each server log: the end says why a server stopped; access logs add megabytes."""
+    for log in directory.glob("*.log"):
+        size = log.stat().st_size
+        if size > LOG_TAIL_BYTES:
+            with log.open("rb") as handle:
+                handle.seek(size - LOG_TAIL_BYTES)
+                tail = handle.read()
+            log.write_bytes(
+                f"[harness] the first {size - LOG_TAIL_BYTES} bytes of this log were dropped\n".encode() + tail
+            )
+
+
+def start_subjects(
+    hosts: Placement,
+    recipe: Recipe,
+    subjects: list[HttpServerSubject],
+    settings: Settings,
+    stack: ExitStack,
+    run_dir: Path,
+    reporter: Reporter,
+) -> tuple[dict[str, Started], list[SkippedSubject], Path]:
+    """Start, probe and verify each subject on the server host; one that fails costs only its own row
+    (the others run). Also returns the folder the subjects work in there."""
+    started: dict[str, Started] = {}
+    failed: list[SkippedSubject] = []
+    host = hosts.server
+    workroot = stack.enter_context(host.workroot())
+    if hosts.one_machine:
+        record_owner(run_dir, workroot=workroot)
+    ports: dict[str, str] = {}  # port_<subject>: later subjects' configs reach earlier ones (backends)
+    base = host.values(recipe)
+    for offset, subject in enumerate(subjects):
+        port = settings.port + offset if settings.port else host.free_port()
+        workdir = workroot / subject.name
+        values = {**base, **ports, "port": str(port), "port2": str(host.free_port()), "workdir": str(workdir)}
+        ports[f"port_{subject.name.replace('-', '_')}"] = str(port)
+        reporter.status(f"starting {subject.label} on port {port}")
+        try:
+            started[subject.name] = _start_one(hosts, recipe, subject, values, settings, stack, run_dir)
+        except BenchError as error:
+            failed.append(
+                SkippedSubject(name=subject.name, label=subject.label, reason=FAILED_AT_START, detail=str(error))
+            )
+            reporter.step(f"{subject.label}: did not start ({error})")
+    return started, failed, workroot
+
+
+FAILED_AT_START = "it did not start or did not answer correctly on this machine"
+
+
+def _start_one(
+    hosts: Placement,
+    recipe: Recipe,
+    subject: HttpServerSubject,
+    values: dict[str, str],
+    settings: Settings,
+    stack: ExitStack,
+    run_dir: Path,
+) -> Started:
+    """One subject started on the server host, probed and verified from the load host; stopped again
+    at once if any of it fails."""
+    host, load, address = hosts.server, hosts.load, hosts.server.address
+    port = int(values["port"])
+    prepared = host.prepare(recipe, subject, values)
+    if subject.prepare:
+        write_text(run_dir / "logs" / f"{subject.name}-prepare.log", prepared)
+    for target, text in host.render(recipe, subject, values).items():
+        write_text(run_dir / "configs" / subject.name / target, text)
+    argv = subject.command(values)
+    on_start = (lambda started: record_owner(run_dir, server=started)) if hosts.one_machine else None
+    with ExitStack() as own:
+        with signals_held():  # no interrupt between the spawn and the registration for clean-up
+            server = own.enter_context(
+                host.start(
+                    subject.name,
+                    argv,
+                    port,
+                    settings.server_cpu,
+                    run_dir / "logs" / f"{subject.name}.log",
+                    Path(values["recipe_dir"]),
+                    on_start,
+                    tmpdir=Path(values["workdir"]),
+                )
+            )
+        if isinstance(subject, Backend) and subject.probe == "tcp":
+            wait_until_accepting(server, lambda: load.accepts(address, port), settings.start_timeout_s)
+            found = Started(subject, server, None, None, values)
+        else:
+            wait_until_ready(server, lambda: load.http_get(address, port, subject.path), settings.start_timeout_s)
+            reply = load.http_get(address, port, subject.path)  # a fresh request, checked before any load
+            verify_reply(subject, reply)
+            found = Started(subject, server, reply, load.keeps_http10_alive(address, port, subject.path), values)
+        with signals_held():
+            stack.push(own.pop_all())  # from here the run's own clean-up stops it
+    return found
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def without_failed(
+    plan: Plan, started: dict[str, Started], failed: list[SkippedSubject]
+) -> tuple[Plan, list[SkippedSubject]]:
+    """The plan without the subjects that did not start (clients too, where no backend started);
+    a run in which no measured subject started is an error naming the first failure."""
+    failed = list(failed)
+    backend_up = any(isinstance(s.subject, Backend) for s in started.values())
+    kept: Plan = []
+    for subject, loads in plan:
+        if isinstance(subject, Client) and not backend_up:
+            failed.append(
+                SkippedSubject(
+                    name=subject.name,
+                    label=subject.label,
+                    reason=FAILED_AT_START,
+                    detail="the backend it talks to did not start",
+                )
+            )
+        elif isinstance(subject, Client) or subject.name in started:
+            kept.append((subject, loads))
+    if not any(isinstance(subject, Server | Client) for subject, _ in kept):
+        first = failed[0].detail if failed else "nothing to measure"
+        raise BenchError(f"no subject could run: {first}")
+    return kept, failed

@@ -1,0 +1,122 @@
+"""conf/<recipe>.toml: how hard and where a recipe runs (profiles, CPU pinning, timeouts, tool paths).
+
+Read through a strict schema like the recipe itself: every setting has a default, every profile
+names its own load; an unknown key or a value out of range is a one-line error.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from benchsite.records import Name, Port, Record, Seq, Text
+from benchsite.tools import TOOLS, AnyCell
+from benchsite.tools.base import LoadTool
+
+
+class Profile(Record):
+    """How much load: requests per run, repetitions, warm-up; optionally a subset of subjects and cells."""
+
+    name: Name
+    requests: int = Field(ge=1, le=10_000_000)
+    repetitions: int = Field(ge=1, le=1000)
+    warmup_requests: int = Field(ge=0, le=10_000_000)
+    subjects: Seq[Name]  # empty: every subject
+    cells: Seq[Name]  # empty: every cell
+    warmup_cells: Seq[Name]  # empty: warm up with every ab cell
+    wrk_duration_s: int = Field(ge=0, le=3600)  # 0: each wrk cell's own duration
+    cell_requests: dict[str, Annotated[int, Field(ge=1, le=10_000_000)]]  # cells that run another count
+    # After `repetitions` rounds of every cell, further rounds of the cells whose claims are still
+    # inconclusive, up to max_rounds in all (0: none) and while the whole run stays within time_budget_s.
+    max_rounds: int = Field(ge=0, le=1000)
+    time_budget_s: float = Field(ge=0, le=86400)
+
+    @model_validator(mode="after")
+    def _bounded_rounds(self) -> Profile:
+        if self.max_rounds and self.max_rounds < self.repetitions:
+            raise ValueError(
+                f"profiles.{self.name}.max_rounds ({self.max_rounds}) is below repetitions "
+                f"({self.repetitions}): raise it, or 0 for no further rounds"
+            )
+        if self.max_rounds and not self.time_budget_s:
+            raise ValueError(f"profiles.{self.name}: further rounds (max_rounds) need a time_budget_s")
+        return self
+
+    def requests_for(self, cell: AnyCell) -> int:
+        return self.cell_requests.get(cell.name, self.requests)
+
+
+PROFILE_DEFAULTS: dict[str, Any] = {
+    "warmup_requests": 0,
+    "subjects": [],
+    "cells": [],
+    "warmup_cells": [],
+    "wrk_duration_s": 0,
+    "cell_requests": {},
+    "max_rounds": 0,
+    "time_budget_s": 0,
+}
+
+
+class Settings(Record):
+    """Machine-level knobs from conf/<recipe>.toml [settings]."""
+
+    server_cpu: Annotated[int, Field(ge=0, le=4095)] | None
+    tool_cpu: Annotated[int, Field(ge=0, le=4095)] | None
+    port: Port  # 0: a free port per subject; N: ports N, N+1, ...
+    socket_timeout_s: int = Field(ge=1, le=3600)
+    cell_timeout_s: float = Field(gt=0, le=86400)
+    start_timeout_s: float = Field(gt=0, le=3600)
+    tool_paths: dict[str, Text]  # a load tool's program where it is not the tool's own name on PATH
+    # The order within a round: "cell" (every subject of a cell back to back, the order turning round
+    # every other round) or "subject" (every cell of a subject back to back, as the first runs did).
+    interleave: Literal["cell", "subject"]
+
+    @model_validator(mode="after")
+    def _known_tools(self) -> Settings:
+        programs = [name for name, tool in TOOLS.items() if tool.program]
+        unknown = sorted(set(self.tool_paths) - set(programs))
+        if unknown:
+            raise ValueError(f"tool_paths: {', '.join(unknown)} unknown: I know about {', '.join(programs)}")
+        return self
+
+    def program(self, tool: LoadTool) -> str:
+        """The program that runs a load tool here."""
+        return self.tool_paths.get(tool.name, tool.program or tool.name)
+
+
+SETTINGS_DEFAULTS: dict[str, Any] = {
+    "server_cpu": 0,
+    "tool_cpu": 1,
+    "port": 0,
+    "socket_timeout_s": 30,
+    "cell_timeout_s": 300.0,
+    "start_timeout_s": 20.0,
+    "tool_paths": {},
+    "interleave": "cell",
+}
+
+
+class ConfFile(Record):
+    """conf/<name>.toml: [settings] (each with a default) and at least one [profiles.NAME]."""
+
+    settings: Settings
+    profiles: dict[str, Profile] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        settings = data.get("settings", {})
+        if isinstance(settings, dict):
+            data["settings"] = {**SETTINGS_DEFAULTS, **settings}
+        profiles = data.get("profiles")
+        if isinstance(profiles, dict):
+            data["profiles"] = {
+                name: {**PROFILE_DEFAULTS, **table, "name": name} if isinstance(table, dict) else table
+                for name, table in profiles.items()
+            }
+        return data

@@ -1,0 +1,101 @@
+"""What every claim kind shares: its verdict states, the verdict record, and how an interval is read
+against a claim's bounds.
+
+A claim holds when its whole interval clears its threshold, does not hold when the whole interval
+misses it, and is inconclusive when the interval straddles it; a flagged or missing figure decides
+nothing (`figures`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from benchsite.records import Name, Record, Text
+from benchsite.results.intervals import Interval
+from benchsite.results.originals import OriginalFigures
+from benchsite.results.view import Cell, RunView
+
+if TYPE_CHECKING:
+    from benchsite.results.claims import AnyClaim
+
+
+class State(StrEnum):
+    """A verdict's state."""
+
+    HOLDS = "holds"
+    DOES_NOT_HOLD = "does not hold"
+    INCONCLUSIVE = "inconclusive"
+    COULD_NOT_RUN = "could not run"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a claim kind's decision found on one run."""
+
+    state: State
+    today: str  # the deciding value with its interval, or why there is none
+    needs: tuple[Cell, ...] = ()  # the cell runs whose further rounds could decide an inconclusive claim
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's outcome on one run, with what decided it and the published value beside it."""
+
+    claim: AnyClaim
+    status: State
+    today: str
+    published: str
+    needs: tuple[Cell, ...] = ()
+
+
+class ClaimBase(Record):
+    """One conclusion of an original page (or of a page's own), with the rule a run decides it by."""
+
+    id: Name
+    text: Text
+
+    @property
+    def rule(self) -> str:
+        """The rule in words, naming its figures."""
+        raise NotImplementedError
+
+    @property
+    def threshold(self) -> str:
+        """The bound its interval must clear, in words."""
+        raise NotImplementedError
+
+    def subjects_named(self) -> set[str]:
+        raise NotImplementedError
+
+    def cells_named(self) -> set[str]:
+        raise NotImplementedError
+
+    def decide(self, view: RunView) -> Outcome:
+        """The verdict one run gives."""
+        raise NotImplementedError
+
+    def published_value(self, published: OriginalFigures) -> str:
+        """What the original page's own figures say on the rule (its single runs have no interval)."""
+        raise NotImplementedError
+
+
+def fmt_interval(interval: Interval, digits: int = 2, rounds: bool = True) -> str:
+    """1.82 [1.61–2.05] (12 rounds): the estimate and its 95 % interval."""
+    if not interval.bounded:
+        return f"{interval.value:.{digits}f} (no interval: {interval.count} round)"
+    counted = f" ({interval.count} rounds)" if rounds else ""
+    return f"{interval.value:.{digits}f} [{interval.low:.{digits}f}–{interval.high:.{digits}f}]{counted}"
+
+
+def against(interval: Interval, at_least: float | None, at_most: float | None) -> State:
+    """Where an interval lies against a claim's bounds."""
+    if not interval.bounded:
+        return State.INCONCLUSIVE
+    assert interval.low is not None and interval.high is not None
+    if (at_least is not None and interval.high < at_least) or (at_most is not None and interval.low > at_most):
+        return State.DOES_NOT_HOLD
+    if (at_least is None or interval.low >= at_least) and (at_most is None or interval.high <= at_most):
+        return State.HOLDS
+    return State.INCONCLUSIVE

@@ -1,0 +1,93 @@
+"""The fastest claim: a subject had the highest requests/s in every one of some cells."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from benchsite.records import Name, Seq
+from benchsite.results.claims.base import ClaimBase, Outcome, State, against, fmt_interval
+from benchsite.results.originals import OriginalFigures
+from benchsite.results.view import Cell, RunView
+
+
+class FastestClaim(ClaimBase):
+    """A subject had the highest requests/s in every one of the cells."""
+
+    kind: Literal["fastest"] = "fastest"
+    subject: Name
+    cells: Seq[Name] = Field(min_length=1)
+    among: Seq[Name] = ()  # the competitors; empty: every subject
+
+    @property
+    def threshold(self) -> str:
+        return "every ratio to a competitor > 1"
+
+    @property
+    def rule(self) -> str:
+        among = f" among {', '.join(self.among)}" if self.among else ""
+        return f"{self.subject}: highest req/s{among} at {', '.join(self.cells)}"
+
+    def subjects_named(self) -> set[str]:
+        return {self.subject, *self.among}
+
+    def cells_named(self) -> set[str]:
+        return set(self.cells)
+
+    def decide(self, view: RunView) -> Outcome:
+        """Holds when the subject is surely ahead of every competitor in every cell; does not hold when
+        some competitor is surely ahead in some cell; flagged competitors are named, not compared."""
+        competitors = [s for s in (self.among or [s.name for s in view.run.measured]) if s != self.subject]
+        behind: list[str] = []
+        unsure: list[str] = []
+        not_compared: list[str] = []
+        needs: list[Cell] = []
+        for cell in self.cells:
+            if view.round_values(self.subject, cell) is None:
+                return Outcome(State.COULD_NOT_RUN, view.why_not([(self.subject, cell)]))
+            for rival in competitors:
+                if view.figure(rival, cell) is None:
+                    continue  # it does not run here
+                estimate = view.ratio((self.subject, cell), (rival, cell))
+                if estimate is None:
+                    not_compared.append(f"{rival} {cell}")
+                    continue
+                state = against(estimate, 1.0, None)
+                if state == State.DOES_NOT_HOLD:
+                    behind.append(f"{cell}: {rival} ({estimate.value:.2f}×)")
+                elif state == State.INCONCLUSIVE:
+                    unsure.append(f"{cell}: {rival} ({fmt_interval(estimate, rounds=False)})")
+                    needs += [(self.subject, cell), (rival, cell)]
+        flagged = f"; flagged, not compared: {_some(not_compared)}" if not_compared else ""
+        if behind:  # what decides it; the unsure comparisons no longer matter
+            return Outcome(State.DOES_NOT_HOLD, f"surely behind {_some(behind)}{flagged}")
+        if unsure:
+            return Outcome(
+                State.INCONCLUSIVE, f"not surely ahead of {_some(unsure)}{flagged}", tuple(dict.fromkeys(needs))
+            )
+        cells = f"all {len(self.cells)} cells" if len(self.cells) > 1 else f"cell {self.cells[0]}"
+        return Outcome(State.HOLDS, f"surely ahead of every competitor in {cells}{flagged}")
+
+    def published_value(self, published: OriginalFigures) -> str:
+        ahead = 0
+        for cell in self.cells:
+            own = published.figure(self.subject, cell)
+            if own is None or own.requests_per_s is None:
+                return "—"
+            rivals = [
+                r.requests_per_s
+                for r in published.results
+                if r.cell == cell
+                and r.subject != self.subject
+                and r.requests_per_s is not None
+                and (not self.among or r.subject in self.among)
+            ]
+            ahead += all(own.requests_per_s > rival for rival in rivals)
+        return f"fastest at {ahead} of {len(self.cells)}"
+
+
+def _some(items: list[str], shown: int = 3) -> str:
+    """The first few of a list, and how many more."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more

@@ -1,0 +1,54 @@
+"""The keep-alive claim: whether a subject kept its connections alive in a keep-alive cell."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from benchsite.records import Name
+from benchsite.results.claims.base import ClaimBase, Outcome, State
+from benchsite.results.originals import OriginalFigures
+from benchsite.results.view import RunView
+
+
+class KeepaliveClaim(ClaimBase):
+    """Whether a subject kept connections alive for ab -k."""
+
+    kind: Literal["keepalive"] = "keepalive"
+    subject: Name
+    cell: Name
+    honoured: bool
+
+    @property
+    def threshold(self) -> str:
+        return "honoured" if self.honoured else "not honoured"
+
+    @property
+    def rule(self) -> str:
+        return f"{self.subject} {self.cell}: keep-alive {self.threshold}"
+
+    def subjects_named(self) -> set[str]:
+        return {self.subject}
+
+    def cells_named(self) -> set[str]:
+        return {self.cell}
+
+    def decide(self, view: RunView) -> Outcome:
+        found = view.figure(self.subject, self.cell)
+        record = view.run.subject(self.subject)
+        cell = record.cell(self.cell) if record else None
+        if found is None or not found.usable or cell is None:
+            return Outcome(State.COULD_NOT_RUN, view.why_not([(self.subject, self.cell)]))
+        seen = {rep.result.keepalive_honoured for rep in cell.repetitions if rep.ok and rep.result is not None}
+        seen.discard(None)
+        if len(seen) != 1:
+            return Outcome(
+                State.INCONCLUSIVE, "honoured in some repetitions, not in others" if seen else "not measured"
+            )
+        honoured = seen.pop()
+        shown = f"{'honoured' if honoured else 'not honoured'} in all {len(cell.repetitions)} repetitions"
+        return Outcome(State.HOLDS if honoured == self.honoured else State.DOES_NOT_HOLD, shown)
+
+    def published_value(self, published: OriginalFigures) -> str:
+        found = published.figure(self.subject, self.cell)
+        honoured = found.result.keepalive_honoured if found and found.result else None
+        return "—" if honoured is None else "honoured" if honoured else "not honoured"

@@ -1,0 +1,67 @@
+"""The ratio claim: a ratio between two figures on one metric lies within bounds."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from benchsite.records import Name, Pair
+from benchsite.results.claims.base import ClaimBase, Outcome, State, against, fmt_interval
+from benchsite.results.metrics import MetricName, metric
+from benchsite.results.originals import OriginalFigures
+from benchsite.results.view import RunView
+
+Bound = Annotated[float, Field(gt=0, le=1e6)]
+
+
+class RatioClaim(ClaimBase):
+    """numerator ÷ denominator, two (subject, cell) figures on one metric, at least and/or at most a bound."""
+
+    kind: Literal["ratio"] = "ratio"
+    numerator: Pair[Name, Name]
+    denominator: Pair[Name, Name]
+    at_least: Bound | None = None
+    at_most: Bound | None = None
+    metric: MetricName = "rps"
+
+    @model_validator(mode="after")
+    def _bounded(self) -> RatioClaim:
+        if self.at_least is None and self.at_most is None:
+            raise ValueError(f"claim {self.id!r} needs at_least or at_most")
+        if self.at_least is not None and self.at_most is not None and self.at_least > self.at_most:
+            raise ValueError(f"claim {self.id!r}: at_least {self.at_least:g} is above at_most {self.at_most:g}")
+        return self
+
+    @property
+    def threshold(self) -> str:
+        parts = [f"≥ {self.at_least:g}"] if self.at_least is not None else []
+        parts += [f"≤ {self.at_most:g}"] if self.at_most is not None else []
+        return " and ".join(parts)
+
+    @property
+    def rule(self) -> str:
+        ratio = f"{metric(self.metric).unit} {'/'.join(self.numerator)} ÷ {'/'.join(self.denominator)}"
+        return f"{ratio} {self.threshold}"
+
+    def subjects_named(self) -> set[str]:
+        return {self.numerator[0], self.denominator[0]}
+
+    def cells_named(self) -> set[str]:
+        return {self.numerator[1], self.denominator[1]}
+
+    def decide(self, view: RunView) -> Outcome:
+        cells = [self.numerator, self.denominator]
+        estimate = view.ratio(self.numerator, self.denominator, metric(self.metric))
+        if estimate is None:
+            return Outcome(State.COULD_NOT_RUN, view.why_not(cells))
+        state = against(estimate, self.at_least, self.at_most)
+        return Outcome(state, fmt_interval(estimate), tuple(cells) if state == State.INCONCLUSIVE else ())
+
+    def published_value(self, published: OriginalFigures) -> str:
+        top, bottom = published.figure(*self.numerator), published.figure(*self.denominator)
+        field = metric(self.metric).published
+        if top is None or bottom is None or field is None:
+            return "—"
+        a, b = getattr(top, field), getattr(bottom, field)
+        return "—" if a is None or b is None or b == 0 else f"{a / b:.3f}"

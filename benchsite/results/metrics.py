@@ -1,0 +1,140 @@
+"""Every number the pages show per repetition, as one registry of `Metric` records.
+
+A metric has one name everywhere: in recipes' claims (`metric = "load-cpu"`), in directive
+options (`:metric: load-cpu`), in exports, and in the code. Stats, pivots, charts, claims and
+exports all read a repetition through the metric's `read`, and print through its `fmt`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from benchsite.errors import BenchError
+from benchsite.tools import AnyCellRun
+from benchsite.tools.base import Repetition
+from benchsite.tools.client import ClientResult
+
+MetricName = Literal[
+    "rps",
+    "server-cpu",
+    "load-cpu",
+    "server-share",
+    "backend-share",
+    "time-per-request",
+    "latency-p50",
+    "latency-p99",
+]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number read from each repetition: its name, how a page heads it, its unit and format."""
+
+    name: MetricName
+    heading: str  # a column heading or axis label, without the unit
+    unit: str
+    read: Callable[[Repetition[Any]], float | None]  # None: this repetition says nothing on it
+    better: Literal["higher", "lower"]
+    decimals: int
+    published: Literal["requests_per_s", "cpu_us_per_request"] | None  # the original pages' figure of it
+
+    def fmt(self, value: float | None) -> str:
+        """The value as a page prints it; "—" where there is none."""
+        if value is None:
+            return "—"
+        return f"{value:.{self.decimals}f}%" if self.unit == "%" else f"{value:,.{self.decimals}f}"
+
+    @property
+    def titled(self) -> str:
+        """The heading with its unit: "server CPU per request (µs)"."""
+        return f"{self.heading} ({self.unit})"
+
+
+def _rps(rep: Repetition[Any]) -> float | None:
+    return rep.result.requests_per_s if rep.result is not None else None
+
+
+def _load_cpu(rep: Repetition[Any]) -> float | None:
+    """A client under test reports the CPU of its own timed loop; for a load tool, its measured CPU."""
+    if isinstance(rep.result, ClientResult):
+        return rep.result.cpu_us_per_request
+    return rep.per_request_us(rep.load_cpu_s)
+
+
+def _share(cpu_s: float, rep: Repetition[Any]) -> float | None:
+    return 100 * cpu_s / rep.wall_s if rep.wall_s else None
+
+
+def _percentile(percent: int) -> Callable[[Repetition[Any]], float | None]:
+    return lambda rep: rep.result.percentile_ms(percent) if rep.result is not None else None
+
+
+METRICS: dict[MetricName, Metric] = {
+    metric.name: metric
+    for metric in (
+        Metric("rps", "requests per second", "req/s", _rps, "higher", 0, "requests_per_s"),
+        Metric(
+            "server-cpu",
+            "server CPU per request",
+            "µs",
+            lambda rep: rep.per_request_us(rep.server_cpu_s),
+            "lower",
+            0,
+            None,
+        ),
+        Metric("load-cpu", "load CPU per request", "µs", _load_cpu, "lower", 0, "cpu_us_per_request"),
+        Metric(
+            "server-share",
+            "server CPU share of the wall time",
+            "%",
+            lambda r: _share(r.server_cpu_s, r),
+            "lower",
+            1,
+            None,
+        ),
+        Metric(
+            "backend-share",
+            "the backends' CPU share of the wall time",
+            "%",
+            lambda rep: _share(sum(rep.backend_cpu_s.values()), rep) if rep.backend_cpu_s else None,
+            "lower",
+            1,
+            None,
+        ),
+        Metric(
+            "time-per-request",
+            "mean time per request",
+            "ms",
+            lambda rep: rep.result.time_per_request_ms if rep.result is not None else None,
+            "lower",
+            2,
+            None,
+        ),
+        Metric("latency-p50", "median latency", "ms", _percentile(50), "lower", 2, None),
+        Metric("latency-p99", "99th percentile latency", "ms", _percentile(99), "lower", 2, None),
+    )
+}
+assert set(METRICS) == set(get_args(MetricName)), "every metric name has its record"
+
+RPS = METRICS["rps"]
+
+
+def metric(name: str) -> Metric:
+    """A metric by name; an unknown one is a one-line error listing the known ones."""
+    try:
+        return METRICS[name]  # type: ignore[index]
+    except KeyError:
+        raise BenchError(f"unknown metric {name!r}: I know about {', '.join(METRICS)}") from None
+
+
+def metric_values(cell: AnyCellRun, of: Metric) -> dict[int, float]:
+    """Each good repetition's value on a metric, by round."""
+    values = {}
+    for rep in cell.repetitions:
+        if rep.ok:
+            value = of.read(rep)
+            if value is not None:
+                values[rep.index] = value
+    return values

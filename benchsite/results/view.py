@@ -1,0 +1,89 @@
+"""A read-only view of one stored run that works out each figure once, for every directive and claim.
+
+Pages ask many questions of one run (a table, a chart, a pivot and every claim read the same
+figures); the view answers each from a cache, as pyperf's Benchmark caches its statistics.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from benchsite.model.run import RunDocument
+from benchsite.results.figures import Figure, ceiling_flag
+from benchsite.results.intervals import Interval, paired_rounds, ratio_interval
+from benchsite.results.metrics import RPS, Metric, metric_values
+from benchsite.results.stats import CellSummary, summarize
+
+Cell = tuple[str, str]  # (subject, cell)
+
+
+class RunView:
+    """One run, with its figures worked out on first use."""
+
+    def __init__(self, run: RunDocument) -> None:
+        self.run = run
+        self._figures: dict[Cell, Figure | None] = {}
+
+    @cached_property
+    def summaries(self) -> dict[Cell, CellSummary]:
+        return {(s.name, c.name): summarize(c) for s in self.run.subjects for c in s.cells}
+
+    def ceiling_rps(self, cell: str) -> float | None:
+        """The median req/s of the run's ceiling subject (a C server on a static file) in one cell."""
+        ceiling = self.run.ceiling
+        found = self.summaries.get((ceiling.name, cell)) if ceiling else None
+        return found.median() if found else None
+
+    def figure(self, subject: str, cell: str) -> Figure | None:
+        """The figure of one subject in one cell, or None where it has no such cell run."""
+        if (subject, cell) not in self._figures:
+            self._figures[(subject, cell)] = self._figure(subject, cell)
+        return self._figures[(subject, cell)]
+
+    def _figure(self, subject_name: str, cell_name: str) -> Figure | None:
+        subject = self.run.subject(subject_name)
+        record = subject.cell(cell_name) if subject else None
+        if subject is None or record is None:
+            return None
+        summary = self.summaries[(subject_name, cell_name)]
+        flags = list(summary.problems)
+        if subject.role == "server" and record.TOOL.limited_at_ceiling:
+            near_ceiling = ceiling_flag(summary.median(), self.ceiling_rps(cell_name))
+            if near_ceiling:
+                flags.append(near_ceiling)
+        return Figure(summary, tuple(flags))
+
+    def usable_figure(self, subject: str, cell: str) -> Figure | None:
+        """The figure where it is usable; None where it is missing or flagged."""
+        found = self.figure(subject, cell)
+        return found if found is not None and found.usable else None
+
+    def round_values(
+        self, subject: str, cell: str, of: Metric = RPS, usable_only: bool = True
+    ) -> dict[int, float] | None:
+        """Each round's value of a cell run on a metric; None where it did not run or, with usable_only,
+        where it is flagged."""
+        found = self.figure(subject, cell)
+        record = self.run.subject(subject)
+        cell_record = record.cell(cell) if record else None
+        if found is None or (usable_only and not found.usable) or cell_record is None:
+            return None
+        return metric_values(cell_record, of)
+
+    def ratio(self, top: Cell, bottom: Cell, of: Metric = RPS, usable_only: bool = True) -> Interval | None:
+        """The ratio top ÷ bottom from the rounds that measured both; None where a side is unusable."""
+        a, b = self.round_values(*top, of, usable_only), self.round_values(*bottom, of, usable_only)
+        if a is None or b is None:
+            return None
+        return ratio_interval(paired_rounds(a, b))
+
+    def why_not(self, cells: list[Cell]) -> str:
+        """Why these figures cannot decide anything: which did not run, which are flagged and why."""
+        reasons = []
+        for subject, cell in cells:
+            found = self.figure(subject, cell)
+            if found is None:
+                reasons.append(f"{subject} {cell} did not run")
+            elif not found.usable:
+                reasons.append(f"{subject} {cell} flagged: {'; '.join(found.flags)}")
+        return "; ".join(reasons) or "—"

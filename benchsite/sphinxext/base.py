@@ -1,0 +1,148 @@
+"""The bases of every bench directive: warnings instead of tracebacks, the page's recipe, the run shown,
+the original page's figures, and the cross-references between tables and raw listings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx import addnodes
+from sphinx.util.docutils import SphinxDirective
+
+from benchsite.errors import BenchError
+from benchsite.model.recipe import RECIPE_FILE, load_recipe
+from benchsite.model.run import RUN_FILE
+from benchsite.results.published import PUBLISHED_FILE, Published, load_published
+from benchsite.results.store import list_runs, load_view, shown_run
+from benchsite.results.view import RunView
+from benchsite.sphinxext.listings import note_listing
+
+PAGE_RECIPE = "bench-recipe"  # the page's recipe, set by `.. bench-recipe:: NAME`
+
+
+class ReportingDirective(SphinxDirective):
+    """A directive whose data problems become one warning naming the file (fatal under -W), never a traceback."""
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            return self.render()
+        except BenchError as error:
+            return [self.state.document.reporter.warning(str(error), line=self.lineno)]
+
+    def render(self) -> list[nodes.Node]:
+        raise NotImplementedError
+
+
+class BenchRecipe(SphinxDirective):
+    """``.. bench-recipe:: NAME``: the recipe of every bench directive below it on the page that names none."""
+
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        self.env.temp_data[PAGE_RECIPE] = self.arguments[0]
+        return []
+
+
+class BenchDirective(ReportingDirective):
+    """Common ground: the recipe argument (or the page's), the run option, dependencies, warnings."""
+
+    optional_arguments = 1
+    option_spec: ClassVar[dict] = {"run": directives.unchanged}
+
+    @property
+    def recipe(self) -> str:
+        if self.arguments:
+            return self.arguments[0]
+        if PAGE_RECIPE in self.env.temp_data:
+            return str(self.env.temp_data[PAGE_RECIPE])
+        raise BenchError(f"{self.name}: which recipe? Name it, or put `.. bench-recipe:: NAME` above on the page")
+
+    def data_dir(self) -> Path:
+        return Path(self.config.bench_data_dir)
+
+    def note(self, path: Path) -> None:
+        """Rebuild this page when the file changes."""
+        self.env.note_dependency(str(path))
+
+    def note_runs(self, recipe_dir: Path) -> None:
+        """Rebuild this page when the recipe gets a new run (or loses one)."""
+        note_listing(self.env, recipe_dir, f"*/{RUN_FILE}")
+
+    def load_view(self) -> RunView:
+        """The run named by :run:, else the latest run of the site's profile (bench_profile: full)."""
+        recipe_dir = self.data_dir() / self.recipe
+        self.note_runs(recipe_dir)
+        wanted = self.options.get("run")
+        if wanted:
+            path = recipe_dir / wanted
+            if not path.is_dir():
+                known = ", ".join(p.name for p in list_runs(recipe_dir)) or "none"
+                raise BenchError(f"{path}: no such run of {self.recipe!r}: I know about {known}")
+        else:
+            profile = self.config.bench_profile
+            latest = shown_run(recipe_dir, profile)
+            if latest is None:
+                raise BenchError(
+                    f"{recipe_dir}: no run of recipe {self.recipe!r}: "
+                    f"run `.venv/bin/invoke recipe {self.recipe} --profile {profile}` and commit its run directory"
+                )
+            path = latest
+        view = load_view(path)
+        self.note(view.run.run_file)
+        return view
+
+    def declared_names(self, view: RunView) -> tuple[set[str], set[str]]:
+        """Subject and cell names the recipe declares (a quick run may have fewer), else the run's."""
+        run = view.run
+        recipes_dir = Path(self.config.bench_recipes_dir)
+        if not (recipes_dir / self.recipe / RECIPE_FILE).is_file():
+            return {s.name for s in run.subjects} | {s.name for s in run.skipped}, set(run.cell_names)
+        self.note(recipes_dir / self.recipe / RECIPE_FILE)
+        recipe = load_recipe(self.recipe, recipes_dir, Path(self.config.bench_conf_dir))
+        return {s.name for s in recipe.subjects}, {c.name for c in recipe.cells}
+
+
+class PublishedDirective(BenchDirective):
+    """A directive that reads data/<recipe>/published.toml (and its raw reports) besides the run."""
+
+    def load_published(self) -> Published:
+        path = self.data_dir() / self.recipe / PUBLISHED_FILE
+        self.note(path)
+        published = load_published(path)
+        for file in published.files:
+            self.note(file)
+        return published
+
+
+def raw_label(recipe: str, subject: str, cell: str) -> str:
+    """The cross-reference label of a cell's raw listing (made by bench-raw)."""
+    return f"bench-raw-{recipe}-{subject}-{cell}"
+
+
+def link_to_raw(text: str | nodes.Node, label: str) -> nodes.paragraph:
+    """A figure that links to the raw output it came from."""
+    reference = addnodes.pending_xref(
+        "",
+        text if isinstance(text, nodes.Node) else nodes.inline(text=text),
+        refdomain="std",
+        reftype="ref",
+        reftarget=label,
+        refexplicit=True,
+        refwarn=True,
+    )
+    paragraph = nodes.paragraph()
+    paragraph += reference
+    return paragraph
+
+
+def selected(option: str | None, available: tuple[str, ...], what: str, source: Path) -> tuple[str, ...]:
+    """The names an option lists (comma-separated), checked against what the run has; all if absent."""
+    if not option:
+        return available
+    names = tuple(name.strip() for name in option.split(",") if name.strip())
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        raise BenchError(f"{', '.join(unknown)}: no such {what} in {source}: I know about {', '.join(available)}")
+    return names

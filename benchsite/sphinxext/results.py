@@ -1,0 +1,139 @@
+"""The results table: every subject and cell of the run shown, with medians, intervals, CPU and flags."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+
+from benchsite.model.run import RunDocument
+from benchsite.results.intervals import LEVEL, Interval
+from benchsite.results.metrics import METRICS, RPS
+from benchsite.sphinxext.base import BenchDirective, link_to_raw, raw_label, selected
+from benchsite.sphinxext.exports import export_links
+from benchsite.sphinxext.nodes import block, data
+from benchsite.sphinxext.tables import fmt_keepalive, table
+
+SERVER_CPU, LOAD_CPU = METRICS["server-cpu"], METRICS["load-cpu"]
+TIME, P50, P99 = METRICS["time-per-request"], METRICS["latency-p50"], METRICS["latency-p99"]
+
+
+class BenchResults(BenchDirective):
+    """A table of every subject and cell: median req/s, spread, CPU cost, latency, flags."""
+
+    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "cells": directives.unchanged}
+    headers = (
+        "Subject",
+        "Load",
+        "Median req/s",
+        "95 % interval",
+        "CV",
+        "Server CPU µs/req",
+        "Load CPU µs/req",
+        "Mean ms/req",
+        "p50 / p99 (ms)",
+        "Keep-alive",
+        "Status",
+    )
+
+    def render(self) -> list[nodes.Node]:
+        view = self.load_view()
+        run = view.run
+        wanted = selected(self.options.get("cells"), run.cell_names, "cells", run.run_file)
+        rows: list[list] = []
+        warnings: list[str] = []
+        for subject in run.subjects:
+            label = subject.label + (" (load-tool ceiling)" if subject.role == "ceiling" else "")
+            for cell in subject.cells:
+                if cell.name not in wanted:
+                    continue
+                found = view.figure(subject.name, cell.name)
+                assert found is not None
+                s = found.summary
+                warnings += [f"{label}, {cell.label}: {w}" for w in s.noise_warnings(f"conf/{run.recipe}.toml")]
+
+                def tagged(text: str, metric: str, name: str = subject.name, cell_name: str = cell.name) -> nodes.Node:
+                    return data(text, recipe=run.recipe, subject=name, cell=cell_name, metric=metric)
+
+                rows.append(
+                    [
+                        label,
+                        cell.label,
+                        link_to_raw(tagged(RPS.fmt(s.median()), "rps"), raw_label(run.recipe, subject.name, cell.name)),
+                        fmt_median_interval(s.interval()),
+                        "—" if s.cv_percent() is None else f"{s.cv_percent():.1f}%",
+                        tagged(SERVER_CPU.fmt(s.median(SERVER_CPU)), SERVER_CPU.name),
+                        tagged(LOAD_CPU.fmt(s.median(LOAD_CPU)), LOAD_CPU.name),
+                        tagged(TIME.fmt(s.median(TIME)), TIME.name),
+                        f"{P50.fmt(s.median(P50))} / {P99.fmt(s.median(P99))}",
+                        fmt_keepalive(s.keepalive_honoured),
+                        data(found.status, recipe=run.recipe, subject=subject.name, cell=cell.name, status="figure"),
+                    ]
+                )
+        for skipped in run.skipped:
+            reason = f"DID NOT RUN: {skipped.reason} ({skipped.detail})".replace(" ()", "")
+            rows.append(
+                [skipped.label, *["—"] * 9, data(reason, recipe=run.recipe, subject=skipped.name, status="skipped")]
+            )
+        output: list[nodes.Node] = [
+            nodes.paragraph(text=self._caption(run, self.config.bench_profile)),
+            block(table(self.headers, rows, classes=["bench-results"]), table="results", recipe=run.recipe),
+            export_links(self.env, run),
+        ]
+        if warnings:
+            output.append(nodes.rubric(text=f"Noise warnings ({len(warnings)} cells)"))
+            listing = nodes.bullet_list(classes=["bench-noise"])
+            for warning in warnings:
+                listing += nodes.list_item("", nodes.paragraph(text=warning))
+            output.append(listing)
+        return output
+
+    @staticmethod
+    def _caption(run: RunDocument, published_profile: str) -> str:
+        profile = run.profile
+        counts = sorted({len(c.repetitions) for s in run.subjects for c in s.cells})
+        reps = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+        warmup = (
+            f" after a discarded warm-up of {profile.warmup_requests} requests"
+            if profile.warmup_requests and run.warmups
+            else ""
+        )
+        return (
+            f"Run {run.run_id} ({profile.name} profile{_unpublished(run, published_profile)}): "
+            f"{reps} repetition{'s' if reps != '1' else ''} per cell, each {loads_run(run)}{warmup}; "
+            "medians over the repetitions with a distribution-free 95 % interval (where too few repetitions allow "
+            "no 95 % interval, the min–max range and its coverage); CV = standard deviation / mean of req/s; load "
+            "CPU is the load tool's (ab, wrk, h2load) or, for a client under test, the client's own. "
+            "Each median links to the raw output of the repetition at the median (with an even count, the one "
+            "just below it)."
+        )
+
+
+def loads_run(run: RunDocument) -> str:
+    """What one repetition of each cell ran, from the stored cell runs: "ab -n 5000 (feed: -n 200), wrk -d 3 s"."""
+    by_tool: dict[str, dict[str, str]] = {}
+    for subject in run.subjects:
+        for cell in subject.cells:
+            by_tool.setdefault(cell.tool, {})[cell.name] = cell.amount
+    parts = []
+    for tool, amounts in by_tool.items():
+        common = max(set(amounts.values()), key=list(amounts.values()).count)
+        others = ", ".join(f"{name}: {amount}" for name, amount in amounts.items() if amount != common)
+        shown = common if tool == "client" else f"{tool} {common}"
+        parts.append(shown + (f" ({others})" if others else ""))
+    return ", ".join(parts)
+
+
+def _unpublished(run: RunDocument, published_profile: str) -> str:
+    if run.profile.name == published_profile:
+        return ""
+    return f"; no {published_profile} run of this recipe yet, so the page shows this one, not a published run"
+
+
+def fmt_median_interval(interval: Interval | None) -> str:
+    """1,010 – 1,060, with the coverage where it is below 95 % (min–max of few repetitions)."""
+    if interval is None or interval.low is None or interval.high is None:
+        return "—"
+    coverage = "" if interval.level >= LEVEL else f" ({100 * interval.level:.0f} %)"
+    return f"{RPS.fmt(interval.low)} – {RPS.fmt(interval.high)}{coverage}"

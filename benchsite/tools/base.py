@@ -1,0 +1,167 @@
+"""What every load tool shares: value types with ranges, the parsed report's base, the stored
+repetition and cell-run records, and the description each tool registers.
+
+A *cell* is one load setting a recipe declares (tool and parameters); a *cell run* is what one
+subject did in one cell: its repetitions, each with the tool's raw output parsed into a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import Field, ValidationError
+
+from benchsite.errors import BenchError
+from benchsite.records import InnerPath, Name, Pair, Record, Seq, Text, UrlPath
+
+# A count of requests, bytes or errors.
+Count = Annotated[int, Field(ge=0, le=10**15)]
+# A non-negative measured quantity (seconds, milliseconds, bytes per second), finite and below any real run's.
+Positive = Annotated[float, Field(ge=0, le=1e12)]
+# Requests per second: no machine serves a billion.
+Rate = Annotated[float, Field(ge=0, le=1e9)]
+# (percent served, milliseconds) pairs, e.g. ((50, 1.0), (99, 4.0), (100, 14.0)).
+Percentiles = Seq[Pair[Annotated[int, Field(ge=0, le=100)], Positive]]
+
+
+class ToolResult(Record):
+    """The base of every tool's parsed report: what stats, tables and claims read from any of them."""
+
+    percentiles_ms: Percentiles
+
+    if TYPE_CHECKING:  # each tool's record has these as fields or properties
+
+        @property
+        def tool(self) -> str: ...
+        @property
+        def requests_per_s(self) -> float: ...
+        @property
+        def complete_requests(self) -> int: ...
+        @property
+        def failed_requests(self) -> int: ...
+        @property
+        def non_2xx_responses(self) -> int: ...
+        @property
+        def time_per_request_ms(self) -> float: ...
+        @property
+        def keepalive_honoured(self) -> bool | None: ...
+
+    def percentile_ms(self, percent: int) -> float | None:
+        """The time within which `percent` % of the requests were served (None: not reported)."""
+        return dict(self.percentiles_ms).get(percent)
+
+
+ResultT = TypeVar("ResultT", bound=ToolResult)
+R = TypeVar("R", bound=Record)
+
+
+def build_report(record: type[R], values: dict[str, Any], error: type[BenchError], tool: str) -> R:
+    """A result record from parsed values; a value out of range is the tool's parse error, not a traceback."""
+    try:
+        return record.model_validate(values)
+    except ValidationError as problem:
+        first = problem.errors()[0]
+        where = ".".join(str(step) for step in first["loc"])
+        raise error(f"{tool} output has an impossible {where} ({first['input']!r}: {first['msg'].lower()})") from None
+
+
+class Repetition(Record, Generic[ResultT]):
+    """One measured run of one cell: the exact argv, the CPU it cost, the raw output parsed."""
+
+    index: int = Field(ge=1)
+    argv: Seq[str] = Field(min_length=1)
+    exit_code: int
+    timed_out: bool
+    raw_output: InnerPath  # relative to the run directory
+    wall_s: Positive
+    load_cpu_s: Positive  # the load tool's CPU (for a client under test: the client process's)
+    server_cpu_s: Positive
+    backend_cpu_s: dict[str, Positive]  # CPU of each backend over this repetition
+    result: ResultT | None
+    error: str | None
+    # Where the repetition stood in the run and what else the machine did meanwhile (None: not recorded).
+    started_after_s: Positive | None  # seconds after the run started
+    steal_s: Positive | None  # CPU time the hypervisor gave to others, on the measured CPUs
+    other_busy_s: Positive | None  # busy CPU time on the measured CPUs not spent by this run's processes
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and self.error is None
+
+    def per_request_us(self, cpu_s: float) -> float | None:
+        """CPU seconds spread over this repetition's completed requests, in µs (None without any)."""
+        if self.result is None or self.result.complete_requests <= 0:
+            return None
+        return cpu_s * 1e6 / self.result.complete_requests
+
+
+@dataclass(frozen=True)
+class LoadTool:
+    """What a load tool is, for the harness and the pages (one per tool module, listed in the registry)."""
+
+    name: str  # the `tool` key of cells, cell runs and results
+    program: str | None  # the program run by default (settings.tool_paths overrides); None: the subject itself
+    version_flag: str | None  # how the program prints its version
+    parse: Callable[[str], ToolResult]
+    cpu: str  # what its measured CPU is
+    # Whether a figure near the ceiling subject's (a C server on a static file) means this tool, not the
+    # server under test, was the limit: true of single-threaded ab; with wrk or h2load the C server is.
+    limited_at_ceiling: bool
+    connections: str  # how it uses connections, for captions
+
+
+class CellBase(Record):
+    """What every cell declares: its tool, name and label, and an optional path."""
+
+    TOOL: ClassVar[LoadTool]
+
+    name: Name
+    label: Text
+
+
+class CellRunBase(Record, Generic[ResultT]):
+    """Every repetition of one subject in one cell, with the cell's parameters."""
+
+    TOOL: ClassVar[LoadTool]
+
+    name: Name
+    label: Text
+    repetitions: Seq[Repetition[ResultT]] = Field(min_length=1)
+
+    if TYPE_CHECKING:
+
+        @property
+        def keepalive(self) -> bool: ...
+        @property
+        def concurrency(self) -> int: ...
+        @property
+        def requests(self) -> int | None: ...
+
+    @property
+    def amount(self) -> str:
+        """What bounds one repetition, as the tool's command line says it ("-n 1000", "-d 3 s")."""
+        return f"-n {self.requests}"
+
+
+def stored(repetitions: Sequence[Repetition[Any]]) -> Any:
+    """Repetitions as a cell run's record takes them: plain data, validated again as that tool's results."""
+    return [rep.model_dump() for rep in repetitions]
+
+
+class ExternalCell(CellBase):
+    """A cell whose load a program of its own makes (ab, wrk, h2load) against a server subject."""
+
+    path: UrlPath | Literal[""] = ""  # empty: the subject's own path
+
+    # Whether one repetition is bounded by the profile's request count (-n), so it can serve as a warm-up.
+    counted: ClassVar[bool] = True
+
+    def argv(self, url: str, requests: int, program: str, socket_timeout_s: int) -> list[str]:
+        """The bounded command line of one repetition."""
+        raise NotImplementedError
+
+    def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> CellRunBase[Any]:
+        """The stored record of a subject's repetitions in this cell."""
+        raise NotImplementedError
