@@ -77,7 +77,7 @@ def test_malformed_ab_output_stops_the_run(toy: ToyRecipes, tmp_path: Path) -> N
     fake_ab = tmp_path / "not-ab"
     fake_ab.write_text("#!/bin/sh\necho 'Segmentation fault? no report here'\n")
     fake_ab.chmod(0o755)
-    toy.add("garbled", toy_subject(), conf=f'[settings]\nab_path = "{fake_ab}"\n')
+    toy.add("garbled", toy_subject(), conf=f'[settings]\ntool_paths = {{ ab = "{fake_ab}" }}\n')
     result = run_toy(toy, "garbled")
     assert_clean_failure(result, toy, "garbled", "printed output this harness cannot read")
 
@@ -85,7 +85,7 @@ def test_malformed_ab_output_stops_the_run(toy: ToyRecipes, tmp_path: Path) -> N
 def test_an_unknown_setting_lists_the_known_ones(toy: ToyRecipes) -> None:
     toy.add("typo", toy_subject(), conf="[settings]\nserver_cpus = 0\n")
     result = run_toy(toy, "typo")
-    assert_clean_failure(result, toy, "typo", "unknown key 'server_cpus' in settings: I know about ab_path")
+    assert_clean_failure(result, toy, "typo", "unknown key 'server_cpus' in settings: I know about cell_timeout_s")
 
 
 def test_an_ab_stall_is_kept_as_a_failed_cell_and_the_run_completes(toy: ToyRecipes) -> None:

@@ -14,18 +14,22 @@ from pathlib import Path
 
 import psutil
 import pytest
+from pages import one
 
 from benchsite.harness.byo import search_path
 from benchsite.harness.processes import port_is_free
-from benchsite.model.published import load_published
 from benchsite.model.run import RunDocument
-from benchsite.results.claims import STATUSES, verdicts
+from benchsite.results.claims import State
+from benchsite.results.metrics import METRICS, RPS
+from benchsite.results.published import load_published
 from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run
-from benchsite.sphinxext.directives import fmt_median_interval
-from benchsite.sphinxext.tables import fmt_rps, fmt_us
+from benchsite.results.view import RunView
+from benchsite.sphinxext.results import fmt_median_interval
 from benchsite.tools import parse_report
 from conftest import INVOKE, REPO, run_invoke
+
+SERVER_CPU, LOAD_CPU = METRICS["server-cpu"], METRICS["load-cpu"]
 
 RECIPE = "cherrypy-speed"
 PAGE = Path("recipes") / f"{RECIPE}.html"
@@ -74,7 +78,7 @@ def test_the_quick_run_measures_both_subjects_in_all_four_cells(quick_run: RunDo
         for cell in subject.cells:
             summary = summarize(cell)
             assert summary.repetitions_ok == 1 and not summary.problems, summary.failure_reasons
-            assert summary.server_cpu_us_per_request_median > 0
+            assert summary.median(SERVER_CPU) > 0
             assert summary.keepalive_honoured is (True if cell.keepalive else None)
     assert quick_run.subject("framework").server_software.startswith("CherryPy/")
     assert quick_run.subject("raw-wsgi").server_software.startswith("Cheroot/")
@@ -129,7 +133,7 @@ def test_the_wsgi_servers_run_has_the_ceiling_and_wrk_cells(site: Site) -> None:
     for subject in run.subjects:
         assert subject.verification.body == "Hello World!"
         wrk_cell = subject.cell("wrk-c10")
-        assert wrk_cell is not None and summarize(wrk_cell).rps_median > 0
+        assert wrk_cell is not None and summarize(wrk_cell).median() > 0
     assert ("wsgiboost" in {s.name for s in run.skipped}) is not importable("wsgi_boost")
     assert (run.path / "configs" / "nginx" / "nginx.conf").read_text().count("listen 127.0.0.1:") == 1
 
@@ -154,7 +158,7 @@ def test_every_client_reports_its_own_cpu_against_the_pinned_api(site: Site) -> 
             rep = cell.repetitions[0]
             assert rep.result.complete_requests == cell.requests
             assert rep.result.bytes_received == rep.result.complete_requests * int(cell.name.split("-")[1])
-            assert summary.tool_cpu_us_per_request_median == rep.result.cpu_us_per_request > 0
+            assert summary.median(LOAD_CPU) == rep.result.cpu_us_per_request > 0
             assert rep.argv[4].startswith(("http://127.0.0.1:", "https://127.0.0.1:"))
     assert run.subject("pycurl-reuse-buffer").cell("http-131072") is not None
 
@@ -204,59 +208,49 @@ def test_the_run_records_machine_versions_pinning_and_commands(quick_run: RunDoc
     assert quick_run.subject("framework").argv[1] == "framework_app.py"
 
 
-def table_rows(html: str) -> list[list[str]]:
-    """Every table row of a page as the text of its cells, tags stripped."""
-    rows = []
-    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S):
-        cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)
-        rows.append([unescape(re.sub(r"<[^>]+>", "", cell).strip()) for cell in cells])
-    return rows
-
-
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> None:
     assert site.build.returncode == 0, site.build.stdout[-2000:] + site.build.stderr
     run = site.runs[recipe]
     html = (site.html_dir / "recipes" / f"{recipe}.html").read_text()
     assert run.run_id in html
-    rows = {(row[0], row[1]): row for row in table_rows(html) if len(row) == 11}
+    results = one(html, table="results", recipe=recipe)
     for subject in run.subjects:
-        label = subject.label + (" (load-tool ceiling)" if subject.role == "ceiling" else "")
         for cell in subject.cells:
             summary = summarize(cell)
-            row = rows[(label, cell.label)]
-            assert row[2] == fmt_rps(summary.rps_median)
-            assert row[3] == fmt_median_interval(summary.rps_interval)
-            assert row[5] == fmt_us(summary.server_cpu_us_per_request_median)
+            figure = dict(subject=subject.name, cell=cell.name)
+            assert results.one(**figure, metric="rps", part="median").text == RPS.fmt(summary.median())
+            assert results.one(**figure, part="interval").text == fmt_median_interval(summary.interval())
+            shown_cpu = results.one(**figure, metric="server-cpu").text
+            assert shown_cpu == SERVER_CPU.fmt(summary.median(SERVER_CPU))
             assert f'href="#bench-raw-{recipe}-{subject.name}-{cell.name}"' in html or (
                 f"raw/{recipe}.html#bench-raw-{recipe}-{subject.name}-{cell.name}" in html
             )
     for skipped in run.skipped:
-        assert rows[(skipped.label, "—")][10].startswith(f"DID NOT RUN: {skipped.reason}")
+        assert results.one(subject=skipped.name, status="skipped").text.startswith(f"DID NOT RUN: {skipped.reason}")
     charts = re.findall(r'<img src="\.\./_images/(bench-[0-9a-f]{16}\.svg)" alt="([^"]+)"', html)
     assert len(charts) >= 2
     for name, alt in charts:
         assert (site.html_dir / "_images" / name).stat().st_size > 1000
         assert any(subject.label in unescape(alt) for subject in run.measured)
     published = load_published(site.data_dir / recipe / "published.toml")
-    shown = {row[0]: row[-1] for row in table_rows(html) if len(row) == 5}
-    for verdict in verdicts(run, published):
-        assert shown[verdict.claim.text] == verdict.status.upper(), verdict.claim.id
+    claims = one(html, table="claims", recipe=recipe)
+    for verdict in published.verdicts(RunView(run)):
+        assert claims.one(claim=verdict.claim.id, status=verdict.status).text == verdict.status.upper()
 
 
 def test_the_clients_page_sets_todays_figures_beside_the_originals(site: Site) -> None:
     run = site.runs["http-clients"]
     html = (site.html_dir / "recipes" / "http-clients.html").read_text()
-    pivot: dict[str, list[str]] = {}
-    for row in table_rows(html):
-        if len(row) == 5:  # the first five-column table is the pivot (the subjects table comes later)
-            pivot.setdefault(row[0], row)
+    pivot = one(html, table="pivot", recipe="http-clients", metric="rps")
     requests_reuse = run.subject("requests-reuse")
-    row = pivot[requests_reuse.label]
-    assert row[1] == fmt_rps(summarize(requests_reuse.cell("http-1024")).rps_median)
-    assert row[2] == "1,071"  # 1070.6839916342 on the original page
-    assert row[3] == fmt_rps(summarize(requests_reuse.cell("https-1024")).rps_median)
-    assert row[4] == "1,009"
+    today = {
+        cell: pivot.one(subject=requests_reuse.name, cell=cell, source="today") for cell in ("http-1024", "https-1024")
+    }
+    assert today["http-1024"].text == RPS.fmt(summarize(requests_reuse.cell("http-1024")).median())
+    assert pivot.one(subject=requests_reuse.name, cell="http-1024", source="published").text == "1,071"  # 1070.68
+    assert today["https-1024"].text == RPS.fmt(summarize(requests_reuse.cell("https-1024")).median())
+    assert pivot.one(subject=requests_reuse.name, cell="https-1024", source="published").text == "1,009"
 
 
 def test_the_raw_listings_hold_the_tools_output_verbatim(site: Site) -> None:
@@ -279,22 +273,22 @@ def test_the_site_builds_from_the_committed_full_runs_alone(committed_site: Path
     assert committed.profile.name == "full"
     html = unescape((committed_site / "recipes" / f"{recipe}.html").read_text())
     assert committed.run_id in html
-    medians = {(row[0], row[1]): row[2] for row in table_rows(html) if len(row) == 11}
+    results = one(html, table="results", recipe=recipe)
     for subject in committed.subjects:
-        label = subject.label + (" (load-tool ceiling)" if subject.role == "ceiling" else "")
         for cell in subject.cells:
-            assert medians[(label, cell.label)] == fmt_rps(summarize(cell).rps_median)
+            shown = results.one(subject=subject.name, cell=cell.name, metric="rps", part="median")
+            assert shown.text == RPS.fmt(summarize(cell).median())
 
 
 def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None:
     html = (committed_site / "index.html").read_text()
-    rows = {row[0]: row[4] for row in table_rows(html) if len(row) == 5}
     for recipe in RECIPES:
         run = load_run(list_runs(REPO / "data" / recipe)[-1])
         published = load_published(REPO / "data" / recipe / "published.toml")
-        decided = verdicts(run, published)
-        counts = {status: sum(v.status == status for v in decided) for status in STATUSES}
-        assert rows[run.title] == ", ".join(f"{count} {status}" for status, count in counts.items() if count)
+        decided = published.verdicts(RunView(run))
+        counts = {status: sum(v.status == status for v in decided) for status in State}
+        shown = one(html, recipe=recipe, tally="verdicts").text
+        assert shown == ", ".join(f"{count} {status}" for status, count in counts.items() if count)
     verdict_page = unescape((committed_site / "verdicts.html").read_text())
     assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
 

@@ -22,7 +22,7 @@ PUBLISHED = load_published(REPO / "data" / "cherrypy-speed" / "published.toml")
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, COULD_NOT_RUN = State
 
 
-def decide(claim, run: RunDocument, published) -> Verdict:  # noqa: ANN001 - the claims of these tests
+def decide(claim, run: RunDocument, published) -> Verdict:
     return decide_on_view(claim, RunView(run), published)
 
 

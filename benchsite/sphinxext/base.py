@@ -18,6 +18,7 @@ from benchsite.results.published import PUBLISHED_FILE, Published, load_publishe
 from benchsite.results.store import list_runs, load_view, shown_run
 from benchsite.results.view import RunView
 from benchsite.sphinxext.listings import note_listing
+from benchsite.sphinxext.nodes import data
 
 PAGE_RECIPE = "bench-recipe"  # the page's recipe, set by `.. bench-recipe:: NAME`
 
@@ -121,11 +122,11 @@ def raw_label(recipe: str, subject: str, cell: str) -> str:
     return f"bench-raw-{recipe}-{subject}-{cell}"
 
 
-def link_to_raw(text: str | nodes.Node, label: str) -> nodes.paragraph:
-    """A figure that links to the raw output it came from."""
+def link_to_raw(text: str, label: str, **attributes: str) -> nodes.paragraph:
+    """A figure that links to the raw output it came from (tagged with what it is, where attributes are given)."""
     reference = addnodes.pending_xref(
         "",
-        text if isinstance(text, nodes.Node) else nodes.inline(text=text),
+        nodes.inline(text=text),
         refdomain="std",
         reftype="ref",
         reftarget=label,
@@ -133,7 +134,7 @@ def link_to_raw(text: str | nodes.Node, label: str) -> nodes.paragraph:
         refwarn=True,
     )
     paragraph = nodes.paragraph()
-    paragraph += reference
+    paragraph += data(reference, **attributes) if attributes else reference
     return paragraph
 
 

@@ -75,7 +75,7 @@ class BenchPivot(PublishedDirective):
                 summary = found.summary if found else None
                 shown = with_interval(summary.median(of), summary.interval(of), of.fmt) if summary else of.fmt(None)
                 attributes = {"recipe": run.recipe, "subject": subject, "cell": cell, "metric": of.name}
-                line.append(data(shown + (" ⚑" if flagged else ""), **attributes))
+                line.append(data(shown + (" ⚑" if flagged else ""), source="today", **attributes))
                 if published is not None:
                     line.append(
                         data(of.fmt(published_value(published, of, subject, cell)), source="published", **attributes)

@@ -53,15 +53,25 @@ class BenchResults(BenchDirective):
                 s = found.summary
                 warnings += [f"{label}, {cell.label}: {w}" for w in s.noise_warnings(f"conf/{run.recipe}.toml")]
 
-                def tagged(text: str, metric: str, name: str = subject.name, cell_name: str = cell.name) -> nodes.Node:
-                    return data(text, recipe=run.recipe, subject=name, cell=cell_name, metric=metric)
+                def tagged(
+                    text: str, metric: str, name: str = subject.name, cell_name: str = cell.name, part: str = "median"
+                ) -> nodes.Node:
+                    return data(text, recipe=run.recipe, subject=name, cell=cell_name, metric=metric, part=part)
 
                 rows.append(
                     [
                         label,
                         cell.label,
-                        link_to_raw(tagged(RPS.fmt(s.median()), "rps"), raw_label(run.recipe, subject.name, cell.name)),
-                        fmt_median_interval(s.interval()),
+                        link_to_raw(
+                            RPS.fmt(s.median()),
+                            raw_label(run.recipe, subject.name, cell.name),
+                            recipe=run.recipe,
+                            subject=subject.name,
+                            cell=cell.name,
+                            metric="rps",
+                            part="median",
+                        ),
+                        tagged(fmt_median_interval(s.interval()), "rps", part="interval"),
                         "—" if s.cv_percent() is None else f"{s.cv_percent():.1f}%",
                         tagged(SERVER_CPU.fmt(s.median(SERVER_CPU)), SERVER_CPU.name),
                         tagged(LOAD_CPU.fmt(s.median(LOAD_CPU)), LOAD_CPU.name),

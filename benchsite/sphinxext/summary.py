@@ -77,7 +77,11 @@ class BenchSummary(AcrossRecipes):
                     if headline is None
                     else f"{headline.claim.text} Published {headline.published}, "
                     f"today {headline.today}: {headline.status}.",
-                    ", ".join(f"{counts[status]} {status}" for status in State if counts[status]) or "—",
+                    data(
+                        ", ".join(f"{counts[status]} {status}" for status in State if counts[status]) or "—",
+                        recipe=name,
+                        tally="verdicts",
+                    ),
                 ]
             )
         return [block(table(("Page", "Run shown", "Machine", "Headline claim", "Verdicts"), rows), table="summary")]

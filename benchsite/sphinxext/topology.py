@@ -14,6 +14,7 @@ from benchsite.results.store import list_runs, load_view
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective, selected
 from benchsite.sphinxext.environment import where_roles_ran
+from benchsite.sphinxext.nodes import block, data
 from benchsite.sphinxext.tables import table
 
 
@@ -46,12 +47,13 @@ class BenchTopology(BenchDirective):
             if change.cell not in cells:
                 continue
             subject = two.subject(change.subject)
+            tag = {"recipe": self.recipe, "subject": change.subject, "cell": change.cell, "metric": "rps"}
             rows.append(
                 [
                     subject.label if subject else change.subject,
                     two.cell_label(change.cell),
-                    RPS.fmt(change.median_a) if change.median_a is not None else "—",
-                    RPS.fmt(change.median_b) if change.median_b is not None else "—",
+                    data(RPS.fmt(change.median_a), run=one.run_id, **tag),
+                    data(RPS.fmt(change.median_b), run=two.run_id, **tag),
                     describe_change(change),
                 ]
             )
@@ -60,7 +62,7 @@ class BenchTopology(BenchDirective):
             "each; the change B ÷ A with its 95 % interval (Welch t on the logarithms: the runs are not paired)."
         )
         heads = ("Subject", "Cell", "One machine (A)", "Two hosts (B)", "Change B ÷ A [95 % interval]")
-        return [caption, table(heads, rows, classes=["bench-topology"])]
+        return [caption, block(table(heads, rows, classes=["bench-topology"]), table="topology", recipe=self.recipe)]
 
 
 def _latest(runs: list[RunDocument], across_hosts: bool) -> RunDocument | None:
