@@ -14,12 +14,14 @@ from hypothesis import strategies as st
 
 from benchsite.errors import BenchError
 from benchsite.tools.ab import AbParseError, parse_ab_output
+from benchsite.tools.h2load import H2loadParseError, parse_h2load_output
 from benchsite.tools.wrk import WrkParseError, parse_wrk_output
 from conftest import FIXTURES
 
 AB_REPORTS = sorted((FIXTURES / "ab").glob("*.txt"))
 WRK_REPORT = (FIXTURES / "wrk" / "wrk-4.1.0-cheroot-c10.txt").read_text()
 CHEROOT = (FIXTURES / "ab" / "ab-2.3-debian12-cheroot-c10-k.txt").read_text()
+H2LOAD_REPORT = (FIXTURES / "h2load" / "h2load-1.52-cheroot-c10.txt").read_text()
 
 
 def test_a_garbled_wrk_number_is_a_parse_error_not_a_traceback() -> None:
@@ -97,3 +99,20 @@ def test_a_cut_wrk_report_parses_to_the_whole_reports_values_or_fails_cleanly(cu
 def test_a_wrk_report_with_junk_inside_parses_or_fails_with_wrks_own_error(where: float, junk: str) -> None:
     at = int(len(WRK_REPORT) * where)
     _parse_or_own_error(parse_wrk_output, WRK_REPORT[:at] + junk + WRK_REPORT[at:], WrkParseError)
+
+
+@PROPERTY
+@given(cut=st.floats(min_value=0.0, max_value=1.0))
+def test_a_cut_h2load_report_parses_to_the_whole_reports_values_or_fails_cleanly(cut: float) -> None:
+    part = _parse_or_own_error(parse_h2load_output, H2LOAD_REPORT[: int(len(H2LOAD_REPORT) * cut)], H2loadParseError)
+    assert part is None or part == parse_h2load_output(H2LOAD_REPORT)
+
+
+@PROPERTY
+@given(
+    where=st.floats(min_value=0.0, max_value=0.999),
+    junk=st.text(alphabet="0123456789.-%: kKMBmsu()\n", min_size=1, max_size=4),
+)
+def test_an_h2load_report_with_junk_inside_parses_or_fails_with_its_own_error(where: float, junk: str) -> None:
+    at = int(len(H2LOAD_REPORT) * where)
+    _parse_or_own_error(parse_h2load_output, H2LOAD_REPORT[:at] + junk + H2LOAD_REPORT[at:], H2loadParseError)

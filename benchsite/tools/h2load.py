@@ -103,6 +103,8 @@ _STATUS = re.compile(r"^status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx
 _TRAFFIC = re.compile(r"^traffic: \S+ \((\d+)\) total, \S+ \((\d+)\) headers .*, \S+ \((\d+)\) data$", re.M)
 # time for request:      133us     10.73ms      2.97ms      2.32ms    79.00%
 _ROW = r"^{name}\s*:\s+" + r"\s+".join([_TIME] * 4) + r"\s+\d+(?:\.\d+)?%$"
+# req/s           :      44.64      259.29      171.16      108.87    60.00%    (the report's last line)
+_PER_CLIENT = re.compile(r"^req/s\s*:\s+" + r"\s+".join([r"\d+(?:\.\d+)?"] * 4) + r"\s+\d+(?:\.\d+)?%$", re.M)
 # Application protocol: http/1.1
 _PROTOCOL = re.compile(r"^Application protocol: (\S+)$", re.M)
 
@@ -135,6 +137,7 @@ def parse_h2load_output(report: str) -> H2loadResult:
     request = _row("time for request", report)
     connect = _row("time for connect", report)
     first_byte = _row("time to 1st byte", report)
+    _need(_PER_CLIENT, report, "'req/s' row (the last line): the report is cut short")
     protocol = _PROTOCOL.search(report)
     values: dict[str, Any] = dict(
         application_protocol=protocol.group(1) if protocol else None,
