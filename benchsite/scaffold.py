@@ -29,7 +29,7 @@ keepalive = [false]
 CLAIMS = Template("""# The claims the page decides on every run. This page revisits no earlier publication, so
 # the claims are its own, and there are no [[results]] (a page that reproduces a published
 # benchmark transcribes its figures here too: see docs/contributing.rst).
-format_version = 1
+format_version = 2
 source = "This page's own claims (no earlier publication)"
 
 [[claims]]

@@ -68,6 +68,18 @@ RECIPE_MISTAKES = [
         '[settings]\ncell_timeout_s = "x"\n',
         "settings.cell_timeout_s: input should be a valid number (got 'x')",
     ),
+    (
+        "an unknown load tool",
+        toy_subject() + '\n[[cells]]\ntool = "oha"\nclients = 10\n',
+        "",
+        "recipe.toml: cells[0]: tool oha is unknown: use one of ab, wrk, h2load, client",
+    ),
+    (
+        "a program for an unknown load tool",
+        toy_subject(),
+        '[settings]\ntool_paths = { oha = "/usr/bin/oha" }\n',
+        "toy.toml: settings: tool_paths: oha unknown: I know about ab, wrk, h2load",
+    ),
     ("zero repetitions", toy_subject(), "", "profiles.quick.repetitions: input should be greater than or equal to 1"),
     ("a typo in a profile key", toy_subject(), "", "unknown key 'warmup_reqeusts' in profiles.quick: I know about"),
     (

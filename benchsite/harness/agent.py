@@ -23,7 +23,6 @@ import os
 import queue
 import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -34,7 +33,7 @@ from benchsite.errors import BenchError
 from benchsite.harness.byo import search_path
 from benchsite.harness.hosts import LocalHost
 from benchsite.harness.processes import RunningServer, telling_lines
-from benchsite.harness.signals import signals_as_interrupt
+from benchsite.harness.signals import signals_as_interrupt, signals_held, start_thread
 from benchsite.harness.sync import sync_record
 from benchsite.model.recipe import AnySubject, Recipe, load_recipe
 
@@ -104,9 +103,10 @@ class Agent:
         own = ExitStack()
         log_path = self.logs / f"{name}-{port}.log"
         folder = None if tmpdir is None else Path(tmpdir)
-        server = own.enter_context(self.host.start(name, argv, port, cpu, log_path, Path(cwd), None, folder))
-        self.servers[server.pid] = (server, own, log_path)
-        self.stack.push(own)  # stopped at the session's end unless stopped before
+        with signals_held():  # no interrupt between the spawn and the session's hold on the server
+            server = own.enter_context(self.host.start(name, argv, port, cpu, log_path, Path(cwd), None, folder))
+            self.servers[server.pid] = (server, own, log_path)
+            self.stack.push(own)  # stopped at the session's end unless stopped before
         return server.pid
 
     def _server(self, pid: int) -> RunningServer:
@@ -173,8 +173,8 @@ class Link:
         self.requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.idle_s = idle_s
         self.heard = time.monotonic()
-        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
-        threading.Thread(target=self._watch, daemon=True).start()
+        start_thread(self._read, lines)
+        start_thread(self._watch)
 
     def _read(self, lines: Iterator[str]) -> None:
         for line in lines:

@@ -7,6 +7,8 @@ from typing import Protocol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from benchsite.harness.signals import signals_held
+
 
 class Reporter(Protocol):
     """Where the runner says what it is doing (a progress display, or nothing)."""
@@ -47,7 +49,8 @@ class RichReporter:
         self.task_id = self.progress.add_task("starting", total=None)
 
     def __enter__(self) -> RichReporter:
-        self.progress.start()
+        with signals_held():  # its refresh thread never takes a signal: they all go to the main thread
+            self.progress.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -28,7 +28,7 @@ from benchsite.harness.agent import HEARTBEAT
 from benchsite.harness.hosts import Host, LocalHost, Placement, on_this_machine
 from benchsite.harness.machine import CpuTimes
 from benchsite.harness.processes import HttpReply, RunningServer, ToolRun
-from benchsite.harness.signals import signals_held
+from benchsite.harness.signals import signals_held, start_thread
 from benchsite.harness.sync import project_digest, project_files
 from benchsite.model.hosts import HostEntry, Hosts
 from benchsite.model.recipe import AnySubject, Recipe
@@ -103,7 +103,7 @@ class AgentSession:
                 f"the {role} host {entry.ssh} has no working project in {entry.dir} "
                 f"({stderr[-1] if stderr else 'the agent did not start'}): {SETUP_HINT}"
             ) from None
-        threading.Thread(target=self._heartbeat, daemon=True).start()
+        start_thread(self._heartbeat)
 
     def _heartbeat(self) -> None:
         """Tell the agent the link is alive while the harness waits on the other host."""

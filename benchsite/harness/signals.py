@@ -3,14 +3,17 @@ the same way, by raising KeyboardInterrupt in the main thread so every `finally`
 
 Between spawning a server and registering it for clean-up the signals are held back (blocked, and
 delivered as soon as the registration is done), so no interrupt can fall between the two; the child
-unblocks them for itself before it executes its program.
+unblocks them for itself before it executes its program. Every other thread the harness starts
+(`start_thread`, the progress display) blocks them for good, so the kernel hands them to the main
+thread alone.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -54,6 +57,16 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def start_thread(target: Callable[..., object], *args: object) -> threading.Thread:
+    """Start a daemon thread that never takes the handled signals: a thread inherits the signal mask of
+    the thread that made it, so they all go to the main thread, which alone can hold them back around a
+    spawn (a signal taken by another thread would raise in the main thread even there)."""
+    with signals_held():
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        thread.start()
+    return thread
 
 
 def unblock_in_child() -> None:

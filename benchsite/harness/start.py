@@ -176,7 +176,7 @@ def without_failed(
     failed = list(failed)
     backend_up = any(isinstance(s.subject, Backend) for s in started.values())
     kept: Plan = []
-    for subject, loads in plan:
+    for subject, cells in plan:
         if isinstance(subject, Client) and not backend_up:
             failed.append(
                 SkippedSubject(
@@ -187,7 +187,7 @@ def without_failed(
                 )
             )
         elif isinstance(subject, Client) or subject.name in started:
-            kept.append((subject, loads))
+            kept.append((subject, cells))
     if not any(isinstance(subject, Server | Client) for subject, _ in kept):
         first = failed[0].detail if failed else "nothing to measure"
         raise BenchError(f"no subject could run: {first}")

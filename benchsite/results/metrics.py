@@ -33,7 +33,8 @@ class Metric:
     """One number read from each repetition: its name, how a page heads it, its unit and format."""
 
     name: MetricName
-    heading: str  # a column heading or axis label, without the unit
+    heading: str  # an axis label or caption, without the unit
+    column: str  # a table's column heading, with the unit: "Server CPU µs/req"
     unit: str
     read: Callable[[Repetition[Any]], float | None]  # None: this repetition says nothing on it
     better: Literal["higher", "lower"]
@@ -74,20 +75,24 @@ def _percentile(percent: int) -> Callable[[Repetition[Any]], float | None]:
 METRICS: dict[MetricName, Metric] = {
     metric.name: metric
     for metric in (
-        Metric("rps", "requests per second", "req/s", _rps, "higher", 0, "requests_per_s"),
+        Metric("rps", "requests per second", "Median req/s", "req/s", _rps, "higher", 0, "requests_per_s"),
         Metric(
             "server-cpu",
             "server CPU per request",
+            "Server CPU µs/req",
             "µs",
             lambda rep: rep.per_request_us(rep.server_cpu_s),
             "lower",
             0,
             None,
         ),
-        Metric("load-cpu", "load CPU per request", "µs", _load_cpu, "lower", 0, "cpu_us_per_request"),
+        Metric(
+            "load-cpu", "load CPU per request", "Load CPU µs/req", "µs", _load_cpu, "lower", 0, "cpu_us_per_request"
+        ),
         Metric(
             "server-share",
             "server CPU share of the wall time",
+            "Server CPU share",
             "%",
             lambda r: _share(r.server_cpu_s, r),
             "lower",
@@ -97,6 +102,7 @@ METRICS: dict[MetricName, Metric] = {
         Metric(
             "backend-share",
             "the backends' CPU share of the wall time",
+            "Backend CPU share",
             "%",
             lambda rep: _share(sum(rep.backend_cpu_s.values()), rep) if rep.backend_cpu_s else None,
             "lower",
@@ -106,14 +112,15 @@ METRICS: dict[MetricName, Metric] = {
         Metric(
             "time-per-request",
             "mean time per request",
+            "Mean ms/req",
             "ms",
             lambda rep: rep.result.time_per_request_ms if rep.result is not None else None,
             "lower",
             2,
             None,
         ),
-        Metric("latency-p50", "median latency", "ms", _percentile(50), "lower", 2, None),
-        Metric("latency-p99", "99th percentile latency", "ms", _percentile(99), "lower", 2, None),
+        Metric("latency-p50", "median latency", "p50 ms", "ms", _percentile(50), "lower", 2, None),
+        Metric("latency-p99", "99th percentile latency", "p99 ms", "ms", _percentile(99), "lower", 2, None),
     )
 }
 assert set(METRICS) == set(get_args(MetricName)), "every metric name has its record"

@@ -41,7 +41,7 @@ class BenchPublished(PublishedDirective):
             "Keep-Alive requests",
         ]
         if with_cpu:
-            headers.insert(5, "Load CPU µs/req")
+            headers.insert(5, METRICS["load-cpu"].column)
         results = table(headers, rows)
         notes = [nodes.paragraph(text=published.notes)] if published.notes else []
         return [source, machine, results, *notes]

@@ -26,13 +26,13 @@ class BenchResults(BenchDirective):
     headers = (
         "Subject",
         "Load",
-        "Median req/s",
+        RPS.column,
         "95 % interval",
         "CV",
-        "Server CPU µs/req",
-        "Load CPU µs/req",
-        "Mean ms/req",
-        "p50 / p99 (ms)",
+        SERVER_CPU.column,
+        LOAD_CPU.column,
+        TIME.column,
+        f"{P50.column} / {P99.column}",
         "Keep-alive",
         "Status",
     )
