@@ -137,7 +137,8 @@ def _message(detail: ErrorDetails, root: type[BaseModel]) -> tuple[str, str]:
         return f"{_where(location)} is missing", "add it"
     if kind == "union_tag_invalid":
         expected = str(context.get("expected_tags", "")).replace("'", "")
-        key = re.sub(r"^_?(\w+?)(_of)?\(\)$", r"\1", str(context.get("discriminator", "kind")))  # _role_of() -> role
+        discriminator = str(context.get("discriminator", "kind")).strip("'")  # 'tool', or _role_of()
+        key = re.sub(r"^_?(\w+?)(_of)?\(\)$", r"\1", discriminator)  # _role_of() -> role
         return f"{_where(location)}: {key} {context.get('tag')} is unknown", f"use one of {expected}"
     if kind == "value_error":  # a check across keys (names that must agree)
         text = str(context.get("error", detail["msg"]))

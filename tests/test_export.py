@@ -27,6 +27,6 @@ def test_the_csv_has_one_row_per_cell_with_the_tables_figures() -> None:
         assert float(row["server-cpu"]) == float(f"{summary.median(METRICS['server-cpu']):.6g}")
         assert int(row["repetitions_ok"]) == summary.repetitions_ok
         assert row["status"] == found.status
-        assert row["tool"] in ("ab", "wrk")
+        assert row["tool"] in ("ab", "wrk", "h2load")
     flagged = [row for row in rows if row["status"] != "ok"]
     assert flagged and all(row["status"].startswith("FLAGGED: ") for row in flagged)

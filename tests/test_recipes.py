@@ -37,7 +37,7 @@ def test_bottle_runs_raised_queues_only_where_the_queue_matters() -> None:
 def test_wsgi_servers_measure_a_ceiling_and_cross_check_with_wrk() -> None:
     recipe = load("wsgi-servers")
     assert [s.name for s in recipe.subjects if s.role == "ceiling"] == ["nginx"]
-    assert [c.name for c in recipe.cells] == ["c10", "c10-k", "wrk-c10"]
+    assert [c.name for c in recipe.cells] == ["c10", "c10-k", "wrk-c10", "h2load-c10"]
     quick_wrk = [c for _, cells in recipe.plan(recipe.profile("quick")) for c in cells if c.tool == "wrk"]
     assert quick_wrk and {c.duration_s for c in quick_wrk} == {1}
 
