@@ -59,26 +59,37 @@ def _apt_packages() -> list[str]:
         "clean": "first stop the servers and remove the folders that a killed earlier run left",
         "hosts": "run roles on other hosts over SSH: 'server=user@host,load=user@host' (either role alone "
         "is fine; the other stays here), or a TOML file with a [hosts] table; set them up with hosts-setup",
+        "machine": "the name pages give this machine (a-z, 0-9, -); default: conf/machine.toml's, else one "
+        "made from the CPU model and count",
     }
 )
 @reported
 def recipe(
-    c: Context, name: str, profile: str = "full", data_dir: str = "", clean: bool = False, hosts: str = ""
+    c: Context,
+    name: str,
+    profile: str = "full",
+    data_dir: str = "",
+    clean: bool = False,
+    hosts: str = "",
+    machine: str = "",
 ) -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
     from benchsite.harness.leftovers import clean as clean_leftover
     from benchsite.harness.leftovers import find_leftovers
+    from benchsite.harness.preflight import check_placeable
     from benchsite.harness.progress import RichReporter
     from benchsite.harness.remote import placed
-    from benchsite.harness.runner import check_placeable, run_recipe
+    from benchsite.harness.runner import run_recipe
     from benchsite.harness.signals import signals_as_interrupt
     from benchsite.model.hosts import parse_hosts
+    from benchsite.model.machine import naming
     from benchsite.model.recipe import available_recipes, load_recipe
     from benchsite.results.published import published_claims
     from benchsite.results.store import list_runs
 
     placement = parse_hosts(hosts)
     recipes_dir, conf_dir = _path(c, "recipes_dir"), _path(c, "conf_dir")
+    named = naming(machine, conf_dir)
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
     names = available_recipes(recipes_dir) if name == "all" else [name]
     loaded = [load_recipe(recipe_name, recipes_dir, conf_dir) for recipe_name in names]  # all checked first
@@ -104,7 +115,7 @@ def recipe(
             before = set(list_runs(target / each.name))
             try:
                 with RichReporter() as reporter:
-                    run_dir = run_recipe(each, profile, target, ROOT, reporter, claims[each.name], where)
+                    run_dir = run_recipe(each, profile, target, ROOT, reporter, claims[each.name], where, named)
             except KeyboardInterrupt:
                 kept = sorted(set(list_runs(target / each.name)) - before)
                 if kept:  # the interrupt came after the run was complete and in place

@@ -94,11 +94,8 @@ def test_a_quick_run_with_server_and_load_on_two_hosts_is_stored_and_shown(lab: 
     assert_nothing_left(lab)
     run = load_run(list_runs(data_dir / "cherrypy-speed", "quick")[-1])
     assert run.topology is not None
-    assert (run.topology.server.address, run.topology.load.address) == (
-        lab.server.bench_address,
-        lab.load.bench_address,
-    )
-    assert run.topology.server.ssh == f"root@{lab.server.ssh_address}"
+    assert run.topology.server.machine == run.machine and run.topology.load.machine.id == run.machine.id
+    assert "root@" not in run.run_file.read_text()  # logins stay out of data/
     assert run.topology.load.environment.tools["ab"].startswith("This is ApacheBench")
     assert (run.settings.server_cpu, run.settings.tool_cpu) == (0, 1)  # each host has the CPU it is pinned to
     for subject in run.subjects:
@@ -227,7 +224,7 @@ def test_the_server_role_alone_on_a_host_with_the_load_here(lab: Lab, tmp_path: 
     assert result.returncode == 0, result.stderr[-3000:]
     assert_nothing_left(lab)
     run = load_run(list_runs(tmp_path / "cherrypy-speed", "quick")[-1])
-    assert run.topology is not None and run.topology.load.ssh is None
+    assert run.topology is not None and run.topology.load.machine.name == run.machine.name
     for subject in run.subjects:
         for cell in subject.cells:
             assert all(rep.argv[-1].startswith(f"http://{lab.server.ssh_address}:") for rep in cell.repetitions)

@@ -253,7 +253,7 @@ def test_a_two_host_run_beside_a_one_machine_run_shows_both_medians_and_the_chan
             assert one(built.html, **figure, run=run_two.run_id).text == RPS.fmt(summarize(cell).median())
             before = summarize(run_one.subject(subject.name).cell(cell.name)).median()
             assert one(built.html, **figure, run=run_one.run_id).text == RPS.fmt(before)
-    assert f"listening on {run_two.topology.server.address}" in built.text
+    assert f"servers on {run_two.topology.server.machine.name} (machine {run_two.machine.id})" in built.text
     assert "significant" in built.text and "Kernel (load host)" in built.text
 
 

@@ -133,6 +133,9 @@ def test_version_2_becomes_3_in_an_explicit_step_and_3_has_no_defaults_for_it() 
     rep = version_3["subjects"][0]["cells"][0]["repetitions"][0]
     assert rep["load_cpu_s"] == version_2["subjects"][0]["cells"][0]["repetitions"][0]["tool_cpu_s"]
     assert "tool_cpu_s" not in rep
+    machine = version_3["machine"]
+    assert machine["name"] == "amd-epyc-2cpu" and machine["fingerprint"]["virtualization"] == "not recorded"
+    assert version_3["environment"]["virtualization"] == "not recorded"
     without_topology = {key: value for key, value in version_3.items() if key != "topology"}
     with pytest.raises(BenchError, match="topology is missing"):
         read_run(without_topology, Path("run.json"))
@@ -162,7 +165,7 @@ def test_the_upgrade_fills_what_the_first_runs_did_not_record_explicitly() -> No
 def test_an_overhead_record_of_version_1_upgrades_with_the_same_figures() -> None:
     old = json.loads((RUNS / "v1-overhead.json").read_text())
     record = read_overhead(old, RUNS / "v1-overhead.json")
-    assert record.format_version == 2
+    assert record.format_version == 3 and record.environment.virtualization == "not recorded"
     assert record.harness_rps_median == old["harness_rps_median"]
     assert record.difference_percent == pytest.approx(old["difference_percent"])
 
@@ -235,3 +238,18 @@ def test_every_committed_result_equals_its_raw_output_parsed_again(run_file: Pat
 def test_the_cell_kinds_are_distinct_records() -> None:
     cell = committed_document().subjects[0].cells[0]
     assert isinstance(cell, AbCellRun) and cell.requests == 1000 and not hasattr(cell, "duration_s")
+
+
+def test_a_hand_edited_machine_field_is_refused() -> None:
+    document = committed_document().to_json()
+    document["machine"]["fingerprint"]["cpu_count"] = 64  # the id no longer matches
+    with pytest.raises(BenchError, match=r"machine id .* is not its fingerprint's"):
+        read_run(document, Path("run.json"))
+
+
+def test_the_upgrade_drops_ssh_logins_and_addresses_of_hosts() -> None:
+    two_hosts = REPO / "data" / "wsgi-servers" / "20261122T193141.102960Z-full" / RUN_FILE
+    text = two_hosts.read_text()
+    assert "root@" not in text and '"ssh"' not in text
+    run = load_run(two_hosts.parent)
+    assert run.topology is not None and run.topology.server.machine.id == run.machine.id

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -76,6 +77,19 @@ def debian_package_versions(names: list[str]) -> dict[str, str]:
     return versions
 
 
+def virtualization() -> str:
+    """What the machine runs under: systemd-detect-virt's answer ("kvm", "none"...), else whether the CPU
+    says a hypervisor is there."""
+    try:
+        found = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        found = ""
+    if found:
+        return found
+    flags = Path("/proc/cpuinfo").read_text(errors="replace")
+    return "a hypervisor (unnamed)" if re.search(r"^flags\s*:.*\bhypervisor\b", flags, re.M) else "none"
+
+
 def _best_effort(collect: Callable[[], T]) -> T | str:
     """Run one collector; a failure is recorded, never raised."""
     try:
@@ -100,6 +114,7 @@ def collect_environment(
         tools={name: _best_effort(functools.partial(tool_version, argv)) for name, argv in tools.items()},
         packages=package_versions(packages),
         debian_packages=_best_effort(lambda: debian_package_versions(list(debian_packages))),
+        virtualization=_best_effort(virtualization),
     )
 
 

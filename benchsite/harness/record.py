@@ -8,6 +8,7 @@ from typing import Any
 from benchsite.harness.hosts import Placement
 from benchsite.harness.start import Plan, Started, verification
 from benchsite.model.conf import Profile, Settings
+from benchsite.model.machine import Machine, MachineConf, fingerprint, machine_of
 from benchsite.model.recipe import AnySubject, Client, Recipe
 from benchsite.model.run import (
     FORMAT_VERSION,
@@ -25,20 +26,35 @@ from benchsite.tools import AnyCell
 from benchsite.tools.base import Repetition
 
 
+def machine(environment: Environment, settings: Settings, named: MachineConf | None = None) -> Machine:
+    """The machine a host's environment describes, named by its owner (`--machine`, conf/machine.toml) or
+    by default."""
+    found = fingerprint(
+        environment.cpu_model,
+        environment.cpu_count,
+        environment.memory_total_gib,
+        environment.kernel,
+        environment.virtualization,
+        settings.server_cpu,
+        settings.tool_cpu,
+    )
+    return machine_of(found, named.name if named else None, named.description if named else "")
+
+
 def topology(
-    hosts: Placement, recipe: Recipe, tool_versions: dict[str, list[str]], server_environment: Environment
+    hosts: Placement,
+    recipe: Recipe,
+    tool_versions: dict[str, list[str]],
+    server: Machine,
+    server_environment: Environment,
+    settings: Settings,
 ) -> Topology:
-    """Where the roles run, with the load host's own environment (the run's is the server host's)."""
+    """Where the roles run, by machine, with the load host's own environment (the run's is the server
+    host's). How the hosts were reached (logins, addresses) is not stored."""
+    load_environment = hosts.load.environment(list(recipe.packages), tool_versions)
     return Topology(
-        server=HostRecord(
-            role="server", ssh=hosts.server.ssh, address=hosts.server.address, environment=server_environment
-        ),
-        load=HostRecord(
-            role="load",
-            ssh=hosts.load.ssh,
-            address=hosts.load.address,
-            environment=hosts.load.environment(list(recipe.packages), tool_versions),
-        ),
+        server=HostRecord(role="server", machine=server, environment=server_environment),
+        load=HostRecord(role="load", machine=machine(load_environment, settings), environment=load_environment),
     )
 
 
@@ -91,6 +107,7 @@ class RunHeader:
     started_at: str
     settings: Settings
     environment: Environment
+    machine: Machine
     topology: Topology | None
 
 
@@ -116,6 +133,7 @@ def document(
         finished_at=finished_at,
         settings=header.settings,
         environment=header.environment,
+        machine=header.machine,
         warmups=tuple(warmups),
         subjects=tuple(
             subject_run(subject, started, cells, header.profile, measured, origins[subject.name])

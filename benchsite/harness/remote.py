@@ -242,7 +242,7 @@ class RemoteHost:
 
     def missing(self, recipe: Recipe, subject: AnySubject) -> str | None:
         found = self.session.call("missing", wait_s=120, recipe=recipe.name, subject=subject.name)
-        return None if found is None else f"{found} (on the {self.role} host {self.ssh})"
+        return None if found is None else f"{found} (on the {self.role} host)"  # stored: no login
 
     def which(self, program: str) -> str | None:
         found = self.session.call("which", program=program)

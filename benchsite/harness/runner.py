@@ -19,9 +19,10 @@ from benchsite.harness.leftovers import forget_owner
 from benchsite.harness.measure import Measuring, warm_up
 from benchsite.harness.preflight import check_placeable, check_port_used, check_tools, effective_settings
 from benchsite.harness.progress import Reporter, SilentReporter
-from benchsite.harness.record import RunHeader, document, topology
+from benchsite.harness.record import RunHeader, document, machine, topology
 from benchsite.harness.signals import signal_for_test, signals_as_interrupt
 from benchsite.harness.start import Plan, start_subjects, trim_logs, without_failed
+from benchsite.model.machine import MachineConf
 from benchsite.model.portable import placeholders_of
 from benchsite.model.recipe import Client, Recipe
 from benchsite.model.run import RUN_FILE, Rounds, RunDocument, SkippedSubject
@@ -37,6 +38,7 @@ def run_recipe(
     reporter: Reporter | None = None,
     published: Published | None = None,
     hosts: Placement | None = None,
+    named: MachineConf | None = None,
 ) -> Path:
     """Measure every subject and cell of a recipe; return the new run directory.
 
@@ -56,6 +58,7 @@ def run_recipe(
     if not hosts.one_machine:
         check_placeable(recipe)
     environment = hosts.server.environment(list(recipe.packages), tool_versions)
+    server_machine = machine(environment, settings, named)
     header = RunHeader(
         recipe=recipe,
         run_id=new_run_id(profile.name),
@@ -63,7 +66,10 @@ def run_recipe(
         started_at=utc_now(),
         settings=settings,
         environment=environment,
-        topology=None if hosts.one_machine else topology(hosts, recipe, tool_versions, environment),
+        machine=server_machine,
+        topology=None
+        if hosts.one_machine
+        else topology(hosts, recipe, tool_versions, server_machine, environment, settings),
     )
     os.environ["PATH"] = search_path(repo_dir)  # programs built by `invoke byo` come first
     skipped, runnable = _present(hosts, recipe, plan, reporter)

@@ -1,4 +1,4 @@
-"""What the harness's own benchmark stores: data/harness-overhead/<run-id>/overhead.json, version 2."""
+"""What the harness's own benchmark stores: data/harness-overhead/<run-id>/overhead.json, version 3."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from benchsite.model.run import Environment
 from benchsite.records import Record, Seq
 from benchsite.tools.base import Rate
 
-OVERHEAD_FORMAT_VERSION: Literal[2] = 2
+# 1  the first records; 2  medians derived, not stored; 3  the environment's virtualization
+OVERHEAD_FORMAT_VERSION: Literal[3] = 3
 OVERHEAD_FILE = "overhead.json"
 OVERHEAD_DIR = "harness-overhead"
 
@@ -24,7 +25,7 @@ class OverheadSettings(Record):
 class OverheadRecord(Record):
     """The same ab command run through the harness and bare, interleaved, against one server."""
 
-    format_version: Literal[2]
+    format_version: Literal[3]
     recipe: str
     subject: str
     cell: str

@@ -14,6 +14,7 @@ from pydantic import Field, PrivateAttr, StringConstraints
 
 from benchsite.errors import BenchError
 from benchsite.model.conf import Profile, Settings
+from benchsite.model.machine import Machine
 from benchsite.records import Name, Pair, Record, Seq, Text
 from benchsite.tools import AnyCellRun, CellRun
 from benchsite.tools.base import Count, Positive, Repetition
@@ -23,7 +24,9 @@ from benchsite.tools.base import Count, Positive, Repetition
 # 2  typed cells by tool, roles server/ceiling/backend/client; later with origins, topology and
 #    per-repetition timing (started_after_s, steal_s, other_busy_s), filled by defaults
 # 3  every field explicit (origins, topology); one name per number (tool_cpu_s -> load_cpu_s);
-#    settings.tool_paths instead of ab_path and wrk_path; h2load cells
+#    settings.tool_paths instead of ab_path and wrk_path; h2load cells; the machine (name, id,
+#    fingerprint) of the run and of each host, and no SSH login or address of a host; the
+#    environment's virtualization
 FORMAT_VERSION: Literal[3] = 3
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
@@ -100,6 +103,7 @@ class Environment(Record):
         "tools": ("Load tool versions", ""),
         "packages": ("Package versions", ""),
         "debian_packages": ("Debian package versions", ""),
+        "virtualization": ("Virtualization", ""),
     }
 
     cpu_model: str
@@ -113,6 +117,7 @@ class Environment(Record):
     tools: dict[str, str]
     packages: dict[str, str]
     debian_packages: dict[str, str] | str
+    virtualization: str  # "kvm", "none"...; "not recorded" in runs made before version 3
 
     def shown(self, key: str) -> str:
         """One environment value as the page shows it."""
@@ -127,11 +132,11 @@ class Environment(Record):
 
 
 class HostRecord(Record):
-    """One role's host as a run records it: how it was reached, the address, and what the machine is."""
+    """One role's host as a run records it: the machine and its environment (never how it was reached:
+    logins and private addresses stay out of data/)."""
 
     role: Literal["server", "load"]
-    ssh: str | None  # user@host; None: the machine that ran the harness
-    address: str  # servers listened there / the load tool aimed there
+    machine: Machine
     environment: Environment
 
 
@@ -172,6 +177,7 @@ class RunDocument(Record):
     subjects: Seq[SubjectRun]
     skipped: Seq[SkippedSubject]
     rounds: Rounds | None  # None: recorded before runs said how they stopped
+    machine: Machine  # where the servers ran (the server host of a two-host run)
     topology: Topology | None  # None: every role on one machine, servers on 127.0.0.1
 
     _directory: Path | None = PrivateAttr(default=None)

@@ -8,11 +8,14 @@ upgraded documents back in place.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from benchsite.errors import BenchError
 from benchsite.model.conf import PROFILE_DEFAULTS
+from benchsite.model.machine import fingerprint, machine_of
 from benchsite.model.overhead import OVERHEAD_FORMAT_VERSION, OverheadRecord
 from benchsite.model.run import FORMAT_VERSION, RunDocument
 
@@ -109,39 +112,94 @@ def _settings_v2_to_v3(settings: dict[str, Any]) -> dict[str, Any]:
     return {**kept, "tool_paths": paths}
 
 
+NOT_RECORDED = "not recorded"
+
+
+def _environment_v2_to_v3(environment: dict[str, Any]) -> dict[str, Any]:
+    return {**environment, "virtualization": NOT_RECORDED}  # not read before version 3
+
+
+def _machine_v2_to_v3(environment: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """The machine of a run made before machines were recorded, from what its environment says,
+    named by default."""
+    found = fingerprint(
+        str(environment["cpu_model"]),
+        environment.get("cpu_count"),
+        environment.get("memory_total_gib"),
+        str(environment["kernel"]),
+        NOT_RECORDED,
+        settings.get("server_cpu"),
+        settings.get("tool_cpu"),
+    )
+    return machine_of(found).to_json()
+
+
+def _topology_v2_to_v3(topology: dict[str, Any] | None, settings: dict[str, Any]) -> dict[str, Any] | None:
+    """Each host by its machine; its SSH login and address are dropped (they never belonged in data/)."""
+    if topology is None:
+        return None
+    return {
+        role: {
+            "role": host["role"],
+            "environment": _environment_v2_to_v3(host["environment"]),
+            "machine": _machine_v2_to_v3(host["environment"], settings),
+        }
+        for role, host in topology.items()
+    }
+
+
+def _skipped_v2_to_v3(skipped: dict[str, Any]) -> dict[str, Any]:
+    """A skipped subject's detail without the SSH login it named (version 2 wrote "(on the server host
+    root@10.0.0.2)")."""
+    return {
+        **skipped,
+        "detail": re.sub(r" \(on the (server|load) host [^)\s]+\)", r" (on the \1 host)", skipped["detail"]),
+    }
+
+
 def run_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 2 to 3: every field explicit, load_cpu_s, tool_paths."""
+    """Version 2 to 3: every field explicit, load_cpu_s, tool_paths, machines, no SSH logins."""
     return {
         **data,
         "format_version": 3,
         "settings": _settings_v2_to_v3(data["settings"]),
         "subjects": [_subject_v2_to_v3(subject) for subject in data["subjects"]],
-        "topology": data.get("topology"),  # absent: every role on one machine
+        "skipped": [_skipped_v2_to_v3(skipped) for skipped in data["skipped"]],
+        "environment": _environment_v2_to_v3(data["environment"]),
+        "machine": _machine_v2_to_v3(data["environment"], data["settings"]),
+        "topology": _topology_v2_to_v3(data.get("topology"), data["settings"]),  # absent: one machine
     }
 
 
 # Each step takes a document of its version to the next one.
-_RUN_STEPS = {1: run_v1_to_v2, 2: run_v2_to_v3}
+Step = Callable[[dict[str, Any]], dict[str, Any]]
+_RUN_STEPS: dict[int, Step] = {1: run_v1_to_v2, 2: run_v2_to_v3}
 
 
-def upgrade_run(data: Any, source: Path) -> Any:
-    """A decoded run.json brought to the current version, step by step; an unknown version says what to do."""
+def _upgraded(data: Any, source: Path, steps: dict[int, Step], current: int, redo: str) -> Any:
+    """A decoded document brought to the current version one step at a time; an unknown version, or a
+    document a step cannot read, is one line saying what to do."""
     version = data.get("format_version") if isinstance(data, dict) else None
-    if version != FORMAT_VERSION and version not in _RUN_STEPS:
+    if version != current and version not in steps:
         raise BenchError(
-            f"{source}: data format version {version!r}, but this harness reads versions 1 to "
-            f"{FORMAT_VERSION}: update the harness (git pull) or re-run the recipe"
+            f"{source}: data format version {version!r}, but this harness reads versions 1 to {current}: "
+            f"update the harness (git pull) or {redo}"
         )
-    while version != FORMAT_VERSION:
+    while version != current:
         try:
-            data = _RUN_STEPS[version](data)
+            data = steps[version](data)
         except (KeyError, TypeError, AttributeError) as error:
             raise BenchError(
                 f"{source}: a version {version} document without {error} cannot be upgraded: "
-                "restore it from git or re-run the recipe"
+                f"restore it from git or {redo}"
             ) from None
         version = data["format_version"]
     return data
+
+
+def upgrade_run(data: Any, source: Path) -> Any:
+    """A decoded run.json brought to the current version."""
+    return _upgraded(data, source, _RUN_STEPS, FORMAT_VERSION, "re-run the recipe")
 
 
 def read_run(data: Any, source: Path) -> RunDocument:
@@ -156,21 +214,16 @@ def overhead_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in data.items() if k not in dropped}, "environment": environment, "format_version": 2}
 
 
+def overhead_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "environment": _environment_v2_to_v3(data["environment"]), "format_version": 3}
+
+
+_OVERHEAD_STEPS: dict[int, Step] = {1: overhead_v1_to_v2, 2: overhead_v2_to_v3}
+
+
 def upgrade_overhead(data: Any, source: Path) -> Any:
-    version = data.get("format_version") if isinstance(data, dict) else None
-    if version == OVERHEAD_FORMAT_VERSION:
-        return data
-    if version == 1:
-        try:
-            return overhead_v1_to_v2(data)
-        except (KeyError, TypeError) as error:
-            raise BenchError(
-                f"{source}: a version 1 document without {error} cannot be upgraded: re-run `.venv/bin/invoke overhead`"
-            ) from None
-    raise BenchError(
-        f"{source}: format version {version!r}, but this harness reads 1 and "
-        f"{OVERHEAD_FORMAT_VERSION}: update the harness or re-run `.venv/bin/invoke overhead`"
-    )
+    """A decoded overhead.json brought to the current version."""
+    return _upgraded(data, source, _OVERHEAD_STEPS, OVERHEAD_FORMAT_VERSION, "re-run `.venv/bin/invoke overhead`")
 
 
 def read_overhead(data: Any, source: Path) -> OverheadRecord:

@@ -46,6 +46,7 @@ class BenchEnvironment(BenchDirective):
                 f"{settings.socket_timeout_s} s / {settings.cell_timeout_s:g} s",
             ],
             ["Where the roles ran", where_roles_ran(run)],
+            ["Machine", f"{run.machine.name} (id {run.machine.id}): {run.machine.description}"],
         ]
         machine = "" if run.topology is None else " (server host)"
         for key, (label, _) in Environment.LABELS.items():
@@ -61,13 +62,13 @@ class BenchEnvironment(BenchDirective):
 
 
 def where_roles_ran(run: RunDocument) -> str:
-    """One machine, or which host ran the servers and which the load tool, and at what addresses."""
+    """One machine, or which machine ran the servers and which the load tool (never how they were reached)."""
     if run.topology is None:
-        return "one machine: servers on 127.0.0.1, the load tool beside them"
-    server, load = run.topology.server, run.topology.load
+        return f"one machine ({run.machine.name}): servers on 127.0.0.1, the load tool beside them"
+    server, load = run.topology.server.machine, run.topology.load.machine
     return (
-        f"two hosts: servers on {server.ssh or 'the harness machine'} listening on {server.address}; "
-        f"the load tool on {load.ssh or 'the harness machine'}, across the network to {server.address}"
+        f"two hosts: servers on {server.name} (machine {server.id}), the load tool on {load.name} "
+        f"(machine {load.id}), across the network between them"
     )
 
 

@@ -84,7 +84,7 @@ class BenchCommands(BenchDirective):
         run = self.load_view().run
         lines = ["# python is the project's .venv/bin/python; $WORKROOT the run's temporary folder"]
         if run.topology is not None:
-            server, load = run.topology.server.ssh or "this machine", run.topology.load.ssh or "this machine"
+            server, load = run.topology.server.machine.name, run.topology.load.machine.name
             lines.append(f"# servers ran on {server}, the load tool on {load}")
         lines.append("")
         for subject in run.subjects:
