@@ -27,6 +27,7 @@ class Interval:
     high: float | None
     level: float  # the interval's confidence (below LEVEL where too few values allow no more)
     count: int  # how many values (or paired rounds) it rests on
+    runs: int = 1  # how many runs it pools (1: the rounds of one run)
 
     @property
     def bounded(self) -> bool:

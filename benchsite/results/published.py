@@ -17,8 +17,9 @@ from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from benchsite.errors import BenchError
 from benchsite.model.recipe import Recipe
-from benchsite.records import Record, Seq, Text, describe, read_toml
+from benchsite.records import Name, Record, Seq, Text, describe, read_toml
 from benchsite.results.claims import AnyClaim, Claim, Verdict, decide
+from benchsite.results.machines import ClaimAcross, MachineRuns, across_machines
 from benchsite.results.originals import OriginalFigures, PublishedEntry, PublishedResult
 from benchsite.results.view import RunView
 from benchsite.tools.ab import parse_ab_output
@@ -49,6 +50,8 @@ class PublishedFile(Record):
     machine: dict[str, str] = Field(default_factory=dict)
     results: Seq[PublishedEntry] = ()
     claims: Seq[Claim] = ()
+    # The machine (name or id) whose latest run the page's main results show; none: the one with most runs.
+    reference_machine: Name | None = None
 
     @model_validator(mode="after")
     def _unique_claims(self) -> PublishedFile:
@@ -68,10 +71,15 @@ class Published(OriginalFigures):
     machine: dict[str, str]
     notes: str
     claims: tuple[AnyClaim, ...]
+    reference_machine: str | None = None
 
     def verdicts(self, view: RunView) -> list[Verdict]:
         """Every claim decided on one run, the published value beside each."""
         return [decide(claim, view, self) for claim in self.claims]
+
+    def across(self, groups: list[MachineRuns]) -> list[ClaimAcross]:
+        """Every claim decided on each machine's pooled runs, and over all machines."""
+        return across_machines(groups, self.claims, self)
 
     @property
     def files(self) -> list[Path]:
@@ -135,6 +143,7 @@ def load_published(path: Path) -> Published:
         notes=data.notes,
         results=tuple(_parsed(entry, path.parent, path) for entry in data.results),
         claims=data.claims,
+        reference_machine=data.reference_machine,
     )
 
 

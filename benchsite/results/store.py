@@ -88,6 +88,12 @@ def shown_run(recipe_data_dir: Path, profile: str) -> Path | None:
     return latest_run(recipe_data_dir, profile) or latest_run(recipe_data_dir)
 
 
+def recipe_views(recipe_data_dir: Path, profile: str) -> list[RunView]:
+    """Every run of the profile (where there is none, of any profile), oldest first, each as its cached view."""
+    paths = list_runs(recipe_data_dir, profile) or list_runs(recipe_data_dir)
+    return [load_view(path) for path in paths]
+
+
 def new_run_id(profile: str) -> str:
     """A run id that sorts by time, to the microsecond: 20261122T013000.123456Z-full."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ") + f"-{profile}"

@@ -77,6 +77,26 @@ class RunView:
             return None
         return ratio_interval(paired_rounds(a, b))
 
+    def ran(self, subject: str, cell: str) -> bool:
+        """Whether the subject has a cell run in this cell (usable or not)."""
+        return self.figure(subject, cell) is not None
+
+    def usable(self, subject: str, cell: str) -> bool:
+        return self.usable_figure(subject, cell) is not None
+
+    def measured_names(self) -> list[str]:
+        return [subject.name for subject in self.run.measured]
+
+    def keepalive_seen(self, subject: str, cell: str) -> tuple[set[bool], int]:
+        """Whether keep-alive was honoured, as the usable repetitions say it (one value each), and how many
+        repetitions there were."""
+        record = self.run.subject(subject)
+        cell_run = record.cell(cell) if record else None
+        if cell_run is None or not self.usable(subject, cell):
+            return set(), 0
+        seen = {rep.result.keepalive_honoured for rep in cell_run.repetitions if rep.ok and rep.result is not None}
+        return {value for value in seen if value is not None}, len(cell_run.repetitions)
+
     def why_not(self, cells: list[Cell]) -> str:
         """Why these figures cannot decide anything: which did not run, which are flagged and why."""
         reasons = []

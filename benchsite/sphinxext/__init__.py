@@ -16,7 +16,8 @@ from sphinx.config import Config
 from benchsite import __version__
 from benchsite.sphinxext.base import BenchRecipe
 from benchsite.sphinxext.chart_directive import BenchChart
-from benchsite.sphinxext.comparison import BenchClaims, BenchCompare, BenchPublished
+from benchsite.sphinxext.claims import BenchClaims
+from benchsite.sphinxext.comparison import BenchCompare, BenchPublished
 from benchsite.sphinxext.environment import BenchEnvironment, BenchOverhead, BenchSubjects
 from benchsite.sphinxext.exports import setup_exports
 from benchsite.sphinxext.history import BenchHistory

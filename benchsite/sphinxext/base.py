@@ -14,8 +14,9 @@ from sphinx.util.docutils import SphinxDirective
 from benchsite.errors import BenchError
 from benchsite.model.recipe import RECIPE_FILE, load_recipe
 from benchsite.model.run import RUN_FILE
+from benchsite.results.machines import MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
-from benchsite.results.store import list_runs, load_view, shown_run
+from benchsite.results.store import list_runs, load_view, recipe_views
 from benchsite.results.view import RunView
 from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import data
@@ -82,17 +83,32 @@ class BenchDirective(ReportingDirective):
                 known = ", ".join(p.name for p in list_runs(recipe_dir)) or "none"
                 raise BenchError(f"{path}: no such run of {self.recipe!r}: I know about {known}")
         else:
-            profile = self.config.bench_profile
-            latest = shown_run(recipe_dir, profile)
-            if latest is None:
-                raise BenchError(
-                    f"{recipe_dir}: no run of recipe {self.recipe!r}: "
-                    f"run `.venv/bin/invoke recipe {self.recipe} --profile {profile}` and commit its run directory"
-                )
-            path = latest
+            return self.machine_runs()[0].views[-1]  # the reference machine's latest run
         view = load_view(path)
         self.note(view.run.run_file)
         return view
+
+    def machine_runs(self) -> list[MachineRuns]:
+        """Every run of the site's profile, machine by machine, the reference machine first."""
+        recipe_dir = self.data_dir() / self.recipe
+        self.note_runs(recipe_dir)
+        views = recipe_views(recipe_dir, self.config.bench_profile)
+        if not views:
+            raise BenchError(
+                f"{recipe_dir}: no run of recipe {self.recipe!r}: run `.venv/bin/invoke recipe {self.recipe} "
+                f"--profile {self.config.bench_profile}` and commit its run directory"
+            )
+        for view in views:
+            self.note(view.run.run_file)
+        return by_machine(views, self.reference_machine())
+
+    def reference_machine(self) -> str | None:
+        """The machine the recipe's published.toml names as the page's reference, if any."""
+        path = self.data_dir() / self.recipe / PUBLISHED_FILE
+        if not path.is_file():
+            return None
+        self.note(path)
+        return load_published(path).reference_machine
 
     def declared_names(self, view: RunView) -> tuple[set[str], set[str]]:
         """Subject and cell names the recipe declares (a quick run may have fewer), else the run's."""

@@ -8,14 +8,13 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 
 from benchsite.errors import BenchError
-from benchsite.results.claims import State, fmt_interval
+from benchsite.results.claims import fmt_interval
 from benchsite.results.figures import FLAG_LEGEND
 from benchsite.results.metrics import METRICS
 from benchsite.results.originals import PublishedResult
 from benchsite.results.published import Published
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective, PublishedDirective
-from benchsite.sphinxext.nodes import block, data
 from benchsite.sphinxext.tables import fmt_plain, fmt_ratio, table
 from benchsite.tools.ab import AbCellRun
 
@@ -156,45 +155,3 @@ def _published_rps(published: Published, cell: tuple[str, str]) -> float | None:
 
 def _ratio(top: float | None, bottom: float | None) -> float | None:
     return None if top is None or bottom is None or bottom == 0 else top / bottom
-
-
-class BenchClaims(PublishedDirective):
-    """Each original conclusion, the rule that tests it, and today's verdict."""
-
-    def render(self) -> list[nodes.Node]:
-        view, published = self.load_view(), self.load_published()
-        rows = []
-        subjects, cells = self.declared_names(view)
-        published.check_names(subjects, cells)
-        own = not published.results  # no earlier publication: the claims are this page's own
-        recipe = view.run.recipe
-        for verdict in published.verdicts(view):
-            rows.append(
-                [
-                    verdict.claim.text,
-                    nodes.literal(text=verdict.claim.rule),
-                    *([] if own else [verdict.published]),
-                    data(verdict.today, recipe=recipe, claim=verdict.claim.id, estimate="today"),
-                    data(verdict_node(verdict.status), recipe=recipe, claim=verdict.claim.id, status=verdict.status),
-                ]
-            )
-        if not rows:
-            raise BenchError(f"{published.path}: no [[claims]]: record the conclusions to decide")
-        if own:
-            headers: tuple[str, ...] = ("This page's claim", "Rule", "Today [95 % interval]", "Verdict")
-        else:
-            headers = ("Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict")
-        claims = table(headers, rows, classes=["bench-claims", *(["bench-own-claims"] if own else [])])
-        return [block(claims, table="claims", recipe=recipe)]
-
-
-VERDICT_NOTE = (
-    "A claim holds when its whole 95 % interval clears the rule's threshold, does not hold when the "
-    "whole interval misses it, and is inconclusive when the interval straddles it; a flagged or "
-    "missing figure decides nothing (could not run)."
-)
-
-
-def verdict_node(status: State) -> nodes.Node:
-    """The verdict in capitals, with a class per state for its colour."""
-    return nodes.strong(text=status.upper(), classes=[f"bench-verdict-{status.replace(' ', '-')}"])

@@ -14,7 +14,7 @@ from benchsite.results.method import median_spread, stability
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
 from benchsite.results.store import load_run
 from benchsite.sphinxext.base import ReportingDirective
-from benchsite.sphinxext.comparison import verdict_node
+from benchsite.sphinxext.claims import verdict_node
 from benchsite.sphinxext.tables import table
 
 

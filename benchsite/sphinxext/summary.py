@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from docutils import nodes
@@ -10,11 +11,12 @@ from sphinx import addnodes
 
 from benchsite.errors import BenchError
 from benchsite.model.run import RUN_FILE, RunDocument
-from benchsite.results.claims import State, Verdict
+from benchsite.results.claims import State
+from benchsite.results.machines import ClaimAcross, MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, load_published
-from benchsite.results.store import load_view, shown_run
+from benchsite.results.store import recipe_views
 from benchsite.sphinxext.base import ReportingDirective
-from benchsite.sphinxext.comparison import VERDICT_NOTE, verdict_node
+from benchsite.sphinxext.claims import VERDICT_NOTE, counted, on_each_machine, overall_node
 from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import block, data
 from benchsite.sphinxext.tables import table
@@ -36,75 +38,86 @@ def link_to_page(docname: str, text: str) -> nodes.paragraph:
     return paragraph
 
 
+@dataclass(frozen=True)
+class RecipeVerdicts:
+    """One recipe's run shown (its reference machine's latest) and its claims over every machine."""
+
+    name: str
+    shown: RunDocument
+    machines: list[MachineRuns]
+    claims: list[ClaimAcross]
+
+
 class AcrossRecipes(ReportingDirective):
     """Every recipe that has published figures and a run under bench_data_dir."""
 
-    def recipes(self) -> list[tuple[str, RunDocument, list[Verdict]]]:
+    def recipes(self) -> list[RecipeVerdicts]:
         data_dir = Path(self.config.bench_data_dir)
         note_listing(self.env, data_dir, f"*/{PUBLISHED_FILE}")
         found = []
         for published_path in sorted(data_dir.glob(f"*/{PUBLISHED_FILE}")):
             recipe_dir = published_path.parent
             note_listing(self.env, recipe_dir, f"*/{RUN_FILE}")
-            run_path = shown_run(recipe_dir, self.config.bench_profile)
-            if run_path is None:
+            views = recipe_views(recipe_dir, self.config.bench_profile)
+            if not views:
                 raise BenchError(
                     f"{recipe_dir}: published figures but no run: run `.venv/bin/invoke recipe {recipe_dir.name}`"
                 )
-            view, published = load_view(run_path), load_published(published_path)
-            self.env.note_dependency(str(view.run.run_file))
-            for file in published.files:
-                self.env.note_dependency(str(file))
-            found.append((recipe_dir.name, view.run, published.verdicts(view)))
+            published = load_published(published_path)
+            for path in [*(view.run.run_file for view in views), *published.files]:
+                self.env.note_dependency(str(path))
+            groups = by_machine(views, published.reference_machine)
+            found.append(RecipeVerdicts(recipe_dir.name, groups[0].views[-1].run, groups, published.across(groups)))
         return found
 
 
 class BenchSummary(AcrossRecipes):
-    """One row per recipe: the page, the run shown, the machine, and how its original conclusions fared."""
+    """One row per recipe: the page, the run shown, the machines, and how its conclusions fared on them."""
 
     def render(self) -> list[nodes.Node]:
         rows = []
-        for name, run, decided in self.recipes():
-            counts = Counter(verdict.status for verdict in decided)
-            ran = [verdict for verdict in decided if verdict.status != State.COULD_NOT_RUN]
-            headline = next(iter(ran or decided), None)  # the first conclusion that could be tested here
+        for recipe in self.recipes():
+            counts = Counter(claim.state for claim in recipe.claims)
+            ran = [claim for claim in recipe.claims if claim.state != State.COULD_NOT_RUN]
+            headline = next(iter(ran or recipe.claims), None)  # the first conclusion that could be tested here
+            run = recipe.shown
             rows.append(
                 [
-                    link_to_page(f"recipes/{name}", run.title),
-                    f"{run.run_id} ({run.profile.name}), {run.started_at[:10]}",
-                    f"{run.environment.cpu_model}, {run.environment.cpu_count} CPUs",
+                    link_to_page(f"recipes/{recipe.name}", run.title),
+                    f"{run.run_id} ({run.profile.name}), {run.started_at[:10]}, on {run.machine.name}",
+                    f"{', '.join(group.label for group in recipe.machines)} ({counted(recipe.machines)})",
                     "—"
                     if headline is None
-                    else f"{headline.claim.text} Published {headline.published}, "
-                    f"today {headline.today}: {headline.status}.",
+                    else f"{headline.claim.text} Published {headline.published}; over every machine: {headline.state}.",
                     data(
                         ", ".join(f"{counts[status]} {status}" for status in State if counts[status]) or "—",
-                        recipe=name,
+                        recipe=recipe.name,
                         tally="verdicts",
                     ),
                 ]
             )
-        return [block(table(("Page", "Run shown", "Machine", "Headline claim", "Verdicts"), rows), table="summary")]
+        headers = ("Page", "Run shown", "Machines (runs)", "Headline claim", "Verdicts over every machine")
+        return [block(table(headers, rows), table="summary")]
 
 
 class BenchVerdicts(AcrossRecipes):
-    """Every original conclusion of every page, with its rule and today's verdict."""
+    """Every conclusion of every page, with its rule, its verdict on each machine and over all of them."""
 
     def render(self) -> list[nodes.Node]:
         rows = []
-        for name, run, decided in self.recipes():
-            for verdict in decided:
+        for recipe in self.recipes():
+            for claim in recipe.claims:
                 rows.append(
                     [
-                        link_to_page(f"recipes/{name}", run.title),
-                        verdict.claim.text,
-                        nodes.literal(text=verdict.claim.rule),
-                        verdict.published,
-                        data(verdict.today, recipe=name, claim=verdict.claim.id, estimate="today"),
-                        data(verdict_node(verdict.status), recipe=name, claim=verdict.claim.id, status=verdict.status),
+                        link_to_page(f"recipes/{recipe.name}", recipe.shown.title),
+                        claim.claim.text,
+                        nodes.literal(text=claim.claim.rule),
+                        claim.published,
+                        on_each_machine(claim, recipe.name),
+                        overall_node(claim, recipe.name),
                     ]
                 )
-        headers = ("Page", "Original conclusion", "Rule", "Published", "Today [95 % interval]", "Verdict")
+        headers = ("Page", "Conclusion", "Rule", "Published", "On each machine [95 % interval]", "Verdict")
         return [
             block(table(headers, rows, classes=["bench-claims", "bench-verdicts"]), table="verdicts"),
             nodes.paragraph(text=VERDICT_NOTE),

@@ -14,8 +14,8 @@ from benchsite.results.claims.base import ClaimBase, State, Verdict, fmt_interva
 from benchsite.results.claims.fastest import FastestClaim
 from benchsite.results.claims.keepalive import KeepaliveClaim
 from benchsite.results.claims.ratio import RatioClaim
+from benchsite.results.evidence import Evidence
 from benchsite.results.originals import OriginalFigures
-from benchsite.results.view import RunView
 
 # The registry: one entry per claim kind on each line.
 CLAIM_KINDS: dict[str, type[ClaimBase]] = {"ratio": RatioClaim, "keepalive": KeepaliveClaim, "fastest": FastestClaim}
@@ -26,12 +26,12 @@ Claim = Annotated[AnyClaim, Discriminator("kind")]
 __all__ = ["CLAIM_KINDS", "AnyClaim", "Claim", "State", "Verdict", "decide", "fmt_interval", "verdicts"]
 
 
-def decide(claim: AnyClaim, view: RunView, published: OriginalFigures) -> Verdict:
+def decide(claim: AnyClaim, view: Evidence, published: OriginalFigures) -> Verdict:
     """Decide a claim on one run; show the published value beside it."""
     outcome = claim.decide(view)
     return Verdict(claim, outcome.state, outcome.today, claim.published_value(published), outcome.needs)
 
 
-def verdicts(view: RunView, claims: tuple[AnyClaim, ...], published: OriginalFigures) -> list[Verdict]:
+def verdicts(view: Evidence, claims: tuple[AnyClaim, ...], published: OriginalFigures) -> list[Verdict]:
     """Every claim decided on one run."""
     return [decide(claim, view, published) for claim in claims]

@@ -13,9 +13,10 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from benchsite.records import Name, Record, Text
+from benchsite.results.evidence import Evidence
 from benchsite.results.intervals import Interval
 from benchsite.results.originals import OriginalFigures
-from benchsite.results.view import Cell, RunView
+from benchsite.results.view import Cell
 
 if TYPE_CHECKING:
     from benchsite.results.claims import AnyClaim
@@ -26,6 +27,7 @@ class State(StrEnum):
 
     HOLDS = "holds"
     DOES_NOT_HOLD = "does not hold"
+    DEPENDS = "depends on the machine"  # across machines: holds on some, does not hold on others
     INCONCLUSIVE = "inconclusive"
     COULD_NOT_RUN = "could not run"
 
@@ -72,7 +74,7 @@ class ClaimBase(Record):
     def cells_named(self) -> set[str]:
         raise NotImplementedError
 
-    def decide(self, view: RunView) -> Outcome:
+    def decide(self, view: Evidence) -> Outcome:
         """The verdict one run gives."""
         raise NotImplementedError
 
@@ -82,10 +84,12 @@ class ClaimBase(Record):
 
 
 def fmt_interval(interval: Interval, digits: int = 2, rounds: bool = True) -> str:
-    """1.82 [1.61–2.05] (12 rounds): the estimate and its 95 % interval."""
+    """1.82 [1.61–2.05] (12 rounds), or (3 runs, 41 rounds) where runs were pooled: the estimate and its
+    95 % interval."""
     if not interval.bounded:
         return f"{interval.value:.{digits}f} (no interval: {interval.count} round)"
-    counted = f" ({interval.count} rounds)" if rounds else ""
+    runs = f"{interval.runs} runs, " if interval.runs > 1 else ""
+    counted = f" ({runs}{interval.count} rounds)" if rounds else ""
     return f"{interval.value:.{digits}f} [{interval.low:.{digits}f}–{interval.high:.{digits}f}]{counted}"
 
 

@@ -8,8 +8,9 @@ from pydantic import Field
 
 from benchsite.records import Name, Seq
 from benchsite.results.claims.base import ClaimBase, Outcome, State, against, fmt_interval
+from benchsite.results.evidence import Evidence
 from benchsite.results.originals import OriginalFigures
-from benchsite.results.view import Cell, RunView
+from benchsite.results.view import Cell
 
 
 class FastestClaim(ClaimBase):
@@ -35,19 +36,19 @@ class FastestClaim(ClaimBase):
     def cells_named(self) -> set[str]:
         return set(self.cells)
 
-    def decide(self, view: RunView) -> Outcome:
+    def decide(self, view: Evidence) -> Outcome:
         """Holds when the subject is surely ahead of every competitor in every cell; does not hold when
         some competitor is surely ahead in some cell; flagged competitors are named, not compared."""
-        competitors = [s for s in (self.among or [s.name for s in view.run.measured]) if s != self.subject]
+        competitors = [s for s in (self.among or view.measured_names()) if s != self.subject]
         behind: list[str] = []
         unsure: list[str] = []
         not_compared: list[str] = []
         needs: list[Cell] = []
         for cell in self.cells:
-            if view.round_values(self.subject, cell) is None:
+            if not view.usable(self.subject, cell):
                 return Outcome(State.COULD_NOT_RUN, view.why_not([(self.subject, cell)]))
             for rival in competitors:
-                if view.figure(rival, cell) is None:
+                if not view.ran(rival, cell):
                     continue  # it does not run here
                 estimate = view.ratio((self.subject, cell), (rival, cell))
                 if estimate is None:

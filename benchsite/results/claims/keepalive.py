@@ -6,8 +6,8 @@ from typing import Literal
 
 from benchsite.records import Name
 from benchsite.results.claims.base import ClaimBase, Outcome, State
+from benchsite.results.evidence import Evidence
 from benchsite.results.originals import OriginalFigures
-from benchsite.results.view import RunView
 
 
 class KeepaliveClaim(ClaimBase):
@@ -32,20 +32,16 @@ class KeepaliveClaim(ClaimBase):
     def cells_named(self) -> set[str]:
         return {self.cell}
 
-    def decide(self, view: RunView) -> Outcome:
-        found = view.figure(self.subject, self.cell)
-        record = view.run.subject(self.subject)
-        cell = record.cell(self.cell) if record else None
-        if found is None or not found.usable or cell is None:
+    def decide(self, view: Evidence) -> Outcome:
+        if not view.usable(self.subject, self.cell):
             return Outcome(State.COULD_NOT_RUN, view.why_not([(self.subject, self.cell)]))
-        seen = {rep.result.keepalive_honoured for rep in cell.repetitions if rep.ok and rep.result is not None}
-        seen.discard(None)
+        seen, repetitions = view.keepalive_seen(self.subject, self.cell)
         if len(seen) != 1:
             return Outcome(
                 State.INCONCLUSIVE, "honoured in some repetitions, not in others" if seen else "not measured"
             )
         honoured = seen.pop()
-        shown = f"{'honoured' if honoured else 'not honoured'} in all {len(cell.repetitions)} repetitions"
+        shown = f"{'honoured' if honoured else 'not honoured'} in all {repetitions} repetitions"
         return Outcome(State.HOLDS if honoured == self.honoured else State.DOES_NOT_HOLD, shown)
 
     def published_value(self, published: OriginalFigures) -> str:

@@ -8,9 +8,9 @@ from pydantic import Field, model_validator
 
 from benchsite.records import Name, Pair
 from benchsite.results.claims.base import ClaimBase, Outcome, State, against, fmt_interval
+from benchsite.results.evidence import Evidence
 from benchsite.results.metrics import MetricName, metric
 from benchsite.results.originals import OriginalFigures
-from benchsite.results.view import RunView
 
 Bound = Annotated[float, Field(gt=0, le=1e6)]
 
@@ -50,7 +50,7 @@ class RatioClaim(ClaimBase):
     def cells_named(self) -> set[str]:
         return {self.numerator[1], self.denominator[1]}
 
-    def decide(self, view: RunView) -> Outcome:
+    def decide(self, view: Evidence) -> Outcome:
         cells = [self.numerator, self.denominator]
         estimate = view.ratio(self.numerator, self.denominator, metric(self.metric))
         if estimate is None:

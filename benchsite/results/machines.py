@@ -1,0 +1,109 @@
+"""A recipe's runs machine by machine, and each claim's verdict on every machine and over all of them.
+
+Numbers are never joined across machines: the runs of one machine (one set-up: a two-host run is a
+set-up of its own) are pooled into one verdict per claim; across machines a claim holds on every
+machine, does not hold on any, or depends on the machine (named), besides inconclusive and could not
+run. A page's main results show its reference machine: the one its published.toml names, else the
+machine with the most runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from benchsite.model.machine import Machine
+from benchsite.results.claims import AnyClaim, State, Verdict, decide
+from benchsite.results.evidence import Pooled
+from benchsite.results.originals import OriginalFigures
+from benchsite.results.view import RunView
+
+
+@dataclass(frozen=True)
+class MachineRuns:
+    """The runs of one machine in one set-up, oldest first."""
+
+    machine: Machine
+    two_hosts: bool
+    views: tuple[RunView, ...]
+
+    @property
+    def label(self) -> str:
+        return self.machine.name + (" (two hosts)" if self.two_hosts else "")
+
+    @property
+    def key(self) -> str:
+        return self.machine.id + ("-two-hosts" if self.two_hosts else "")
+
+
+def by_machine(views: list[RunView], reference: str | None = None) -> list[MachineRuns]:
+    """The runs grouped by machine and set-up: the reference machine first (named or id'd by `reference`,
+    else the one with the most runs), the others by their number of runs."""
+    groups: dict[tuple[str, bool], list[RunView]] = {}
+    machines: dict[str, Machine] = {}
+    for view in sorted(views, key=lambda v: v.run.run_id):
+        machine = view.run.machine
+        machines[machine.id] = machine
+        groups.setdefault((machine.id, view.run.topology is not None), []).append(view)
+    found = [MachineRuns(machines[key[0]], key[1], tuple(group)) for key, group in groups.items()]
+
+    def rank(group: MachineRuns) -> tuple[bool, bool, int, str]:
+        named = reference in (group.machine.name, group.machine.id)
+        return (not named, group.two_hosts, -len(group.views), group.views[-1].run.run_id)
+
+    return sorted(found, key=rank)
+
+
+@dataclass(frozen=True)
+class MachineVerdict:
+    """A claim's verdict on one machine, from all of its runs."""
+
+    runs: MachineRuns
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class ClaimAcross:
+    """A claim's verdict on every machine, and over all of them."""
+
+    claim: AnyClaim
+    published: str
+    machines: tuple[MachineVerdict, ...]
+
+    @property
+    def state(self) -> State:
+        return overall(m.verdict.status for m in self.machines)
+
+    @property
+    def depends_on(self) -> str:
+        """Where it holds and where it does not, for a claim that depends on the machine."""
+        holds = [m.runs.label for m in self.machines if m.verdict.status == State.HOLDS]
+        fails = [m.runs.label for m in self.machines if m.verdict.status == State.DOES_NOT_HOLD]
+        return f"holds on {', '.join(holds)}; does not hold on {', '.join(fails)}"
+
+
+def overall(states: Iterable[State]) -> State:
+    """Over machines: holds on every one, does not hold on any, depends on the machine, inconclusive, or
+    could not run (machines where it could not run do not count against the others)."""
+    decided = [s for s in states if s != State.COULD_NOT_RUN]
+    if not decided:
+        return State.COULD_NOT_RUN
+    if State.HOLDS in decided and State.DOES_NOT_HOLD in decided:
+        return State.DEPENDS
+    if all(s == State.HOLDS for s in decided):
+        return State.HOLDS
+    if all(s == State.DOES_NOT_HOLD for s in decided):
+        return State.DOES_NOT_HOLD
+    return State.INCONCLUSIVE
+
+
+def across_machines(
+    groups: list[MachineRuns], claims: tuple[AnyClaim, ...], published: OriginalFigures
+) -> list[ClaimAcross]:
+    """Every claim decided on each machine's pooled runs."""
+    pooled = [(group, Pooled(group.views)) for group in groups]
+    found = []
+    for claim in claims:
+        per_machine = tuple(MachineVerdict(group, decide(claim, evidence, published)) for group, evidence in pooled)
+        found.append(ClaimAcross(claim, claim.published_value(published), per_machine))
+    return found

@@ -1,0 +1,94 @@
+"""The claims table: each conclusion, its rule, its verdict on every machine (all of its runs pooled)
+and over all machines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from docutils import nodes
+
+from benchsite.errors import BenchError
+from benchsite.results.claims import State
+from benchsite.results.machines import ClaimAcross, MachineRuns
+from benchsite.sphinxext.base import PublishedDirective
+from benchsite.sphinxext.nodes import block, data
+from benchsite.sphinxext.tables import table
+
+VERDICT_NOTE = (
+    "A claim holds on a machine when the whole 95 % interval of that machine's runs, pooled, clears the "
+    "rule's threshold, does not hold when the whole interval misses it, and is inconclusive when the "
+    "interval straddles it; a flagged or missing figure decides nothing (could not run). Over all machines "
+    "a claim holds on every one, does not hold on any, or depends on the machine."
+)
+
+
+def verdict_node(status: State) -> nodes.Node:
+    """The verdict in capitals, with a class per state for its colour."""
+    return nodes.strong(text=status.upper(), classes=[f"bench-verdict-{status.replace(' ', '-')}"])
+
+
+def counted(groups: Sequence[MachineRuns]) -> str:
+    """What a verdict rests on: "2 machines (3 set-ups), 6 runs"."""
+    machines = len({group.machine.id for group in groups})
+    runs = sum(len(group.views) for group in groups)
+    setups = f" ({len(groups)} set-ups)" if len(groups) != machines else ""
+    return f"{machines} machine{'s' * (machines != 1)}{setups}, {runs} run{'s' * (runs != 1)}"
+
+
+def on_each_machine(across: ClaimAcross, recipe: str) -> nodes.container:
+    """One line per machine: its name, its runs, the pooled estimate and its verdict there."""
+    lines = nodes.container(classes=["bench-machines"])
+    for found in across.machines:
+        runs = len(found.runs.views)
+        line = nodes.paragraph()
+        line += nodes.strong(text=found.runs.label)
+        line += nodes.Text(f" ({runs} run{'s' * (runs != 1)}): ")
+        tag = {"recipe": recipe, "claim": across.claim.id, "scope": "machine", "machine": found.runs.label}
+        line += data(found.verdict.today, estimate="pooled", **tag)
+        line += nodes.Text(" ")
+        line += data(verdict_node(found.verdict.status), status=found.verdict.status, **tag)
+        lines += line
+    return lines
+
+
+def overall_node(across: ClaimAcross, recipe: str) -> nodes.container:
+    """The verdict over all machines and what it rests on."""
+    cell = nodes.container()
+    state = across.state
+    verdict = nodes.paragraph()
+    verdict += data(verdict_node(state), recipe=recipe, claim=across.claim.id, scope="all", status=state)
+    cell += verdict
+    rests = counted([found.runs for found in across.machines])
+    cell += nodes.paragraph(text=across.depends_on + f" ({rests})" if state == State.DEPENDS else rests)
+    return cell
+
+
+class BenchClaims(PublishedDirective):
+    """Each conclusion, the rule that tests it, its verdict on each machine and over all of them."""
+
+    def render(self) -> list[nodes.Node]:
+        groups, published = self.machine_runs(), self.load_published()
+        shown = groups[0].views[-1]
+        subjects, cells = self.declared_names(shown)
+        published.check_names(subjects, cells)
+        own = not published.results  # no earlier publication: the claims are this page's own
+        recipe = shown.run.recipe
+        rows = [
+            [
+                across.claim.text,
+                nodes.literal(text=across.claim.rule),
+                *([] if own else [across.published]),
+                on_each_machine(across, recipe),
+                overall_node(across, recipe),
+            ]
+            for across in published.across(groups)
+        ]
+        if not rows:
+            raise BenchError(f"{published.path}: no [[claims]]: record the conclusions to decide")
+        machine_column = "On each machine: all its runs pooled [95 % interval]"
+        if own:
+            headers: tuple[str, ...] = ("This page's claim", "Rule", machine_column, "Verdict")
+        else:
+            headers = ("Original conclusion", "Rule", "Published", machine_column, "Verdict")
+        claims = table(headers, rows, classes=["bench-claims", *(["bench-own-claims"] if own else [])])
+        return [block(claims, table="claims", recipe=recipe)]
