@@ -19,7 +19,12 @@ from conftest import REPO
 
 COMMITTED = list_runs(REPO / "data" / "cherrypy-speed")[-1]
 PUBLISHED = load_published(REPO / "data" / "cherrypy-speed" / "published.toml")
-HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, COULD_NOT_RUN = State.HOLDS, State.DOES_NOT_HOLD, State.INCONCLUSIVE, State.COULD_NOT_RUN
+HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, COULD_NOT_RUN = (
+    State.HOLDS,
+    State.DOES_NOT_HOLD,
+    State.INCONCLUSIVE,
+    State.COULD_NOT_RUN,
+)
 
 
 def decide(claim, run: RunDocument, published) -> Verdict:

@@ -1,0 +1,87 @@
+"""Verdicts from all the evidence: runs pooled per machine, machines kept apart (constructed runs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_statistics import FRAMEWORK, PUBLISHED, run_with
+
+from benchsite.model.machine import machine_of
+from benchsite.model.run import RunDocument
+from benchsite.results.claims import State
+from benchsite.results.evidence import Pooled, log_ratio_estimate
+from benchsite.results.machines import across_machines, by_machine, overall
+from benchsite.results.metrics import RPS
+from benchsite.results.published import parse_claim
+from benchsite.results.view import RunView
+
+TOP, BOTTOM = ("raw-wsgi", "c1"), ("framework", "c1")
+RATIO = parse_claim(
+    {"id": "x", "text": "t", "kind": "ratio", "numerator": list(TOP), "denominator": list(BOTTOM), "at_least": 1.5},
+    "test",
+)
+
+
+def run_at(ratio: float, jitter: tuple[float, ...] = (1.0, 1.05, 0.95, 1.02, 0.98), machine: str = "") -> RunDocument:
+    """The committed run with raw-wsgi at `ratio` times the framework, round by round (fixed test inputs), on
+    its own machine or on another one (a constructed fingerprint) named `machine`."""
+    raw = [f * ratio * j for f, j in zip(FRAMEWORK, jitter, strict=True)]
+    run = run_with({BOTTOM: FRAMEWORK, TOP: raw})
+    if machine:
+        fingerprint = run.machine.fingerprint.model_copy(update={"cpu_model": f"Test CPU {machine}"})
+        run = run.model_copy(update={"machine": machine_of(fingerprint, machine)})
+    return run
+
+
+def test_one_run_pooled_is_that_runs_own_interval() -> None:
+    view = RunView(run_at(2.0))
+    assert Pooled([view]).ratio(TOP, BOTTOM) == view.ratio(TOP, BOTTOM)
+
+
+def test_runs_that_agree_pool_to_a_narrower_interval_than_each() -> None:
+    views = [RunView(run_at(2.0)), RunView(run_at(2.02)), RunView(run_at(1.98))]
+    pooled = Pooled(views).ratio(TOP, BOTTOM)
+    single = views[0].ratio(TOP, BOTTOM)
+    assert pooled is not None and single is not None and pooled.runs == 3 and pooled.count == 15
+    assert pooled.high - pooled.low < single.high - single.low
+    estimates = [log_ratio_estimate(view, TOP, BOTTOM, RPS) for view in views]
+    assert pooled.value == pytest.approx(np.exp(np.mean([e[0] for e in estimates])), rel=1e-3)
+
+
+def test_spread_between_runs_widens_the_pooled_interval() -> None:
+    steady = Pooled([RunView(run_at(r)) for r in (2.0, 2.02, 1.98)]).ratio(TOP, BOTTOM)
+    spread = Pooled([RunView(run_at(r)) for r in (1.6, 2.0, 2.5)]).ratio(TOP, BOTTOM)
+    assert steady is not None and spread is not None
+    # tau² > 0 carries the runs' disagreement: the interval is many times wider on the log scale
+    assert np.log(spread.high / spread.low) > 5 * np.log(steady.high / steady.low)
+
+
+def test_two_machines_that_disagree_make_a_claim_depend_on_the_machine() -> None:
+    views = [RunView(run_at(r, machine="fast")) for r in (2.0, 2.05)]
+    views += [RunView(run_at(r, machine="slow")) for r in (1.2, 1.22)]
+    groups = by_machine(views)
+    assert [group.label for group in groups] == ["fast", "slow"]  # equal runs: the newest machine last
+    [claim] = across_machines(groups, (RATIO,), PUBLISHED)
+    assert [m.verdict.status for m in claim.machines] == [State.HOLDS, State.DOES_NOT_HOLD]
+    assert claim.state == State.DEPENDS and claim.depends_on == "holds on fast; does not hold on slow"
+
+
+def test_a_named_reference_machine_comes_first_whatever_its_runs() -> None:
+    views = [RunView(run_at(2.0, machine="many")), RunView(run_at(2.0, machine="many"))]
+    views.append(RunView(run_at(2.0, machine="mine")))
+    assert [g.label for g in by_machine(views)] == ["many", "mine"]
+    assert [g.label for g in by_machine(views, reference="mine")] == ["mine", "many"]
+
+
+@pytest.mark.parametrize(
+    ("states", "expected"),
+    [
+        ([State.HOLDS, State.HOLDS], State.HOLDS),
+        ([State.DOES_NOT_HOLD, State.COULD_NOT_RUN], State.DOES_NOT_HOLD),
+        ([State.HOLDS, State.INCONCLUSIVE], State.INCONCLUSIVE),
+        ([State.HOLDS, State.INCONCLUSIVE, State.DOES_NOT_HOLD], State.DEPENDS),
+        ([State.COULD_NOT_RUN], State.COULD_NOT_RUN),
+    ],
+)
+def test_over_machines_a_claim_holds_everywhere_nowhere_or_depends(states: list[State], expected: State) -> None:
+    assert overall(states) == expected
