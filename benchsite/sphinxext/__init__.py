@@ -20,6 +20,7 @@ from benchsite.sphinxext.claims import BenchClaims
 from benchsite.sphinxext.comparison import BenchCompare, BenchPublished
 from benchsite.sphinxext.environment import BenchEnvironment, BenchOverhead, BenchSubjects
 from benchsite.sphinxext.exports import setup_exports
+from benchsite.sphinxext.forest import BenchForest
 from benchsite.sphinxext.history import BenchHistory
 from benchsite.sphinxext.listings import setup_listings
 from benchsite.sphinxext.method import BenchPairing, BenchStability
@@ -70,6 +71,7 @@ DIRECTIVES = {
     "bench-details": BenchDetails,
     "bench-recipe": BenchRecipe,
     "bench-topology": BenchTopology,
+    "bench-forest": BenchForest,
 }
 
 

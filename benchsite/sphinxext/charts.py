@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import textwrap
 from typing import assert_never
 
 import matplotlib
@@ -167,6 +168,47 @@ def _flag_note(chart: Chart) -> str:
     return f"\n{marks}: flagged figures\n(failed requests, errors, or at the load tool's ceiling)"
 
 
+FOREST_ROW_INCHES = 0.32
+
+
+def _render_forest(chart: Chart) -> plt.Figure:
+    """One row per category from the top: each series' estimate with its interval as a whisker (a run's as a
+    dot, a pooled one as a diamond), with the rule's thresholds as dashed lines."""
+    rows = len(chart.categories)
+    figure, axes = plt.subplots(figsize=(7.5, 1.8 + FOREST_ROW_INCHES * rows), layout="constrained")
+    positions = list(range(rows - 1, -1, -1))
+    for index, series in enumerate(chart.series):
+        found = [
+            (y, m, lo, hi)
+            for y, m, lo, hi in zip(positions, series.medians, series.lows, series.highs, strict=True)
+            if m is not None
+        ]
+        if not found:
+            continue
+        axes.errorbar(
+            [m for _, m, _, _ in found],
+            [y for y, _, _, _ in found],
+            xerr=[
+                [m - (lo if lo is not None else m) for _, m, lo, _ in found],
+                [(hi if hi is not None else m) - m for _, m, _, hi in found],
+            ],
+            fmt="D" if series.reference else "o",
+            markersize=8 if series.reference else 5,
+            color=_series_colour(series, index),
+            capsize=3,
+            label=series.label,
+        )
+    for threshold in chart.thresholds:
+        axes.axvline(threshold, linestyle="--", color="black", linewidth=1)
+    axes.set_yticks(positions, chart.categories, fontsize=8)
+    axes.set_ylim(-0.7, rows - 0.3)
+    axes.set_xlabel(textwrap.fill(chart.x_label, 55))
+    axes.set_title(textwrap.fill(chart.title, 80), loc="left", fontsize=9)
+    axes.grid(axis="x", alpha=0.3)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2 - 0.3 / max(rows, 1)), ncol=2, fontsize=8)
+    return figure
+
+
 def _label_axes(axes: plt.Axes, chart: Chart) -> None:
     """Ticks, labels, title and grid of a single-panel chart."""
     # Labels that would not fit side by side stand upright, so that none covers another.
@@ -187,6 +229,8 @@ def render(chart: Chart, file_format: str) -> bytes:
         match chart.kind:
             case "hbar":
                 figure = _render_hbars(chart)
+            case "forest":
+                figure = _render_forest(chart)
             case "line" | "bar":
                 figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
                 (_draw_lines if chart.kind == "line" else _draw_bars)(axes, chart)

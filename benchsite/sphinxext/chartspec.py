@@ -19,9 +19,16 @@ _DRAWING_CODE = hashlib.sha256((Path(__file__).parent / "charts.py").read_bytes(
 _MATPLOTLIB = metadata.version("matplotlib")
 
 
-ChartKind = Literal["bar", "hbar", "line"]  # grouped bars; one sorted panel per category; lines
+# grouped bars; one sorted panel per category; lines; a forest plot (one row per category, estimates
+# with their intervals against the thresholds)
+ChartKind = Literal["bar", "hbar", "line", "forest"]
 CHART_KINDS: tuple[str, ...] = get_args(ChartKind)
-_SHAPES: dict[ChartKind, str] = {"bar": "Bar chart", "hbar": "Sorted bar chart", "line": "Line chart"}
+_SHAPES: dict[ChartKind, str] = {
+    "bar": "Bar chart",
+    "hbar": "Sorted bar chart",
+    "line": "Line chart",
+    "forest": "Forest plot",
+}
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,7 @@ class Chart:
     y_label: str
     categories: tuple[str, ...]
     series: tuple[Series, ...]
+    thresholds: tuple[float, ...] = ()  # a forest plot's rule: dashed lines the intervals must clear
 
     def digest(self) -> str:
         """A name for the file: changes whenever the data, options or drawing code change."""
@@ -65,6 +73,21 @@ class Chart:
 
     def alt_text(self, unit: str) -> str:
         """What the chart shows, in words, value by value."""
+        shape = _SHAPES[self.kind]
+        label = self.y_label.replace("\n", " ")
+        if self.kind == "forest":  # each row has its value in one series
+            rows = [
+                f"{category}: {median:.2f} [{low:.2f}–{high:.2f}]"
+                if low is not None and high is not None
+                else f"{category}: {median:.2f}"
+                for series in self.series
+                for category, median, low, high in zip(
+                    self.categories, series.medians, series.lows, series.highs, strict=True
+                )
+                if median is not None
+            ]
+            rule = f" The rule: {', '.join(f'{t:g}' for t in self.thresholds)}." if self.thresholds else ""
+            return f"{shape} of {self.x_label}. " + "; ".join(rows) + "." + rule
         parts = []
         for series in self.series:
             values = ", ".join(
@@ -73,6 +96,4 @@ class Chart:
                 for index, (category, median) in enumerate(zip(self.categories, series.medians, strict=True))
             )
             parts.append(f"{series.label} ({values})")
-        shape = _SHAPES[self.kind]
-        label = self.y_label.replace("\n", " ")
         return f"{shape} of {label} against {self.x_label}. " + "; ".join(parts) + "."
