@@ -390,6 +390,26 @@ def hosts_setup(c: Context, hosts: str, offline: bool = False) -> None:
     print(f"ready: .venv/bin/invoke recipe NAME --hosts {shlex.quote(hosts)}", file=sys.stderr)
 
 
+@task(
+    help={
+        "path": "a run directory made elsewhere (data/RECIPE/RUN-ID of another checkout)",
+        "data_dir": "the data directory it joins (default: data/)",
+    }
+)
+@reported
+def add_run(c: Context, path: str, data_dir: str = "") -> None:
+    """Add a run made on another machine to data/, after checking it whole (schema, machine, raw outputs)."""
+    from benchsite.results.contribute import add_run as add
+
+    target_dir = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
+    run, target = add(Path(path), target_dir, _path(c, "recipes_dir"), _path(c, "conf_dir"))
+    print(
+        f"added {_shown(target)} (machine {run.machine.name}, id {run.machine.id}); "
+        "build the site with `.venv/bin/invoke docs` and commit the run directory",
+        file=sys.stderr,
+    )
+
+
 @task(help={"data_dir": "the data directory to upgrade (default: data/)"})
 @reported
 def upgrade_data(c: Context, data_dir: str = "") -> None:
@@ -414,7 +434,21 @@ def setup(c: Context) -> None:
 
 
 ns = Collection(
-    recipe, recipes, docs, pdf, serve, test, overhead, compare, faults, new_page, upgrade_data, setup, byo, hosts_setup
+    recipe,
+    recipes,
+    docs,
+    pdf,
+    serve,
+    test,
+    overhead,
+    compare,
+    faults,
+    new_page,
+    upgrade_data,
+    add_run,
+    setup,
+    byo,
+    hosts_setup,
 )
 ns.configure(
     {

@@ -1,0 +1,74 @@
+"""invoke add-run: a run made elsewhere joins data/ whole and checked, or not at all."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from benchsite.model.machine import machine_of
+from benchsite.model.run import RUN_FILE
+from benchsite.results.machines import by_machine
+from benchsite.results.published import load_published
+from benchsite.results.store import list_runs, load_run, recipe_views
+from conftest import REPO, run_invoke
+
+RECIPE = "cherrypy-speed"
+COMMITTED = [path for path in list_runs(REPO / "data" / RECIPE, "full") if load_run(path).topology is None]
+
+
+def elsewhere(tmp_path: Path, name: str = "visiting") -> Path:
+    """A committed run as another machine's checkout would hold it: its machine renamed and refingerprinted
+    (a constructed run: the tests' own input, never stored)."""
+    source = COMMITTED[0]
+    run_dir = tmp_path / "other" / "data" / RECIPE / source.name
+    shutil.copytree(source, run_dir)
+    document = json.loads((run_dir / RUN_FILE).read_text())
+    run = load_run(source)
+    fingerprint = run.machine.fingerprint.model_copy(update={"cpu_model": "Visiting CPU", "cpu_count": 8})
+    document["machine"] = machine_of(fingerprint, name).to_json()
+    (run_dir / RUN_FILE).write_text(json.dumps(document, indent=1, sort_keys=True))
+    return run_dir
+
+
+def site_data(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "data" / RECIPE, data / RECIPE, ignore=shutil.ignore_patterns(COMMITTED[0].name))
+    return data
+
+
+def test_a_valid_run_from_another_data_dir_is_added_and_the_reference_run_stays_shown(tmp_path: Path) -> None:
+    data, run_dir = site_data(tmp_path), elsewhere(tmp_path)
+    result = run_invoke("add-run", str(run_dir), "--data-dir", str(data), timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "added" in result.stderr and "machine visiting" in result.stderr
+    added = data / RECIPE / run_dir.name
+    assert (added / RUN_FILE).read_bytes() == (run_dir / RUN_FILE).read_bytes()
+    groups = by_machine(
+        recipe_views(data / RECIPE, "full"), load_published(data / RECIPE / "published.toml").reference_machine
+    )
+    assert groups[0].machine.name == "amd-epyc-2cpu" and "visiting" in [g.machine.name for g in groups]
+    assert groups[0].views[-1].run.machine.name == "amd-epyc-2cpu"  # the page's run is still the reference's
+    again = run_invoke("add-run", str(run_dir), "--data-dir", str(data), timeout=120)
+    assert again.returncode == 1 and "already exists" in again.stderr
+
+
+def test_a_run_whose_raw_output_was_edited_is_refused_and_nothing_is_copied(tmp_path: Path) -> None:
+    data, run_dir = site_data(tmp_path), elsewhere(tmp_path)
+    raw = next(run_dir.glob("raw/*/*/rep-1.txt"))
+    raw.write_text(re.sub(r"Requests per second:\s+[\d.]+", "Requests per second:    99999.99", raw.read_text()))
+    result = run_invoke("add-run", str(run_dir), "--data-dir", str(data), timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "parses to other figures" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (data / RECIPE / run_dir.name).exists()
+    assert not [p for p in (data / RECIPE).iterdir() if p.name.startswith(".")]
+
+
+def test_a_hand_edited_machine_is_refused(tmp_path: Path) -> None:
+    data, run_dir = site_data(tmp_path), elsewhere(tmp_path)
+    document = json.loads((run_dir / RUN_FILE).read_text())
+    document["machine"]["fingerprint"]["cpu_count"] = 64
+    (run_dir / RUN_FILE).write_text(json.dumps(document))
+    result = run_invoke("add-run", str(run_dir), "--data-dir", str(data), timeout=120)
+    assert result.returncode == 1 and "is not its fingerprint's" in result.stderr
