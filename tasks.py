@@ -284,11 +284,11 @@ def new_page(c: Context, name: str) -> None:
 )
 @reported
 def compare(c: Context, run_a: str, run_b: str) -> None:
-    """Compare two runs of a recipe cell by cell: the change in req/s, its 95 % interval, significance."""
+    """Compare two runs of a recipe cell by cell: the change in req/s, its simultaneous interval, significance."""
     from rich.console import Console
     from rich.table import Table
 
-    from benchsite.results.compare import compare_runs, describe_change
+    from benchsite.results.compare import compare_runs, describe_change, different_setups
     from benchsite.results.store import load_view
 
     runs = []
@@ -302,12 +302,19 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
     a, b = (view.run for view in runs)
     if a.recipe != b.recipe:
         raise BenchError(f"{a.run_id} is a run of {a.recipe}, {b.run_id} of {b.recipe}: compare runs of one recipe")
-    table = Table(title=f"{a.title}: B ÷ A, req/s (A = {a.run_id}, B = {b.run_id})")
-    for header in ("Subject", "Cell", "A median", "B median", "Change [95 % interval]"):
+    warning = different_setups(*runs)
+    if warning:
+        print(warning, file=sys.stderr)
+    changes = compare_runs(*runs)
+    table = Table(
+        title=f"{a.title}: B ÷ A, req/s (A = {a.run_id}, B = {b.run_id}); change = B's geometric mean ÷ A's, "
+        f"its interval simultaneous over the {len(changes)} cells compared (Bonferroni)"
+    )
+    for header in ("Subject", "Cell", "A geometric mean", "B geometric mean", "Change [simultaneous 95 %]"):
         table.add_column(header)
-    for change in compare_runs(*runs):
+    for change in changes:
         table.add_row(
-            change.subject, change.cell, _number(change.median_a), _number(change.median_b), describe_change(change)
+            change.subject, change.cell, _number(change.mean_a), _number(change.mean_b), describe_change(change)
         )
     Console().print(table)
 

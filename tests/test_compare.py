@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchsite.model.run import RunDocument
 from benchsite.results.compare import compare_runs, describe_change
 from benchsite.results.store import list_runs, load_run
@@ -57,3 +59,21 @@ def test_the_compare_task_prints_every_cell_and_refuses_an_unknown_run() -> None
     assert missing.returncode == 1 and missing.stderr.strip() == (
         "error: no run 'cherrypy-speed/nope': give a run directory or RECIPE/RUN-ID (see `.venv/bin/invoke recipes`)"
     )
+
+
+def test_the_change_is_the_ratio_of_the_figures_printed_beside_it() -> None:
+    run = load_run(RUN)
+    for change in compare_runs(RunView(run), RunView(scaled(run, 1.5))):
+        assert change.change is not None and change.mean_a and change.mean_b
+        assert change.change.value == pytest.approx(change.mean_b / change.mean_a)
+        assert change.change.level == pytest.approx(1 - 0.05 / 8)  # simultaneous over the 8 cells
+
+
+def test_runs_of_two_machines_are_compared_with_a_warning_first() -> None:
+    runs = [path for path in list_runs(REPO / "data" / "cherrypy-speed", "full") if load_run(path).topology is None]
+    machines = {load_run(path).machine.name: path for path in runs}
+    assert {"amd-epyc-2cpu", "intel-xeon-processor-2cpu"} <= set(machines)
+    a, b = (f"cherrypy-speed/{machines[name].name}" for name in ("amd-epyc-2cpu", "intel-xeon-processor-2cpu"))
+    result = run_invoke("compare", a, b, env={"COLUMNS": "200"}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[0].startswith("warning: these runs come from different machines")

@@ -101,16 +101,18 @@ def difference_interval(differences: Sequence[float]) -> Interval | None:
     return Interval(mean, float(found.low), float(found.high), LEVEL, len(data))
 
 
-def unpaired_ratio_interval(top: Sequence[float], bottom: Sequence[float]) -> tuple[Interval, float] | None:
-    """Two independent samples (two runs): the ratio of geometric means, a Welch t interval on the logs,
-    and the test's p-value (None below two values a side)."""
+def unpaired_ratio_interval(
+    top: Sequence[float], bottom: Sequence[float], level: float = LEVEL
+) -> tuple[Interval, float] | None:
+    """Two independent samples (two runs): the ratio of geometric means, a Welch t interval on the logs at
+    `level`, and the test's p-value (None below two values a side)."""
     if len(top) < 2 or len(bottom) < 2:
         return None
     a, b = np.log(np.asarray(top, dtype=float)), np.log(np.asarray(bottom, dtype=float))
     centre = float(np.exp(a.mean() - b.mean()))
     if float(np.ptp(a)) == 0.0 and float(np.ptp(b)) == 0.0:
-        return Interval(centre, centre, centre, LEVEL, min(len(a), len(b))), 0.0 if centre != 1.0 else 1.0
+        return Interval(centre, centre, centre, level, min(len(a), len(b))), 0.0 if centre != 1.0 else 1.0
     result = _stats().ttest_ind(a, b, equal_var=False)
-    found = result.confidence_interval(LEVEL)
-    interval = Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), LEVEL, min(len(a), len(b)))
+    found = result.confidence_interval(level)
+    interval = Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), level, min(len(a), len(b)))
     return interval, float(result.pvalue)

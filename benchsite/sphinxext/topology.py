@@ -52,16 +52,18 @@ class BenchTopology(BenchDirective):
                 [
                     subject.label if subject else change.subject,
                     two.cell_label(change.cell),
-                    data(RPS.fmt(change.median_a), run=one.run_id, **tag),
-                    data(RPS.fmt(change.median_b), run=two.run_id, **tag),
+                    data(RPS.fmt(change.mean_a), run=one.run_id, **tag),
+                    data(RPS.fmt(change.mean_b), run=two.run_id, **tag),
                     describe_change(change),
                 ]
             )
         caption = nodes.paragraph(
-            text=f"A = {one.run_id} on one machine; B = {two.run_id}, {where_roles_ran(two)}. Median req/s of "
-            "each; the change B ÷ A with its 95 % interval (Welch t on the logarithms: the runs are not paired)."
+            text=f"A = {one.run_id} on one machine; B = {two.run_id}, {where_roles_ran(two)}. The geometric mean "
+            "of each cell's req/s; the change B ÷ A, their ratio, with its interval (Welch t on the logarithms: "
+            "the runs are not paired), simultaneous over every cell compared (Bonferroni): significant where "
+            "it excludes 1."
         )
-        heads = ("Subject", "Cell", "One machine (A)", "Two hosts (B)", "Change B ÷ A [95 % interval]")
+        heads = ("Subject", "Cell", "One machine (A)", "Two hosts (B)", "Change B ÷ A [simultaneous 95 %]")
         return [caption, block(table(heads, rows, classes=["bench-topology"]), table="topology", recipe=self.recipe)]
 
 
