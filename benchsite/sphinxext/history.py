@@ -7,15 +7,13 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from benchsite.errors import BenchError
 from benchsite.model.run import RunDocument
+from benchsite.results.machines import MachineRuns
 from benchsite.results.metrics import RPS
-from benchsite.results.store import list_runs, load_view
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective, selected
 from benchsite.sphinxext.chart_directive import chart_node
 from benchsite.sphinxext.chartspec import Chart, Series
-from benchsite.sphinxext.environment import where_roles_ran
 from benchsite.sphinxext.tables import table, with_interval
 
 
@@ -27,39 +25,37 @@ def short_run_name(run_id: str) -> str:
 
 
 class BenchHistory(BenchDirective):
-    """Every stored run of a recipe (machine, date, profile, versions) and its cells' medians side by side."""
+    """Every stored run of a recipe, machine by machine: when, with what versions, and each cell's median,
+    one table and one chart per machine (numbers of different machines are never joined)."""
 
     option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "cells": directives.unchanged}
 
     def render(self) -> list[nodes.Node]:
-        recipe_dir = self.data_dir() / self.recipe
-        self.note_runs(recipe_dir)
-        views = [load_view(path) for path in list_runs(recipe_dir, self.config.bench_profile)] or [
-            load_view(path) for path in list_runs(recipe_dir)
-        ]
-        runs = [view.run for view in views]
-        if not runs:
-            raise BenchError(
-                f"{recipe_dir}: no run of recipe {self.recipe!r}: run `.venv/bin/invoke recipe {self.recipe}`"
+        groups = self.machine_runs()
+        latest = groups[0].views[-1].run
+        cells = selected(self.options.get("cells"), latest.cell_names, "cells", latest.run_file)
+        output: list[nodes.Node] = [
+            nodes.paragraph(
+                text=f"The page shows {latest.run_id}, the latest run of its reference machine, "
+                f"{latest.machine.name}. Each machine's runs below, with the median req/s of every cell and its "
+                "95 % interval (min–max where five repetitions allow no more). Runs of one machine on other "
+                "days differ in more than noise: compare two with `invoke compare`."
             )
-        for run in runs:
-            self.note(run.run_file)
+        ]
+        for group in groups:
+            output += self._machine(group, cells)
+        return output
+
+    def _machine(self, group: MachineRuns, cells: tuple[str, ...]) -> list[nodes.Node]:
+        views = list(group.views)
+        runs = [view.run for view in views]
+        heading = nodes.rubric(text=f"{group.label}: {len(runs)} run{'s' * (len(runs) != 1)}")
+        about = nodes.paragraph(text=f"{group.machine.description} (machine {group.machine.id}).")
         listing = table(
-            ("Run", "Profile", "Started (UTC)", "Machine", "Versions"),
-            [
-                [
-                    run.run_id,
-                    run.profile.name,
-                    run.started_at,
-                    f"{run.environment.cpu_model}, {run.environment.cpu_count} CPUs, {run.environment.os}"
-                    + ("" if run.topology is None else f"; {where_roles_ran(run)}"),
-                    run.environment.shown("packages"),
-                ]
-                for run in runs
-            ],
+            ("Run", "Profile", "Started (UTC)", "Versions"),
+            [[run.run_id, run.profile.name, run.started_at, run.environment.shown("packages")] for run in runs],
         )
         latest = runs[-1]
-        cells = selected(self.options.get("cells"), latest.cell_names, "cells", latest.run_file)
         rows = []
         for subject in latest.measured:
             for cell in cells:
@@ -69,15 +65,12 @@ class BenchHistory(BenchDirective):
                     values.append(with_interval(summary.median(), summary.interval(), RPS.fmt) if summary else "—")
                 rows.append([subject.label, cell, *values])
         medians = table(("Subject", "Cell", *(short_run_name(run.run_id) for run in runs)), rows)
-        note = nodes.paragraph(
-            text=f"The page shows the latest run, {latest.run_id}; median req/s of every run, with its 95 % interval "
-            "(min–max where five repetitions allow no more). Runs on other days or machines differ in more than "
-            "noise: compare two with `invoke compare`."
-        )
-        return [listing, note, medians, self._chart(views, latest, cells)]
+        return [heading, about, listing, medians, self._chart(group, views, latest, cells)]
 
-    def _chart(self, views: list[RunView], latest: RunDocument, cells: tuple[str, ...]) -> nodes.Node:
-        """Median req/s over the runs: one line per subject and cell."""
+    def _chart(
+        self, group: MachineRuns, views: list[RunView], latest: RunDocument, cells: tuple[str, ...]
+    ) -> nodes.Node:
+        """Median req/s over one machine's runs, by date: one line per subject and cell."""
         series = []
         for subject in latest.measured:
             for cell in cells:
@@ -88,10 +81,10 @@ class BenchHistory(BenchDirective):
                 series.append(Series(f"{subject.label}, {cell}", tuple(medians), tuple(medians), tuple(medians)))
         chart = Chart(
             kind="line",
-            title=f"{latest.title}: median req/s by run",
-            x_label="run",
+            title=f"{latest.title} on {group.label}: median req/s by run",
+            x_label="run (date, UTC)",
             y_label="median requests per second",
-            categories=tuple(view.run.run_id for view in views),
+            categories=tuple(short_run_name(view.run.run_id)[:16] for view in views),
             series=tuple(series),
         )
         return chart_node(chart, RPS.unit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import ClassVar
 
 from docutils import nodes
@@ -27,8 +28,8 @@ class BenchTopology(BenchDirective):
         recipe_dir = self.data_dir() / self.recipe
         self.note_runs(recipe_dir)
         runs = [load_view(path).run for path in list_runs(recipe_dir, self.config.bench_profile)]
-        one = _latest(runs, across_hosts=False)
         two = _latest(runs, across_hosts=True)
+        one = _nearest_one_machine_run(runs, two) if two is not None else _latest(runs, across_hosts=False)
         if one is None or two is None:
             missing = "across two hosts" if two is None else "on one machine"
             return [
@@ -65,6 +66,17 @@ class BenchTopology(BenchDirective):
         )
         heads = ("Subject", "Cell", "One machine (A)", "Two hosts (B)", "Change B ÷ A [simultaneous 95 %]")
         return [caption, block(table(heads, rows, classes=["bench-topology"]), table="topology", recipe=self.recipe)]
+
+
+def _nearest_one_machine_run(runs: list[RunDocument], two: RunDocument) -> RunDocument | None:
+    """The one-machine run of the same machine made closest in time to the two-host run: back to back,
+    so that a difference between them is the network's, not the day's."""
+    same = [run for run in runs if run.topology is None and run.machine.id == two.machine.id]
+    return min(same, key=lambda run: abs(_started(run) - _started(two)), default=None)
+
+
+def _started(run: RunDocument) -> float:
+    return datetime.fromisoformat(run.started_at).timestamp()
 
 
 def _latest(runs: list[RunDocument], across_hosts: bool) -> RunDocument | None:
