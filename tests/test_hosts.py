@@ -113,7 +113,8 @@ def test_a_quick_run_with_server_and_load_on_two_hosts_is_stored_and_shown(lab: 
     built = run_invoke("docs", "--output", str(html), "--data-dir", str(data_dir), "--profile", "quick")
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     page = (html / "recipes" / "cherrypy-speed.html").read_text()
-    assert f"listening on {lab.server.bench_address}" in page and "(load host)" in page
+    assert f"servers on {run.machine.name} (machine {run.machine.id})" in page and "(load host)" in page
+    assert lab.server.ssh_address not in page and "root@" not in page
 
 
 def test_a_recipe_of_clients_is_refused_across_hosts(lab: Lab) -> None:

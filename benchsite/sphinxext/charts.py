@@ -205,7 +205,6 @@ def _render_forest(chart: Chart) -> plt.Figure:
     axes.set_xlabel(textwrap.fill(chart.x_label, 55))
     axes.set_title(textwrap.fill(chart.title, 80), loc="left", fontsize=9)
     axes.grid(axis="x", alpha=0.3)
-    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2 - 0.3 / max(rows, 1)), ncol=2, fontsize=8)
     return figure
 
 

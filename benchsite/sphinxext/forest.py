@@ -48,8 +48,8 @@ def forest(claim: RatioClaim, groups: list[MachineRuns], title: str) -> Chart | 
     return Chart(
         kind="forest",
         title=title,
-        x_label=f"{'/'.join(claim.numerator)} ÷ {'/'.join(claim.denominator)}, {of.unit} (95 % intervals; "
-        f"dashed: the rule, {claim.threshold})",
+        x_label=f"{'/'.join(claim.numerator)} ÷ {'/'.join(claim.denominator)}, {of.unit}: dots one run, "
+        f"diamonds a machine's runs pooled, with 95 % intervals; dashed: the rule, {claim.threshold}",
         y_label="",
         categories=tuple(label for label, _, _ in rows),
         series=(series("one run", False, 0), series("a machine's runs pooled", True, 3)),

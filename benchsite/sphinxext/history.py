@@ -82,9 +82,9 @@ class BenchHistory(BenchDirective):
         chart = Chart(
             kind="line",
             title=f"{latest.title} on {group.label}: median req/s by run",
-            x_label="run (date, UTC)",
+            x_label="run (month-day hour:minute, UTC)",
             y_label="median requests per second",
-            categories=tuple(short_run_name(view.run.run_id)[:16] for view in views),
+            categories=tuple(short_run_name(view.run.run_id)[5:16] for view in views),  # 11-22 05:40
             series=tuple(series),
         )
         return chart_node(chart, RPS.unit)

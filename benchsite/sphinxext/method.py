@@ -15,6 +15,7 @@ from benchsite.results.published import PUBLISHED_FILE, Published, load_publishe
 from benchsite.results.store import load_run
 from benchsite.sphinxext.base import ReportingDirective
 from benchsite.sphinxext.claims import verdict_node
+from benchsite.sphinxext.history import short_run_name
 from benchsite.sphinxext.tables import table
 
 
@@ -56,26 +57,29 @@ class BenchStability(MethodDirective):
         flips = 0
         for run_set in record.sets:
             found = stability(self.runs(run_set), self.published(run_set.recipe))
-            rows = []
-            for index, claim in enumerate(found.verdicts[0]):
-                cells: list[str | nodes.Node] = [claim.claim.id]
-                for run_verdicts in found.verdicts:
-                    verdict = run_verdicts[index]
+            claims = [verdict.claim.id for verdict in found.verdicts[0]]
+            rows: list[list[str | nodes.Node]] = []
+            for run, run_verdicts in zip(found.runs, found.verdicts, strict=True):  # a row per run: it reads down
+                cells: list[str | nodes.Node] = [f"{short_run_name(run.run_id)}, {run.machine.name}"]
+                for verdict in run_verdicts:
                     entry = nodes.paragraph()
                     entry += verdict_node(verdict.status)
                     entry += nodes.Text(f" {verdict.today}")
                     cells.append(entry)
+                rows.append(cells)
+            agreement: list[str | nodes.Node] = ["Runs agree"]
+            for index in range(len(claims)):
                 agree = found.consistent(index)
                 flips += not agree
-                cells.append("yes" if agree else "NO: decided both ways")
-                rows.append(cells)
+                agreement.append("yes" if agree else "NO: decided both ways")
+            rows.append(agreement)
             shares = ", ".join(
                 "— (none could run)" if (share := found.decided_share(i)) is None else f"{100 * share:.0f} %"
                 for i in range(len(found.runs))
             )
             output += [
                 nodes.rubric(text=run_set.label),
-                table(("Claim", *(run.run_id for run in found.runs), "Runs agree"), rows, classes=["bench-stability"]),
+                table(("Run", *claims), rows, classes=["bench-stability"]),
                 nodes.paragraph(
                     text=f"Share of the claims that could run decided, run by run: {shares}. "
                     f"Rounds made: {', '.join(str(r.rounds.made) if r.rounds else '?' for r in found.runs)}."
