@@ -13,7 +13,7 @@ from benchsite.results.claims import State, Verdict
 from benchsite.results.claims import decide as decide_on_view
 from benchsite.results.intervals import median_interval, paired_rounds, ratio_interval, unpaired_ratio_interval
 from benchsite.results.published import load_published, parse_claim
-from benchsite.results.store import list_runs, load_run, shown_run
+from benchsite.results.store import list_runs, load_run, runs_shown
 from benchsite.results.view import RunView
 from conftest import REPO
 
@@ -165,11 +165,11 @@ def test_a_page_shows_the_latest_full_run_even_after_a_newer_quick_run(tmp_path:
     for run_id in ("20260101T000000Z-full", "20260102T000000.000001Z-full", "20260103T000000.000001Z-quick"):
         (tmp_path / run_id).mkdir()
         (tmp_path / run_id / RUN_FILE).write_text("{}")
-    assert shown_run(tmp_path, "full") == tmp_path / "20260102T000000.000001Z-full"
-    assert shown_run(tmp_path, "quick") == tmp_path / "20260103T000000.000001Z-quick"
+    assert runs_shown(tmp_path, "full")[-1] == tmp_path / "20260102T000000.000001Z-full"
+    assert runs_shown(tmp_path, "quick") == [tmp_path / "20260103T000000.000001Z-quick"]
 
 
 def test_a_recipe_with_only_a_quick_run_shows_that_run(tmp_path: Path) -> None:
     (tmp_path / "20260103T000000Z-quick").mkdir()
     (tmp_path / "20260103T000000Z-quick" / RUN_FILE).write_text("{}")
-    assert shown_run(tmp_path, "full") == tmp_path / "20260103T000000Z-quick"
+    assert runs_shown(tmp_path, "full") == [tmp_path / "20260103T000000Z-quick"]

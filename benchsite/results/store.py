@@ -83,15 +83,15 @@ def latest_run(recipe_data_dir: Path, profile: str | None = None) -> Path | None
     return runs[-1] if runs else None
 
 
-def shown_run(recipe_data_dir: Path, profile: str) -> Path | None:
-    """The run a page shows: the latest of the published profile; only where there is none, the latest of any."""
-    return latest_run(recipe_data_dir, profile) or latest_run(recipe_data_dir)
+def runs_shown(recipe_data_dir: Path, profile: str) -> list[Path]:
+    """The runs pages read: every run of the published profile; only where there is none, every run (a new
+    page's quick runs). A quick run never joins the published ones."""
+    return list_runs(recipe_data_dir, profile) or list_runs(recipe_data_dir)
 
 
 def recipe_views(recipe_data_dir: Path, profile: str) -> list[RunView]:
-    """Every run of the profile (where there is none, of any profile), oldest first, each as its cached view."""
-    paths = list_runs(recipe_data_dir, profile) or list_runs(recipe_data_dir)
-    return [load_view(path) for path in paths]
+    """The runs pages read (`runs_shown`), oldest first, each as its cached view."""
+    return [load_view(path) for path in runs_shown(recipe_data_dir, profile)]
 
 
 def new_run_id(profile: str) -> str:
