@@ -233,8 +233,8 @@ RUN_MISTAKES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
 @pytest.fixture
 def committed_copy(tmp_path: Path) -> Path:
     """A copy of the committed cherrypy-speed run, to break."""
-    run_dir = tmp_path / "cherrypy-speed" / list_runs(REPO / "data" / "cherrypy-speed")[-1].name
-    shutil.copytree(list_runs(REPO / "data" / "cherrypy-speed")[-1], run_dir)
+    run_dir = tmp_path / "cherrypy-speed" / list_runs(REPO / "data" / "cherrypy-speed", "full")[-1].name
+    shutil.copytree(list_runs(REPO / "data" / "cherrypy-speed", "full")[-1], run_dir)
     return run_dir
 
 
