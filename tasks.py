@@ -121,7 +121,33 @@ def recipe(
                 if kept:  # the interrupt came after the run was complete and in place
                     raise Exit(f"interrupted after the run was kept: {_shown(kept[-1])}", code=130) from None
                 raise
+            if claims[each.name] is not None:
+                _print_verdicts(run_dir, claims[each.name])
             print(f"wrote {_shown(run_dir)}; build the site with `.venv/bin/invoke docs`", file=sys.stderr)
+
+
+def _print_verdicts(run_dir: Path, published: Any) -> None:
+    """The run's verdicts on the page's claims, the thing a user ran it for, and which needed further rounds."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from benchsite.results.store import load_view
+
+    view = load_view(run_dir)
+    rounds = view.run.rounds
+    table = Table(title=f"Verdicts of this run ({view.run.machine.name}); the site pools them with every run of it")
+    for header in ("Claim", "Verdict", "This run [95 % interval]", "Rule"):
+        table.add_column(header, overflow="fold")
+    for verdict in published.verdicts(view):
+        table.add_row(verdict.claim.id, str(verdict.status), verdict.today, verdict.claim.threshold)
+    console = Console(stderr=True)
+    console.print(table)
+    if rounds is not None and rounds.further_repetitions:
+        console.print(
+            f"{rounds.made} rounds in all ({rounds.further_repetitions} repetitions in further rounds for "
+            f"claims the first {rounds.minimum} left inconclusive); stopped: {rounds.stopped}",
+            highlight=False,
+        )
 
 
 def _shown(path: Path) -> Path:

@@ -302,6 +302,19 @@ def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None
     assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
 
 
+def test_a_run_ends_with_its_verdicts_in_the_terminal(tmp_path: Path) -> None:
+    result = run_invoke(
+        "recipe", RECIPE, "--profile", "quick", "--data-dir", str(tmp_path), env={"COLUMNS": "200"}, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    published = load_published(REPO / "data" / RECIPE / "published.toml")
+    run = load_run(list_runs(tmp_path / RECIPE)[-1])
+    assert f"Verdicts of this run ({run.machine.name})" in result.stderr
+    for verdict in published.verdicts(RunView(run)):
+        assert verdict.claim.id in result.stderr and verdict.today in result.stderr
+    assert result.stderr.rstrip().splitlines()[-1].startswith("wrote ")
+
+
 def test_ctrl_c_mid_run_stops_every_server_and_keeps_no_run(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     process = subprocess.Popen(
