@@ -51,10 +51,33 @@ def test_a_malformed_hosts_option_is_refused(given: str, says: str) -> None:
         parse_hosts(given)
 
 
-def test_servers_never_listen_on_every_address(tmp_path: Path) -> None:
+@pytest.mark.parametrize("address", ["0.0.0.0", "0", "0.0", "::", "::0", "[::]"])
+def test_servers_never_listen_on_every_address(tmp_path: Path, address: str) -> None:
     path = tmp_path / "hosts.toml"
-    path.write_text('[hosts.server]\nssh = "root@a.example"\naddress = "0.0.0.0"\n')
+    path.write_text(f'[hosts.server]\nssh = "root@a.example"\naddress = "{address}"\n')
     with pytest.raises(BenchError, match="servers listen on one address"):
+        parse_hosts(str(path))
+    with pytest.raises(BenchError, match="means every address"):
+        parse_hosts(f"server=root@{address if ':' not in address else '[' + address.strip('[]') + ']'}")
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("server=root@srv.example:70000", "port 70000 is not a port"),
+        ("server=root@srv.example:0", "port 0 is not a port"),
+        ("server=root@srv.example:" + "9" * 20, "is not a port: give one from 1 to 65535"),
+    ],
+)
+def test_a_port_out_of_range_is_one_line(given: str, says: str) -> None:
+    with pytest.raises(BenchError, match=says):
+        parse_hosts(given)
+
+
+def test_an_empty_hosts_table_is_refused_not_run_here(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.toml"
+    path.write_text("[hosts]\n")
+    with pytest.raises(BenchError, match=r"no \[hosts.server\] or \[hosts.load\] entry"):
         parse_hosts(str(path))
 
 

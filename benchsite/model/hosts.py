@@ -6,7 +6,9 @@ its servers listen on (or the load tool aims at), and the project folder there.
 
 from __future__ import annotations
 
+import ipaddress
 import re
+import socket
 from pathlib import Path
 from typing import Literal
 
@@ -21,6 +23,22 @@ _SSH_TARGET = re.compile(
 )
 
 
+def _one_address(value: str) -> str:
+    """An address servers can listen on: refused where it means every address (0.0.0.0, ::, 0, ::0...)."""
+    text = value.strip("[]")
+    found: ipaddress.IPv4Address | ipaddress.IPv6Address | None
+    try:
+        found = ipaddress.ip_address(text)
+    except ValueError:
+        try:  # the shorthands the C library reads as IPv4 ("0", "0.0")
+            found = ipaddress.ip_address(socket.inet_aton(text)) if re.fullmatch(r"[0-9.x]+", text) else None
+        except OSError:
+            found = None
+    if found is not None and found.is_unspecified:
+        raise ValueError(f"{value!r} means every address: servers listen on one address; give the host's own address")
+    return value
+
+
 class HostEntry(Record):
     """One role's host: reached over SSH, its servers bound to `address`, the project in `dir`."""
 
@@ -32,16 +50,19 @@ class HostEntry(Record):
     @field_validator("ssh")
     @classmethod
     def _target(cls, value: str) -> str:
-        if not _SSH_TARGET.fullmatch(value):
+        match = _SSH_TARGET.fullmatch(value)
+        if not match:
             raise ValueError(f"{value!r} is not an SSH target: write user@host or user@host:port")
+        port = match.group("port")
+        if port is not None and not 1 <= int(port[:6]) <= 65535:
+            raise ValueError(f"{value!r}: port {port[:12]} is not a port: give one from 1 to 65535")
+        _one_address(match.group("host"))  # servers listen on the host's own address unless `address` says
         return value
 
     @field_validator("address")
     @classmethod
     def _not_everywhere(cls, value: str | None) -> str | None:
-        if value in ("0.0.0.0", "::", "[::]"):
-            raise ValueError("servers listen on one address: give the host's own address, not all of them")
-        return value
+        return None if value is None else _one_address(value)
 
     @property
     def user(self) -> str | None:
@@ -94,7 +115,10 @@ def parse_hosts(text: str) -> Hosts:
         return Hosts()
     if text.endswith(".toml"):
         data = read_toml(Path(text))
-        return HostsFile.from_json({"hosts": data.get("hosts", {})}, text).hosts
+        hosts = HostsFile.from_json({"hosts": data.get("hosts", {})}, text).hosts
+        if not hosts.remote:
+            raise BenchError(f"{text}: no [hosts.server] or [hosts.load] entry: add one, or run without --hosts")
+        return hosts
     entries: dict[str, dict[str, str]] = {}
     for part in text.split(","):
         role, sep, target = part.strip().partition("=")
