@@ -11,6 +11,7 @@ import io
 import json
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
@@ -269,3 +270,27 @@ def test_without_a_two_host_run_the_topology_table_says_how_to_make_one(tmp_path
     built = build(tmp_path, f".. bench-topology:: {RECIPE}\n")
     assert not built.warnings
     assert f"No full run of {RECIPE} across two hosts yet" in built.text and "--hosts" in built.text
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (
+            lambda d: d["subjects"][0]["cells"][0]["repetitions"][0]["result"].update(complete_requests=10**400),
+            "less than or equal",
+        ),
+        (lambda d: d.update(subjects=[]), "subjects: tuple should have at least 1 item"),
+        (lambda d: d["subjects"][0].update(cells=[]), "has no cells"),
+    ],
+    ids=["a count beyond any run", "no subjects", "a subject without cells"],
+)
+def test_impossible_data_is_one_warning_never_a_crash(
+    tmp_path: Path, data_dir: Path, damage: Callable[[dict], object], says: str
+) -> None:
+    run_file = data_dir / RECIPE / RUN.name / "run.json"
+    document = json.loads(run_file.read_text())
+    damage(document)
+    run_file.write_text(json.dumps(document))
+    built = build(tmp_path, f".. bench-results:: {RECIPE}\n\n.. bench-chart:: {RECIPE}\n\n.. bench-claims:: {RECIPE}\n")
+    assert built.warnings and all("Traceback" not in w and "Exception" not in w for w in built.warnings)
+    assert any(says in w for w in built.warnings), built.warnings

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, PrivateAttr, StringConstraints
+from pydantic import Field, PrivateAttr, StringConstraints, model_validator
 
 from benchsite.errors import BenchError
 from benchsite.model.conf import Profile, Settings
@@ -74,6 +74,12 @@ class SubjectRun(Record):
     verification: Verification | None  # None: probed over TCP only, or a client
     cells: Seq[CellRun]
     origins: Seq[Origin]  # empty in runs made before invoke byo
+
+    @model_validator(mode="after")
+    def _measured_has_cells(self) -> SubjectRun:
+        if self.role != "backend" and not self.cells:
+            raise ValueError(f"subject {self.name!r} ({self.role}) has no cells: a subject that ran was measured")
+        return self
 
     def cell(self, name: str) -> AnyCellRun | None:
         return next((cell for cell in self.cells if cell.name == name), None)
@@ -174,7 +180,7 @@ class RunDocument(Record):
     settings: Settings
     environment: Environment
     warmups: Seq[Warmup]
-    subjects: Seq[SubjectRun]
+    subjects: Seq[SubjectRun] = Field(min_length=1)  # a run in which nothing ran is never stored
     skipped: Seq[SkippedSubject]
     rounds: Rounds | None  # None: recorded before runs said how they stopped
     machine: Machine  # where the servers ran (the server host of a two-host run)
