@@ -332,6 +332,11 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
     if warning:
         print(warning, file=sys.stderr)
     changes = compare_runs(*runs)
+    if not changes:
+        raise BenchError(
+            f"{a.run_id} and {b.run_id} share no subject measured in the same cell: compare two runs that ran "
+            "the same subjects and cells"
+        )
     table = Table(
         title=f"{a.title}: B ÷ A, req/s (A = {a.run_id}, B = {b.run_id}); change = B's geometric mean ÷ A's, "
         f"its interval simultaneous over the {len(changes)} cells compared (Bonferroni)"

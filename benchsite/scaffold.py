@@ -9,6 +9,8 @@ from string import Template
 from benchsite.errors import BenchError
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+MAX_NAME = 40  # a name becomes folder, file and page names
+RESERVED = {"all"}  # `invoke recipe all` runs every recipe
 
 RECIPE = Template("""# $title: what this page compares. Add subjects and cells; see docs/contributing.rst.
 title = "$title"
@@ -149,8 +151,15 @@ def test_the_quick_profile_measures_every_cell(tmp_path):
 
 def new_page(name: str, root: Path) -> list[Path]:
     """Write the files of a new recipe page; refuse a bad name or one that exists."""
-    if not NAME.match(name):
-        raise BenchError(f"{name!r} is not a recipe name: use lowercase letters, digits and hyphens (like my-servers)")
+    if len(name) > MAX_NAME or not NAME.match(name):
+        shown = name if len(name) <= MAX_NAME else name[:MAX_NAME] + "…"
+        raise BenchError(
+            f"{shown!r} is not a recipe name: use lowercase letters, digits and hyphens, at most {MAX_NAME} "
+            "characters (like my-servers)"
+        )
+    data_folders = {path.name for path in (root / "data").glob("*") if path.is_dir()}  # method, experiments...
+    if name in RESERVED | data_folders and not (root / "recipes" / name).exists():
+        raise BenchError(f"{name!r} is taken (by `invoke recipe all` or a folder of data/): pick another name")
     title = name.replace("-", " ").capitalize()
     files = {
         root / "recipes" / name / "recipe.toml": RECIPE.substitute(title=title),

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 
 from benchsite.model.run import RunDocument
@@ -77,3 +81,18 @@ def test_runs_of_two_machines_are_compared_with_a_warning_first() -> None:
     result = run_invoke("compare", a, b, env={"COLUMNS": "200"}, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines()[0].startswith("warning: these runs come from different machines")
+
+
+def test_two_runs_with_no_cell_in_common_are_one_line(tmp_path: Path) -> None:
+    other = tmp_path / RUN.name
+    shutil.copytree(RUN, other)
+    document = json.loads((other / "run.json").read_text())
+    for subject in document["subjects"]:
+        subject["name"] = "renamed-" + subject["name"]  # a constructed run: the test's own input
+    (other / "run.json").write_text(json.dumps(document))
+    result = run_invoke("compare", str(RUN), str(other), timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: {RUN.name} and {RUN.name} share no subject measured in the same cell: compare two runs that ran "
+        "the same subjects and cells"
+    ]

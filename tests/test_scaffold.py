@@ -50,5 +50,13 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
     again = invoke_in(root, "new-page", "demo-servers")
     assert again.returncode == 1 and again.stderr.strip().startswith("error: recipes/demo-servers/recipe.toml")
     assert invoke_in(root, "new-page", "Bad_Name").stderr.strip() == (
-        "error: 'Bad_Name' is not a recipe name: use lowercase letters, digits and hyphens (like my-servers)"
+        "error: 'Bad_Name' is not a recipe name: use lowercase letters, digits and hyphens, at most 40 characters "
+        "(like my-servers)"
+    )
+    for taken in ("all", "method", "experiments", "harness-overhead"):  # `recipe all`, and data/'s own folders
+        refused = invoke_in(root, "new-page", taken)
+        assert refused.returncode == 1 and f"'{taken}' is taken" in refused.stderr, refused.stderr
+    too_long = invoke_in(root, "new-page", "a" * 300)
+    assert (
+        too_long.returncode == 1 and "at most 40 characters" in too_long.stderr and "Traceback" not in too_long.stderr
     )
