@@ -80,6 +80,24 @@ RECIPE_MISTAKES = [
         '[settings]\ntool_paths = { oha = "/usr/bin/oha" }\n',
         "toy.toml: settings: tool_paths: oha unknown: I know about ab, wrk, h2load",
     ),
+    (
+        "a CPU the machine lacks",
+        toy_subject(),
+        "[settings]\nserver_cpu = 64\n",
+        "settings: CPU 64 is not one this machine can use",
+    ),
+    (
+        "a missing template",
+        toy_subject().replace("expect =", "templates = [{ source = 'missing.conf', target = 'a.conf' }]\nexpect ="),
+        "",
+        "subjects[0].templates[0].source: missing.conf is not in toy/: add the file or fix the name",
+    ),
+    (
+        "an absolute program that does not exist",
+        toy_subject().replace('argv = ["{python}"', 'argv = ["/nonexistent/python"'),
+        "",
+        "subjects[0].argv[0]: /nonexistent/python does not exist",
+    ),
     ("zero repetitions", toy_subject(), "", "profiles.quick.repetitions: input should be greater than or equal to 1"),
     ("a typo in a profile key", toy_subject(), "", "unknown key 'warmup_reqeusts' in profiles.quick: I know about"),
     (

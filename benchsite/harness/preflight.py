@@ -16,12 +16,20 @@ from benchsite.tools import AnyCell, load_tool
 
 
 def effective_settings(settings: Settings, hosts: Placement | None = None) -> Settings:
-    """Drop CPU pinning where it cannot be had: on one machine, fewer than two CPUs to pin to; across
-    two hosts, a server CPU the server host lacks or a tool CPU the load host lacks."""
+    """Drop CPU pinning where it cannot be had: on one machine with a single CPU to pin to (a CPU the
+    machine lacks is an error: the conf asks for another machine); across two hosts, a server CPU the
+    server host lacks or a tool CPU the load host lacks."""
     if hosts is None or hosts.one_machine:
         cpus = set(os.sched_getaffinity(0) if hosts is None else hosts.server.cpus())
-        wanted = {settings.server_cpu, settings.tool_cpu} - {None}
-        pinnable = len(cpus) >= 2 and wanted <= cpus
+        wanted = {cpu for cpu in (settings.server_cpu, settings.tool_cpu) if cpu is not None}
+        if len(cpus) >= 2 and not wanted <= cpus:
+            missing = ", ".join(str(cpu) for cpu in sorted(wanted - cpus))
+            usable = ", ".join(str(cpu) for cpu in sorted(cpus))
+            raise BenchError(
+                f"settings: CPU {missing} is not one this machine can use (it has {usable}): "
+                "set server_cpu and tool_cpu in the recipe's conf file to two of them"
+            )
+        pinnable = len(cpus) >= 2
     else:
         pinnable = (settings.server_cpu is None or settings.server_cpu in hosts.server.cpus()) and (
             settings.tool_cpu is None or settings.tool_cpu in hosts.load.cpus()

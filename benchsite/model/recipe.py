@@ -225,6 +225,23 @@ class Recipe:
                         f"unknown: I know about {', '.join(known)}: fix the file"
                     )
 
+    def _check_files(self) -> None:
+        """Every template a subject names is in the recipe's folder, and a program named by an absolute path
+        exists unless the subject lists it as a requirement (then a missing one skips the subject)."""
+        for index, subject in enumerate(self.subjects):
+            for number, template in enumerate(subject.templates):
+                if not (self.directory / template.source).is_file():
+                    raise BenchError(
+                        f"{self.recipe_path}: subjects[{index}].templates[{number}].source: {template.source} is "
+                        f"not in {self.directory.name}/: add the file or fix the name"
+                    )
+            program = subject.argv[0]
+            if program.startswith("/") and program not in subject.requires_programs and not Path(program).exists():
+                raise BenchError(
+                    f"{self.recipe_path}: subjects[{index}].argv[0]: {program} does not exist: fix the path, or add "
+                    "it to requires_programs so the subject is skipped where it is missing"
+                )
+
     def plan(self, profile: Profile) -> list[tuple[Server | Ceiling | Backend | Client, list[AnyCell]]]:
         """The subjects a profile runs, each with the cells it runs, in recipe order; backends with none."""
         plan: list[tuple[Server | Ceiling | Backend | Client, list[AnyCell]]] = []
@@ -300,4 +317,5 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
         settings=conf.settings,
     )
     recipe._check_profiles()
+    recipe._check_files()
     return recipe
