@@ -294,3 +294,17 @@ def test_impossible_data_is_one_warning_never_a_crash(
     built = build(tmp_path, f".. bench-results:: {RECIPE}\n\n.. bench-chart:: {RECIPE}\n\n.. bench-claims:: {RECIPE}\n")
     assert built.warnings and all("Traceback" not in w and "Exception" not in w for w in built.warnings)
     assert any(says in w for w in built.warnings), built.warnings
+
+
+def test_a_run_of_another_recipe_or_a_linked_run_folder_is_a_warning(tmp_path: Path, data_dir: Path) -> None:
+    run_file = data_dir / RECIPE / RUN.name / "run.json"
+    document = json.loads(run_file.read_text())
+    run_file.write_text(json.dumps(document | {"recipe": "wsgi-servers"}))
+    built = build(tmp_path, f".. bench-results:: {RECIPE}\n")
+    assert len(built.warnings) == 1 and "a run of 'wsgi-servers' in the runs of 'cherrypy-speed'" in built.warnings[0]
+    run_file.write_text(json.dumps(document))
+    outside = tmp_path / "elsewhere"
+    shutil.move(data_dir / RECIPE / RUN.name, outside)
+    (data_dir / RECIPE / RUN.name).symlink_to(outside, target_is_directory=True)
+    built = build(tmp_path, f".. bench-results:: {RECIPE}\n")
+    assert len(built.warnings) == 1 and "a run folder is a symbolic link" in built.warnings[0]

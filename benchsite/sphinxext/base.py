@@ -84,8 +84,19 @@ class BenchDirective(ReportingDirective):
                 raise BenchError(f"{path}: no such run of {self.recipe!r}: I know about {known}")
         else:
             return self.machine_runs()[0].views[-1]  # the reference machine's latest run
-        view = load_view(path)
+        view = self.checked(load_view(path))
         self.note(view.run.run_file)
+        return view
+
+    def checked(self, view: RunView) -> RunView:
+        """A run this page may show: a real folder of its recipe's data, holding a run of its recipe."""
+        run = view.run
+        if run.path.is_symlink():
+            raise BenchError(f"{run.path}: a run folder is a symbolic link: put the run itself in data/{self.recipe}/")
+        if run.recipe != self.recipe:
+            raise BenchError(
+                f"{run.run_file}: a run of {run.recipe!r} in the runs of {self.recipe!r}: move it to data/{run.recipe}/"
+            )
         return view
 
     def machine_runs(self) -> list[MachineRuns]:
@@ -100,6 +111,7 @@ class BenchDirective(ReportingDirective):
             )
         for view in views:
             self.note(view.run.run_file)
+            self.checked(view)
         return by_machine(views, self.reference_machine())
 
     def reference_machine(self) -> str | None:
