@@ -23,6 +23,7 @@ from benchsite.results.store import (
     staged_run_directory,
     upgrade_data_dir,
     write_json,
+    write_text,
 )
 from benchsite.tools import parse_report
 from benchsite.tools.ab import AbCellRun, parse_ab_output
@@ -194,6 +195,18 @@ def test_an_interrupted_run_leaves_no_directory(tmp_path: Path) -> None:
         (staging / "raw").mkdir()
         raise KeyboardInterrupt
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_recipes_first_run_that_fails_leaves_no_empty_recipe_folder(tmp_path: Path) -> None:
+    recipe_dir = tmp_path / "new-recipe"
+    with (
+        pytest.raises(BenchError, match="cannot write"),
+        staged_run_directory(recipe_dir, "20260101T000000Z-full") as staging,
+    ):
+        (staging / "raw").mkdir()
+        (staging / "raw" / "rep-1.txt").mkdir()  # a write that fails as a full disk would
+        write_text(staging / "raw" / "rep-1.txt", "report")
+    assert not recipe_dir.exists()
 
 
 def test_a_finished_run_is_renamed_into_place_and_never_overwritten(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from benchsite.model.conf import Profile, Settings
 from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
 from benchsite.model.run import Rounds, RunDocument, Warmup
 from benchsite.results.published import Published
+from benchsite.results.store import write_text
 from benchsite.results.view import RunView
 from benchsite.tools import AnyCell, AnyResult, parse_report
 from benchsite.tools.base import ExternalCell, Repetition
@@ -68,10 +69,9 @@ def measure(
     """
     started_after_s = None if run_started is None else round(time.monotonic() - run_started, 3)
     raw_output = f"raw/{subject_name}/{cell.name}/rep-{index}.txt"
-    (run_dir / raw_output).parent.mkdir(parents=True, exist_ok=True)
     code = server.exit_code()
     if code is not None:
-        (run_dir / raw_output).write_text("")
+        write_text(run_dir / raw_output, "")
         return Repetition(
             index=index,
             argv=tuple(argv),
@@ -98,11 +98,11 @@ def measure(
     backend_cpu_s = {
         name: round(max(0.0, process.tree_cpu_s() - backends_before[name]), 6) for name, process in backends.items()
     }
-    (run_dir / raw_output).write_text(run.stdout)
+    write_text(run_dir / raw_output, run.stdout)
     result: AnyResult | None = None
     error = None
     if run.exit_code != 0 or run.timed_out:
-        (run_dir / raw_output).with_suffix(".stderr.txt").write_text(run.stderr)
+        write_text((run_dir / raw_output).with_suffix(".stderr.txt"), run.stderr)
         error = _tool_failure(cell.tool, run.exit_code, run.timed_out, run.stderr, settings.cell_timeout_s)
     else:
         try:

@@ -18,6 +18,7 @@ from benchsite.harness.signals import signals_held
 from benchsite.model.conf import Settings
 from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
 from benchsite.model.run import SkippedSubject, Verification
+from benchsite.results.store import write_text
 from benchsite.tools import AnyCell
 
 HttpServerSubject = Server | Ceiling | Backend  # the subjects the runner starts
@@ -161,11 +162,6 @@ def _start_one(
         with signals_held():
             stack.push(own.pop_all())  # from here the run's own clean-up stops it
     return found
-
-
-def write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 def without_failed(

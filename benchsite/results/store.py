@@ -6,6 +6,7 @@ and raw/, the load tool's output verbatim.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -108,6 +109,7 @@ def staged_run_directory(recipe_data_dir: Path, run_id: str) -> Iterator[Path]:
     """
     final = recipe_data_dir / run_id
     staging = recipe_data_dir / f"{STAGING_PREFIX}{run_id}"
+    made_recipe_dir = not recipe_data_dir.exists()
     try:
         recipe_data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -129,7 +131,19 @@ def staged_run_directory(recipe_data_dir: Path, run_id: str) -> Iterator[Path]:
         os.rename(staging, final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        if made_recipe_dir:  # a recipe's first run that failed leaves no empty folder behind
+            with contextlib.suppress(OSError):
+                recipe_data_dir.rmdir()
         raise
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a file of a run being recorded (parents made); a full disk or a denied write is one line."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError as error:
+        raise BenchError(f"cannot write {path} ({error.strerror}): free some space or fix the permissions") from None
 
 
 def write_json(path: Path, document: dict[str, Any]) -> None:
