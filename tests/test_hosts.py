@@ -12,7 +12,9 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -253,3 +255,33 @@ def test_the_server_role_alone_on_a_host_with_the_load_here(lab: Lab, tmp_path: 
         for cell in subject.cells:
             assert all(rep.argv[-1].startswith(f"http://{lab.server.ssh_address}:") for rep in cell.repetitions)
             assert all(rep.result is not None and rep.server_cpu_s > 0 for rep in cell.repetitions)
+
+
+def test_a_host_that_does_not_speak_ssh_is_one_line_without_paramikos_traceback(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    not_ssh = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as client:
+                if client.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        hosts = f"server=root@127.0.0.1:{port}"
+        result = run_invoke(
+            "recipe", "cherrypy-speed", "--profile", "quick", "--hosts", hosts, "--data-dir", str(tmp_path)
+        )
+    finally:
+        not_ssh.terminate()
+        not_ssh.wait(timeout=10)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: cannot reach the server host root@127.0.0.1:{port} over SSH (Error reading SSH protocol banner): "
+        f"check the address, that sshd runs there and that your key is accepted (ssh root@127.0.0.1:{port} true)"
+    ]

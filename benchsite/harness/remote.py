@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import select
 import shlex
@@ -33,6 +34,10 @@ from benchsite.harness.sync import project_digest, project_files
 from benchsite.model.hosts import HostEntry, Hosts
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.run import Environment, Origin
+
+# paramiko logs a failed handshake with its traceback from its own thread; the harness says what went wrong
+# in one line (`connect`), so paramiko's records go nowhere unless a user configures logging.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 CONNECT_TIMEOUT_S = 10
 KEEPALIVE_INTERVAL_S = 15
