@@ -12,6 +12,7 @@ from benchsite.model.upgrade import read_run
 from conftest import FIXTURES, REPO
 
 MACHINE_PATH = re.compile(r'"/(work|root|home|tmp)/')
+PRIVATE_ADDRESS = re.compile(r"(?<![\w.])(10\.\d+|192\.168|172\.(1[6-9]|2\d|3[01]))\.\d+\.\d+(?!\w)")
 
 
 def test_the_paths_of_a_first_run_are_inferred_and_replaced() -> None:
@@ -35,19 +36,32 @@ def test_a_run_replaces_exactly_the_paths_it_filled_in() -> None:
     )
 
 
+def test_another_hosts_address_becomes_a_placeholder_whole_and_only_there() -> None:
+    placeholders = placeholders_of({"host": "10.232.90.1", "python": "/x/python3"}, None)
+    text = "Benchmarking 10.232.90.1 (be patient)\nServer Hostname: 10.232.90.1\nhttp://10.232.90.12:80/ 110.232.90.1"
+    assert make_portable(text, placeholders) == (
+        "Benchmarking {host} (be patient)\nServer Hostname: {host}\nhttp://10.232.90.12:80/ 110.232.90.1"
+    )
+    assert placeholders_of({"host": "127.0.0.1"}, None) == {}  # one machine: the loopback says nothing
+    stored = '{"server_hostname": "10.232.90.1", "argv": ["ab", "http://10.232.90.1:8080/"]}'
+    assert make_portable(stored, inferred_placeholders(stored)) == (
+        '{"server_hostname": "{host}", "argv": ["ab", "http://{host}:8080/"]}'
+    )
+    assert shown_command(["ab", "http://{host}:8080/"]) == "ab http://$SERVER_HOST:8080/"
+
+
 def test_commands_are_shown_with_portable_names() -> None:
     assert shown_command(["{python}", "app.py", "{port}x", "a b"]) == "python app.py '{port}x' 'a b'"
     assert shown_command(["{bin}/uwsgi", "-c", "{workroot}/u.ini"]) == ".venv/bin/uwsgi -c $WORKROOT/u.ini"
 
 
-def test_nothing_committed_under_data_carries_a_machine_path() -> None:
+def test_nothing_committed_under_data_carries_a_machine_path_or_a_private_address() -> None:
     tracked = subprocess.run(["git", "ls-files", "-z", "data"], cwd=REPO, capture_output=True, text=True).stdout
     leaks = []
     for name in filter(None, tracked.split("\0")):
         path = REPO / name
         if path.is_file() and path.suffix in (".json", ".conf", ".log", ".txt", ".toml", ".wsgi"):
-            if MACHINE_PATH.search(path.read_text(errors="replace")) or "/tmp/benchsite-" in path.read_text(
-                errors="replace"
-            ):
+            text = path.read_text(errors="replace")
+            if MACHINE_PATH.search(text) or "/tmp/benchsite-" in text or PRIVATE_ADDRESS.search(text):
                 leaks.append(name)
     assert leaks == []

@@ -1,4 +1,4 @@
-"""Stored runs carry no path of the machine that made them: paths become {placeholders}.
+"""Stored runs carry no path or address of the machines that made them: both become {placeholders}.
 
 The runner knows each path it filled into a command ({python}, {recipe_dir}, the run's temporary
 folder...) and stores the placeholder instead; runs stored before that are rewritten by `invoke
@@ -18,8 +18,13 @@ WORKROOT = re.compile(r"/tmp/benchsite-[A-Za-z0-9_]+")
 # "CPython 3.11.7 (/path/to/.venv/bin/python3)": the interpreter path recorded by the first runs.
 _RECORDED_PYTHON = re.compile(r'"python": "[^"(]*\((/[^)"]+)\)"')
 _SITE_PACKAGES = re.compile(r"/\.venv/lib/python3\.\d+/site-packages")
+# "server_hostname": "10.232.90.1": the server host's address as ab recorded it in a two-host run.
+_RECORDED_HOST = re.compile(r'"server_hostname": "([^"]+)"')
+# Addresses a run on one machine uses: kept, since they say nothing about the machine.
+LOCAL_HOSTS = frozenset({"127.0.0.1", "::1", "localhost", "{host}"})
 # How each placeholder reads in a command shown on a page.
 SHOWN = {
+    "{host}": "$SERVER_HOST",
     "{python}": "python",
     "{bin}": ".venv/bin",
     "{recipe_dir}": ".",
@@ -36,6 +41,8 @@ def placeholders_of(values: Mapping[str, str], workroot: Path | None) -> dict[st
         for name in ("python", "bin", "recipe_dir", "site_packages")
         if name in values and values[name].startswith("/")
     }
+    if values.get("host", "127.0.0.1") not in LOCAL_HOSTS:
+        found[values["host"]] = "{host}"  # another host's address: private, and no use to a reader
     if workroot is not None:
         found[str(workroot)] = "{workroot}"
     return found
@@ -57,13 +64,18 @@ def inferred_placeholders(text: str) -> dict[str, str]:
         found[repo] = "{repo}"
     for workroot in set(WORKROOT.findall(text)):
         found[workroot] = "{workroot}"
+    for host in set(_RECORDED_HOST.findall(text)) - LOCAL_HOSTS:
+        found[host] = "{host}"
     return found
 
 
 def make_portable(text: str, placeholders: Mapping[str, str]) -> str:
-    """The text with every known path replaced by its placeholder, longest path first."""
-    for path in sorted(placeholders, key=len, reverse=True):
-        text = text.replace(path, placeholders[path])
+    """The text with every known path or address replaced by its placeholder, longest first."""
+    for known in sorted(placeholders, key=len, reverse=True):
+        if known.startswith("/"):
+            text = text.replace(known, placeholders[known])
+        else:  # an address: whole, so 10.0.0.1 leaves 10.0.0.12 alone
+            text = re.sub(rf"(?<![\w.]){re.escape(known)}(?![\w])", placeholders[known], text)
     return text
 
 

@@ -163,8 +163,11 @@ def write_portable(path: Path, document: dict[str, Any], placeholders: Mapping[s
 
 
 def make_files_portable(run_dir: Path, placeholders: Mapping[str, str]) -> None:
-    """The same for the run's text files beside the document: configs, logs, tools' error output."""
-    for path in [*run_dir.glob("configs/**/*"), *run_dir.glob("logs/*"), *run_dir.glob("raw/**/*.stderr.txt")]:
+    """The same for the run's text files beside the document: configs, logs, the tools' outputs.
+
+    Only paths and the server host's address change in a tool's output; its figures stay as it printed them.
+    """
+    for path in [*run_dir.glob("configs/**/*"), *run_dir.glob("logs/*"), *run_dir.glob("raw/**/*")]:
         if not path.is_file():
             continue
         try:
