@@ -9,11 +9,14 @@ from test_statistics import FRAMEWORK, PUBLISHED, run_with
 from benchsite.model.machine import machine_of
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import State
+from benchsite.results.claims.fastest import FastestClaim
+from benchsite.results.claims.keepalive import KeepaliveClaim
 from benchsite.results.evidence import Pooled, log_ratio_estimate
 from benchsite.results.machines import across_machines, by_machine, overall
 from benchsite.results.metrics import RPS
 from benchsite.results.published import parse_claim
 from benchsite.results.view import RunView
+from benchsite.sphinxext.forest import forest, keepalive_evidence
 
 TOP, BOTTOM = ("raw-wsgi", "c1"), ("framework", "c1")
 RATIO = parse_claim(
@@ -85,3 +88,50 @@ def test_a_named_reference_machine_comes_first_whatever_its_runs() -> None:
 )
 def test_over_machines_a_claim_holds_everywhere_nowhere_or_depends(states: list[State], expected: State) -> None:
     assert overall(states) == expected
+
+
+def test_a_forest_shows_each_run_and_each_machines_pooled_estimate_against_the_rule() -> None:
+    views = [RunView(run_at(r, machine="fast")) for r in (2.0, 2.05)] + [RunView(run_at(1.2, machine="slow"))]
+    groups = by_machine(views)
+    chart = forest(RATIO, groups, "title")
+    assert chart is not None and chart.thresholds == (1.5,)
+    one_run, pooled = chart.series
+    assert len(chart.categories) == 4 and chart.categories[2] == "fast, 2 runs pooled"  # 2 runs, pooled, 1 run
+    assert one_run.medians[0] == views[0].ratio(TOP, BOTTOM).value and one_run.medians[2] is None
+    assert pooled.medians[2] == Pooled(views[:2]).ratio(TOP, BOTTOM).value
+    assert one_run.medians[3] == views[2].ratio(TOP, BOTTOM).value
+    assert "95\u00a0% intervals" in chart.x_label
+
+
+def test_a_fastest_claims_forest_shows_the_closest_competitor_per_machine_and_cell() -> None:
+    claim = parse_claim(
+        {"id": "f", "text": "t", "kind": "fastest", "subject": "raw-wsgi", "cells": ["c1"], "among": []}, "test"
+    )
+    assert isinstance(claim, FastestClaim)
+    views = [RunView(run_at(r, machine="m")) for r in (2.0, 2.05)]
+    chart = forest(claim, by_machine(views), "title")
+    assert chart is not None and chart.thresholds == (1.0,)
+    [label] = chart.categories
+    rivals = [n for n in views[0].measured_names() if n != "raw-wsgi" and Pooled(views).ran(n, "c1")]
+    closest = min(Pooled(views).ratio(TOP, (r, "c1")).value for r in rivals)
+    assert label.startswith("m · c1 ÷ ") and chart.series[1].medians == (closest,)
+
+
+def test_a_keepalive_claim_is_explained_by_what_the_tool_saw_on_each_machine() -> None:
+    claim = parse_claim(
+        {
+            "id": "k",
+            "text": "Keeps alive.",
+            "kind": "keepalive",
+            "subject": "framework",
+            "cell": "c1-k",
+            "honoured": True,
+        },
+        "test",
+    )
+    assert isinstance(claim, KeepaliveClaim)
+    views = [RunView(run_at(2.0, machine="m"))]
+    seen, count = views[0].keepalive_seen("framework", "c1-k")
+    said = keepalive_evidence(claim, by_machine(views))
+    assert said.startswith("Keeps alive. Decided on what the load tool reported")
+    assert f"m: {'honoured' if True in seen else 'not honoured'} in all {count} repetitions" in said

@@ -36,10 +36,12 @@ class Evidence(Protocol):
     def keepalive_seen(self, subject: str, cell: str) -> tuple[set[bool], int]: ...
 
 
-def log_ratio_estimate(view: RunView, top: Cell, bottom: Cell, of: Metric) -> tuple[float, float, int] | None:
+def log_ratio_estimate(
+    view: RunView, top: Cell, bottom: Cell, of: Metric, usable_only: bool = True
+) -> tuple[float, float, int] | None:
     """One run's estimate of log(top ÷ bottom): the mean of its per-round log ratios, the variance of
     that mean, and the rounds (None with fewer than two usable paired rounds)."""
-    a, b = view.round_values(*top, of), view.round_values(*bottom, of)
+    a, b = view.round_values(*top, of, usable_only), view.round_values(*bottom, of, usable_only)
     if a is None or b is None:
         return None
     logs = np.log([a[r] / b[r] for r in sorted(a.keys() & b.keys()) if a[r] > 0 and b[r] > 0])
@@ -70,7 +72,9 @@ class Pooled:
         self.views = list(views)
 
     def ratio(self, top: Cell, bottom: Cell, of: Metric = RPS, usable_only: bool = True) -> Interval | None:
-        estimates = [e for view in self.views if (e := log_ratio_estimate(view, top, bottom, of)) is not None]
+        estimates = [
+            e for view in self.views if (e := log_ratio_estimate(view, top, bottom, of, usable_only)) is not None
+        ]
         if len(estimates) >= 2:
             return pooled_interval(estimates)
         for view in reversed(self.views):  # one run (or none) with an interval: that run's own answer

@@ -14,6 +14,7 @@ from sphinx.util.docutils import SphinxDirective
 from benchsite.errors import BenchError
 from benchsite.model.recipe import RECIPE_FILE, load_recipe
 from benchsite.model.run import RUN_FILE
+from benchsite.results.evidence import Evidence, Pooled
 from benchsite.results.machines import MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
 from benchsite.results.store import list_runs, load_view, recipe_views
@@ -113,6 +114,16 @@ class BenchDirective(ReportingDirective):
             self.note(view.run.run_file)
             self.checked(view)
         return by_machine(views, self.reference_machine())
+
+    def evidence(self) -> tuple[Evidence, str]:
+        """What the page's numbers rest on, as the verdicts do, and how to say it: the run named by :run:,
+        else every run of the reference machine, pooled."""
+        if self.options.get("run"):
+            view = self.load_view()
+            return view, f"run {view.run.run_id}"
+        reference = self.machine_runs()[0]
+        runs = len(reference.views)
+        return Pooled(reference.views), f"{reference.label}, {runs} run{'s' if runs > 1 else ''}"
 
     def reference_machine(self) -> str | None:
         """The machine the recipe's published.toml names as the page's reference, if any."""

@@ -79,12 +79,13 @@ class BenchCompare(PublishedDirective):
 
     def render(self) -> list[nodes.Node]:
         view, published = self.load_view(), self.load_published()
+        evidence, rests_on = self.evidence()  # the ratios the verdicts use: the reference machine's runs pooled
         vary = self.options.get("vary", "subject")
         pairs = self._pairs(view, published, vary)
         rows, any_flagged = [], False
         for label, top, bottom in pairs:
             then = _ratio(_published_rps(published, top), _published_rps(published, bottom))
-            now = view.ratio(top, bottom, usable_only=False)
+            now = evidence.ratio(top, bottom, usable_only=False)
             flagged = any(f is not None and not f.usable for f in (view.figure(*top), view.figure(*bottom)))
             any_flagged = any_flagged or flagged
             mark = " ⚑" if flagged else ""
@@ -92,7 +93,8 @@ class BenchCompare(PublishedDirective):
             change = "—" if then is None or now is None else f"{now.value / then:.2f}×{mark}"
             rows.append([label, fmt_ratio(then), shown, change])
         notes = [nodes.paragraph(text=COMPARE_NOTE)] + ([nodes.paragraph(text=FLAG_LEGEND)] if any_flagged else [])
-        return [table(("Ratio of req/s", "Published", "Today [95 % interval]", "Today ÷ published"), rows), *notes]
+        headings = ("Ratio of req/s", "Published", f"Today ({rests_on}) [95 % interval]", "Today ÷ published")
+        return [table(headings, rows), *notes]
 
     def _pairs(
         self, view: RunView, published: Published, vary: str
@@ -143,8 +145,11 @@ class BenchCompare(PublishedDirective):
 
 
 COMPARE_NOTE = (
-    "Today's ratios are geometric means of the ratios measured round by round (both cells of a "
-    "round run close together, so a slow phase of the machine hits both), with their 95 % interval."
+    "Today's ratios are the ones the verdicts are decided on: geometric means of the ratios measured "
+    "round by round (both cells of a round run close together, so a slow phase of the machine hits "
+    "both), every run of the machine pooled (random effects, so the interval carries the spread "
+    "between runs), with their 95 % interval. They can differ from the ratio of two medians in the "
+    "results table, which shows one run."
 )
 
 

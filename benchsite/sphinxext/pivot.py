@@ -14,6 +14,7 @@ from benchsite.results.metrics import METRICS, Metric, metric
 from benchsite.results.published import Published
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective, PublishedDirective, selected
+from benchsite.sphinxext.history import short_run_name
 from benchsite.sphinxext.nodes import block, data
 from benchsite.sphinxext.tables import table, with_interval
 
@@ -82,8 +83,10 @@ class BenchPivot(PublishedDirective):
                     )
             rows.append(line)
         caption = nodes.paragraph(
-            text=f"Median {of.titled}, run {run.run_id}"
-            + ("; the original's figures beside today's." if published else ".")
+            text=f"Median {of.titled} of one run ({short_run_name(run.run_id)} on {run.machine.name})"
+            + ("; the original's figures beside today's" if published else "")
+            + ". A verdict's ratio pools every run of the machine round by round, so it can differ from the "
+            "ratio of two medians here."
         )
         legend = [nodes.paragraph(text=FLAG_LEGEND)] if any_flagged else []
         grid = block(table(headers, rows), table="pivot", recipe=run.recipe, metric=of.name)
