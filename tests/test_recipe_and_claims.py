@@ -79,6 +79,7 @@ def test_a_wrk_cell_says_nothing_about_keepalive() -> None:
         wall_s=2.0,
         load_cpu_s=0.1,
         server_cpu_s=0.5,
+        server_cpu_clock="ticks",
         backend_cpu_s={},
         result=result,
         error=None,

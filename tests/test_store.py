@@ -62,6 +62,7 @@ def one_cell_document() -> dict:
         wall_s=0.3,
         load_cpu_s=0.1,
         server_cpu_s=0.2,
+        server_cpu_clock="ticks",
         backend_cpu_s={},
         result=parse_ab_output(REPORT),
         error=None,
@@ -101,7 +102,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 3
+    assert run.format_version == FORMAT_VERSION == 4
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -115,14 +116,14 @@ def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -
     assert [s.name for s in run.skipped] == [s["name"] for s in old.get("skipped_subjects", [])]
 
 
-def test_the_committed_runs_are_version_3_and_equal_their_upgraded_version_1() -> None:
+def test_the_committed_runs_are_version_4_and_equal_their_upgraded_version_1() -> None:
     text = (RUNS / "v1-first-shape-cherrypy-speed.json").read_text()
     committed = read_json(COMMITTED_CHERRYPY / RUN_FILE)
-    assert committed["format_version"] == 3
+    assert committed["format_version"] == 4
     upgraded = read_run(json.loads(text), RUNS / "v1").to_json()
     assert json.loads(make_portable(json.dumps(upgraded), inferred_placeholders(text))) == committed
     for run_file in sorted((REPO / "data").glob(f"**/{RUN_FILE}")):
-        assert read_json(run_file)["format_version"] == 3, run_file
+        assert read_json(run_file)["format_version"] == 4, run_file
 
 
 def test_version_2_becomes_3_in_an_explicit_step_and_3_has_no_defaults_for_it() -> None:

@@ -117,8 +117,8 @@ class Agent:
     def exit_code(self, pid: int) -> int | None:
         return self._server(pid).exit_code()
 
-    def cpu(self, pid: int) -> float:
-        return self._server(pid).tree_cpu_s()
+    def cpu(self, pid: int) -> dict[str, object]:
+        return self._server(pid).tree_cpu().to_json()
 
     def telling(self, pid: int) -> str:
         self._server(pid)

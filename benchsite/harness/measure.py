@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from benchsite.errors import BenchError
+from benchsite.harness.cputime import cpu_between
 from benchsite.harness.hosts import Placement
 from benchsite.harness.processes import RunningServer
 from benchsite.harness.progress import Reporter
@@ -81,6 +82,7 @@ def measure(
             wall_s=0.0,
             load_cpu_s=0.0,
             server_cpu_s=0.0,
+            server_cpu_clock="ticks",
             backend_cpu_s={},
             result=None,
             error=f"the server had exited with code {code} before this repetition",
@@ -89,14 +91,14 @@ def measure(
             other_busy_s=None,
         )
     backends = {name: process for name, process in (backends or {}).items() if process is not server}
-    cpu_before = server.tree_cpu_s()
-    backends_before = {name: process.tree_cpu_s() for name, process in backends.items()}
+    cpu_before = server.tree_cpu()
+    backends_before = {name: process.tree_cpu() for name, process in backends.items()}
     machine_before = hosts.cpu_times(settings.server_cpu, settings.tool_cpu)
     run = hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
     machine = hosts.cpu_times(settings.server_cpu, settings.tool_cpu) - machine_before
-    server_cpu_s = max(0.0, server.tree_cpu_s() - cpu_before)  # a child that exited takes its CPU time along
+    server_cpu_s, clock = cpu_between(cpu_before, server.tree_cpu())  # a child that exited takes its CPU along
     backend_cpu_s = {
-        name: round(max(0.0, process.tree_cpu_s() - backends_before[name]), 6) for name, process in backends.items()
+        name: round(cpu_between(backends_before[name], process.tree_cpu())[0], 9) for name, process in backends.items()
     }
     write_text(run_dir / raw_output, run.stdout)
     result: AnyResult | None = None
@@ -120,7 +122,8 @@ def measure(
         raw_output=raw_output,
         wall_s=round(run.wall_s, 6),
         load_cpu_s=round(run.cpu_s, 6),
-        server_cpu_s=round(server_cpu_s, 6),
+        server_cpu_s=round(server_cpu_s, 9),
+        server_cpu_clock=clock,
         result=result,
         error=error,
         backend_cpu_s=backend_cpu_s,

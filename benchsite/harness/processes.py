@@ -19,6 +19,7 @@ from typing import Protocol
 import psutil
 
 from benchsite.errors import BenchError
+from benchsite.harness.cputime import CpuReading, tree_reading
 from benchsite.harness.signals import signal_for_test, signals_held, unblock_in_child
 
 LOOPBACK = "127.0.0.1"
@@ -95,7 +96,7 @@ class RunningServer(Protocol):
 
     def exit_code(self) -> int | None: ...
 
-    def tree_cpu_s(self) -> float: ...
+    def tree_cpu(self) -> CpuReading: ...
 
     def telling(self) -> str: ...
 
@@ -127,21 +128,9 @@ class ServerProcess:
     def exit_code(self) -> int | None:
         return self.popen.poll()
 
-    def tree_cpu_s(self) -> float:
-        """User + system CPU seconds of the server and its live children."""
-        try:
-            root = psutil.Process(self.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return 0.0
-        total = 0.0
-        for proc in procs:
-            try:
-                times = proc.cpu_times()
-            except psutil.NoSuchProcess:
-                continue
-            total += times.user + times.system
-        return total
+    def tree_cpu(self) -> CpuReading:
+        """The CPU time of the server and its live children."""
+        return tree_reading(self.pid)
 
 
 def start_server(

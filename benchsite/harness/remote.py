@@ -26,6 +26,7 @@ from fabric import Connection
 
 from benchsite.errors import BenchError
 from benchsite.harness.agent import HEARTBEAT
+from benchsite.harness.cputime import CpuReading
 from benchsite.harness.hosts import Host, LocalHost, Placement, on_this_machine
 from benchsite.harness.machine import CpuTimes
 from benchsite.harness.processes import HttpReply, RunningServer, ToolRun
@@ -198,8 +199,8 @@ class RemoteServer:
         code = self.session.call("exit_code", pid=self.pid)
         return None if code is None else int(code)
 
-    def tree_cpu_s(self) -> float:
-        return float(self.session.call("cpu", pid=self.pid))
+    def tree_cpu(self) -> CpuReading:
+        return CpuReading.from_json(self.session.call("cpu", pid=self.pid))
 
     def telling(self) -> str:
         return str(self.session.call("telling", pid=self.pid))

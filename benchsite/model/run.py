@@ -27,7 +27,9 @@ from benchsite.tools.base import Count, Positive, Repetition
 #    settings.tool_paths instead of ab_path and wrk_path; h2load cells; the machine (name, id,
 #    fingerprint) of the run and of each host, and no SSH login or address of a host; the
 #    environment's virtualization
-FORMAT_VERSION: Literal[3] = 3
+# 4  each repetition says which clock its server CPU comes from (server_cpu_clock: "schedstat",
+#    nanoseconds, or "ticks", as every run before)
+FORMAT_VERSION: Literal[4] = 4
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -170,7 +172,7 @@ class Rounds(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[3]
+    format_version: Literal[4]
     recipe: Name
     title: Text
     run_id: RunId

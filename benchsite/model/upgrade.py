@@ -1,9 +1,9 @@
 """Upgrades of stored documents to the current format, one version step at a time, and reading them.
 
 Version 1 of run.json came in two shapes (before and after roles, wrk and clients); both
-become version 2, then version 3 (model/run.py lists what each version changed). Raw outputs
-are never touched: only the document's shape changes. `invoke upgrade-data` writes the
-upgraded documents back in place.
+become version 2, then 3, then 4 (model/run.py lists what each version changed). Raw outputs keep
+every figure they printed: only the document's shape changes (and a machine's paths and addresses
+become placeholders). `invoke upgrade-data` writes the upgraded documents back in place.
 """
 
 from __future__ import annotations
@@ -171,9 +171,24 @@ def run_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def run_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 to 4: every repetition's server CPU came from clock ticks."""
+    subjects = [
+        {
+            **subject,
+            "cells": [
+                {**cell, "repetitions": [{**rep, "server_cpu_clock": "ticks"} for rep in cell["repetitions"]]}
+                for cell in subject["cells"]
+            ],
+        }
+        for subject in data["subjects"]
+    ]
+    return {**data, "format_version": 4, "subjects": subjects}
+
+
 # Each step takes a document of its version to the next one.
 Step = Callable[[dict[str, Any]], dict[str, Any]]
-_RUN_STEPS: dict[int, Step] = {1: run_v1_to_v2, 2: run_v2_to_v3}
+_RUN_STEPS: dict[int, Step] = {1: run_v1_to_v2, 2: run_v2_to_v3, 3: run_v3_to_v4}
 
 
 def _upgraded(data: Any, source: Path, steps: dict[int, Step], current: int, redo: str) -> Any:

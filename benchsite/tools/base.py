@@ -78,6 +78,9 @@ class Repetition(Record, Generic[ResultT]):
     wall_s: Positive
     load_cpu_s: Positive  # the load tool's CPU (for a client under test: the client process's)
     server_cpu_s: Positive
+    # Where server_cpu_s comes from: the scheduler's per-thread nanoseconds, or clock ticks (10 ms steps:
+    # every run before format version 4, and a repetition in which a server's thread exited)
+    server_cpu_clock: Literal["schedstat", "ticks"]
     backend_cpu_s: dict[str, Positive]  # CPU of each backend over this repetition
     result: ResultT | None
     error: str | None
