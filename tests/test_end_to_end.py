@@ -20,6 +20,7 @@ from benchsite.harness.byo import search_path
 from benchsite.harness.processes import port_is_free
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import State
+from benchsite.results.intervals import level_label
 from benchsite.results.machines import ClaimAcross, MachineRuns, by_machine
 from benchsite.results.metrics import METRICS, RPS
 from benchsite.results.published import load_published
@@ -289,6 +290,15 @@ def test_the_site_builds_from_the_committed_full_runs_alone(committed_site: Path
         for cell in subject.cells:
             shown = results.one(subject=subject.name, cell=cell.name, metric="rps", part="median")
             assert shown.text == RPS.fmt(summarize(cell).median())
+            interval = summarize(cell).interval()
+            labelled = results.one(subject=subject.name, cell=cell.name, metric="rps", part="interval").text
+            if interval is not None and interval.low is not None:  # each interval says its own level
+                assert labelled.endswith(f"] {level_label(interval.level)}"), labelled
+    levels = {summarize(c).interval().level for s in committed.subjects for c in s.cells if len(c.repetitions) > 1}
+    if max(levels) < 0.95:  # no median interval of this run reaches 95 %: the page never says it does
+        plain = re.sub(r"<[^>]+>", " ", html)
+        for said in ("95 % interval)", "its 95 % interval in brackets", "whiskers: 95 %", "distribution-free 95 %"):
+            assert said not in plain, said
 
 
 def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None:

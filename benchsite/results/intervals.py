@@ -49,6 +49,17 @@ def _stats() -> ModuleType:
     return stats
 
 
+def level_label(level: float) -> str:
+    """An interval's confidence as pages print it: 95 %, 93.8 % (the min–max of five), 75 %."""
+    return f"{100 * level:.1f}".removesuffix(".0") + " %"
+
+
+def levels_label(intervals: Sequence[Interval | None]) -> str:
+    """The levels of the intervals shown together: "95 %", or "93.8 % or 95 %" where they differ."""
+    found = sorted({i.level for i in intervals if i is not None and i.low is not None})
+    return " or ".join(level_label(level) for level in found) or level_label(LEVEL)
+
+
 def median_interval(values: Sequence[float]) -> Interval | None:
     """The median and an order-statistic interval for it: at 95 % where the count allows, else min–max.
 

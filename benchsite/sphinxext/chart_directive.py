@@ -7,6 +7,7 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 
+from benchsite.results.intervals import Interval, levels_label
 from benchsite.results.metrics import METRICS, RPS, metric
 from benchsite.sphinxext.base import BenchDirective, selected
 from benchsite.sphinxext.chartspec import CHART_KINDS, Chart, ChartKind, Series
@@ -45,6 +46,7 @@ class BenchChart(BenchDirective):
         # Many subjects: one sorted panel per load setting, so that no label meets another.
         kind: ChartKind = self.options.get("kind", "hbar" if len(names) > MAX_GROUPED_BARS else "bar")
         series = []
+        shown: list[Interval | None] = []
         for name in names:
             subject = run.subject(name)
             assert subject is not None
@@ -53,6 +55,7 @@ class BenchChart(BenchDirective):
             flagged = tuple(bool(f and not f.usable) for f in figures)
             medians = tuple(s.median(of) if s and not s.repetitions_failed else None for s in summaries)
             intervals = [s.interval(of) if s and of is RPS else None for s in summaries]
+            shown += intervals
             series.append(
                 Series(
                     subject.label,
@@ -64,7 +67,7 @@ class BenchChart(BenchDirective):
                     reference=kind == "hbar" and subject.role == "ceiling",
                 )
             )
-        whiskers = "\n(whiskers: 95 % interval)" if kind in ("bar", "hbar") and of is RPS else ""
+        whiskers = f"\n(whiskers: {levels_label(shown)} interval)" if kind in ("bar", "hbar") and of is RPS else ""
         chart = Chart(
             kind=kind,
             title=f"{run.title} — run {run.run_id}",

@@ -38,7 +38,7 @@ class BenchHistory(BenchDirective):
             nodes.paragraph(
                 text=f"The page shows {latest.run_id}, the latest run of its reference machine, "
                 f"{latest.machine.name}. Each machine's runs below, with the median req/s of every cell and its "
-                "95 % interval (min–max where five repetitions allow no more). Runs of one machine on other "
+                "interval (95 %; with five repetitions, the min–max range: 93.8 %). Runs of one machine on other "
                 "days differ in more than noise: compare two with `invoke compare`."
             )
         ]

@@ -9,7 +9,7 @@ from docutils.parsers.rst import directives
 
 from benchsite.errors import BenchError
 from benchsite.results.figures import FLAG_LEGEND
-from benchsite.results.intervals import Interval, difference_interval
+from benchsite.results.intervals import Interval, difference_interval, levels_label
 from benchsite.results.metrics import METRICS, Metric, metric
 from benchsite.results.published import Published
 from benchsite.results.view import RunView
@@ -66,6 +66,7 @@ class BenchPivot(PublishedDirective):
                 headers.append(f"{column_labels[column]} (published)")
         rows = []
         any_flagged = False
+        intervals: list[Interval | None] = []
         for row in rows_names:
             line: list[str | nodes.Node] = [row_labels[row]]
             for column in column_names:
@@ -74,7 +75,8 @@ class BenchPivot(PublishedDirective):
                 flagged = found is not None and not found.usable
                 any_flagged = any_flagged or flagged
                 summary = found.summary if found else None
-                shown = with_interval(summary.median(of), summary.interval(of), of.fmt) if summary else of.fmt(None)
+                intervals.append(summary.interval(of) if summary else None)
+                shown = with_interval(summary.median(of), intervals[-1], of.fmt) if summary else of.fmt(None)
                 attributes = {"recipe": run.recipe, "subject": subject, "cell": cell, "metric": of.name}
                 line.append(data(shown + (" ⚑" if flagged else ""), source="today", **attributes))
                 if published is not None:
@@ -83,7 +85,8 @@ class BenchPivot(PublishedDirective):
                     )
             rows.append(line)
         caption = nodes.paragraph(
-            text=f"Median {of.titled} of one run ({short_run_name(run.run_id)} on {run.machine.name})"
+            text=f"Median {of.titled} of one run ({short_run_name(run.run_id)} on {run.machine.name}), "
+            f"with its {levels_label(intervals)} interval in brackets"
             + ("; the original's figures beside today's" if published else "")
             + ". A verdict's ratio pools every run of the machine round by round, so it can differ from the "
             "ratio of two medians here."

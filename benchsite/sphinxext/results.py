@@ -8,7 +8,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 
 from benchsite.model.run import RunDocument
-from benchsite.results.intervals import LEVEL, Interval
+from benchsite.results.intervals import Interval, level_label
 from benchsite.results.metrics import METRICS, RPS
 from benchsite.sphinxext.base import BenchDirective, link_to_raw, raw_label, selected
 from benchsite.sphinxext.exports import export_links
@@ -27,8 +27,8 @@ class BenchResults(BenchDirective):
         "Subject",
         "Load",
         RPS.column,
-        "95 % interval",
-        "CV",
+        "Interval [level]",
+        "CV req/s / CPU",
         SERVER_CPU.column,
         LOAD_CPU.column,
         TIME.column,
@@ -72,7 +72,7 @@ class BenchResults(BenchDirective):
                             part="median",
                         ),
                         tagged(fmt_median_interval(s.interval()), "rps", part="interval"),
-                        "—" if s.cv_percent() is None else f"{s.cv_percent():.1f}%",
+                        f"{fmt_cv(s.cv_percent())} / {fmt_cv(s.cv_percent(SERVER_CPU))}",
                         tagged(SERVER_CPU.fmt(s.median(SERVER_CPU)), SERVER_CPU.name),
                         tagged(LOAD_CPU.fmt(s.median(LOAD_CPU)), LOAD_CPU.name),
                         tagged(TIME.fmt(s.median(TIME)), TIME.name),
@@ -112,8 +112,9 @@ class BenchResults(BenchDirective):
         return (
             f"Run {run.run_id} ({profile.name} profile{_unpublished(run, published_profile)}): "
             f"{reps} repetition{'s' if reps != '1' else ''} per cell, each {loads_run(run)}{warmup}; "
-            "medians over the repetitions with a distribution-free 95 % interval (where too few repetitions allow "
-            "no 95 % interval, the min–max range and its coverage); CV = standard deviation / mean of req/s; load "
+            "medians over the repetitions with a distribution-free interval at its level (95 % where the "
+            "repetitions allow it; with five, the min–max range, which covers the median 93.8 % of the time); "
+            "CV = standard deviation / mean, of req/s and of server CPU per request; load "
             "CPU is the load tool's (ab, wrk, h2load) or, for a client under test, the client's own. "
             "Each median links to the raw output of the repetition at the median (with an even count, the one "
             "just below it)."
@@ -141,9 +142,12 @@ def _unpublished(run: RunDocument, published_profile: str) -> str:
     return f"; no {published_profile} run of this recipe yet, so the page shows this one, not a published run"
 
 
+def fmt_cv(percent: float | None) -> str:
+    return "—" if percent is None else f"{percent:.1f}%"
+
+
 def fmt_median_interval(interval: Interval | None) -> str:
-    """1,010 – 1,060, with the coverage where it is below 95 % (min–max of few repetitions)."""
+    """[1,010–1,060] 93.8 %: the median's interval and its level (the min–max of five covers 93.8 %)."""
     if interval is None or interval.low is None or interval.high is None:
         return "—"
-    coverage = "" if interval.level >= LEVEL else f" ({100 * interval.level:.0f} %)"
-    return f"{RPS.fmt(interval.low)} – {RPS.fmt(interval.high)}{coverage}"
+    return f"[{RPS.fmt(interval.low)}–{RPS.fmt(interval.high)}] {level_label(interval.level)}"

@@ -27,10 +27,10 @@ def fmt_keepalive(honoured: bool | None) -> str:
 
 
 def with_interval(value: float | None, interval: Interval | None, fmt: Callable[[float | None], str]) -> str:
-    """1,071 (1,050–1,090): a median and its interval, compactly."""
+    """1,071 [1,050–1,090]: a median and its interval, compactly (the caption gives the level)."""
     if value is None or interval is None or interval.low is None or interval.high is None:
         return fmt(value)
-    return f"{fmt(value)} ({fmt(interval.low)}–{fmt(interval.high)})"
+    return f"{fmt(value)} [{fmt(interval.low)}–{fmt(interval.high)}]"
 
 
 def _entry(content: Cell) -> nodes.entry:
