@@ -31,6 +31,8 @@ class Evidence(Protocol):
 
     def why_not(self, cells: list[Cell]) -> str: ...
 
+    def tool_limited(self, cells: list[Cell]) -> bool: ...
+
     def measured_names(self) -> list[str]: ...
 
     def keepalive_seen(self, subject: str, cell: str) -> tuple[set[bool], int]: ...
@@ -91,6 +93,9 @@ class Pooled:
 
     def why_not(self, cells: list[Cell]) -> str:
         return self.views[-1].why_not(cells) if self.views else "no run"
+
+    def tool_limited(self, cells: list[Cell]) -> bool:
+        return bool(self.views) and all(view.tool_limited(cells) for view in self.views)
 
     def measured_names(self) -> list[str]:
         return list(dict.fromkeys(name for view in self.views for name in view.measured_names()))

@@ -1,11 +1,13 @@
 """The one rule for whether a figure is usable, applied by every table, chart, pivot and claim.
 
 A cell run is flagged when any repetition failed, any request failed (ab's failures, wrk's
-socket errors, h2load's errors, a client's errors), any answer was not 2xx, or, with a load
-tool that is itself the limit against the ceiling subject (ab: one thread), its median reached
-half of what that tool achieved against the ceiling's C server in the same cell (then the tool,
-not the server, may be the limit; with wrk or h2load the C server itself is the limit they find).
-A flagged figure is shown with its flags, drawn marked, and decides no claim.
+socket errors, h2load's errors, a client's errors), or any answer was not 2xx. With a load tool
+that can itself be the limit (ab: one thread), a figure is *limited by the load tool* when the
+run's own CPU records say so: the tool's pinned CPU was saturated, or the figure reached half of
+what the tool achieved against the ceiling's C server while the server's CPU still had headroom.
+A server whose CPU was busy and a tool whose CPU was not is the limit itself, however close to
+the ceiling. A flagged figure is shown with its flags, drawn marked, and decides no claim; a
+limited one says so in the claim's state.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from dataclasses import dataclass
 
 from benchsite.results.stats import CellSummary
 
-CEILING_SHARE = 0.5  # a median at or above half the load tool's ceiling is flagged
+CEILING_SHARE = 0.5  # a median at or above half the load tool's ceiling is near it...
+SERVER_BUSY_PERCENT = 80.0  # ...and tool-limited unless the server's CPU was at least this busy
+TOOL_SATURATED_PERCENT = 90.0  # a load tool's pinned CPU this busy is the limit, wherever the figure stands
 FLAG_LEGEND = (
-    "⚑ flagged: failed runs or requests, non-2xx answers, or at ab's own ceiling; "
-    "the results table says which. A flagged figure decides no claim."
+    "⚑ flagged: failed runs or requests, non-2xx answers, or limited by the load tool (its CPU "
+    "saturated, or near its ceiling while the server's CPU had headroom); the results table says which. "
+    "A flagged figure decides no claim."
 )
 
 
@@ -27,6 +32,7 @@ class Figure:
 
     summary: CellSummary
     flags: tuple[str, ...]
+    tool_limited: bool = False  # one of the flags says the load tool, not the server, set the figure
 
     @property
     def usable(self) -> bool:
@@ -36,12 +42,24 @@ class Figure:
     def status(self) -> str:
         return "ok" if self.usable else "FLAGGED: " + "; ".join(self.flags)
 
+    @property
+    def limited_only(self) -> bool:
+        """Flagged only because the load tool was the limit: it ran, and has numbers, but not the server's."""
+        return self.tool_limited and len(self.flags) == 1
 
-def ceiling_flag(rps_median: float | None, ceiling_rps: float | None) -> str | None:
-    """The flag of a server's median at or above half of the load tool's own ceiling in that cell."""
-    if rps_median is None or not ceiling_rps or rps_median < CEILING_SHARE * ceiling_rps:
+
+def tool_limit_flag(
+    rps: float | None, ceiling_rps: float | None, load_share: float | None, server_share: float | None
+) -> str | None:
+    """Why the load tool, not the server, set a figure (medians: req/s, the tool's and the server's CPU
+    in % of one CPU), or None when the run's CPU records show the server was the limit."""
+    if load_share is not None and load_share >= TOOL_SATURATED_PERCENT:
+        return f"limited by the load tool: its CPU was {load_share:.0f}% busy"
+    if rps is None or not ceiling_rps or rps < CEILING_SHARE * ceiling_rps:
         return None
+    if server_share is not None and server_share >= SERVER_BUSY_PERCENT:
+        return None  # the server's CPU was the busy one: it set the pace
+    busy = "not recorded" if server_share is None else f"only {server_share:.1f}% busy"
     return (
-        f"at {100 * rps_median / ceiling_rps:.0f}% of the load tool's ceiling: the tool, not the server, "
-        "may be the limit"
+        f"limited by the load tool: at {100 * rps / ceiling_rps:.0f}% of its ceiling while the server's CPU was {busy}"
     )

@@ -85,9 +85,10 @@ class ClaimAcross:
 def overall(states: Iterable[State]) -> State:
     """Over machines: holds on every one, does not hold on any, depends on the machine, inconclusive, or
     could not run (machines where it could not run do not count against the others)."""
-    decided = [s for s in states if s != State.COULD_NOT_RUN]
+    states = list(states)
+    decided = [s for s in states if not s.decided_nothing]
     if not decided:
-        return State.COULD_NOT_RUN
+        return State.LIMITED if State.LIMITED in states else State.COULD_NOT_RUN
     if State.HOLDS in decided and State.DOES_NOT_HOLD in decided:
         return State.DEPENDS
     if all(s == State.HOLDS for s in decided):

@@ -31,7 +31,7 @@ class Stability:
 
     def decided_share(self, run_index: int) -> float | None:
         """The share of the claims that could run which this run decided (None: none could run)."""
-        ran = [v for v in self.verdicts[run_index] if v.status != State.COULD_NOT_RUN]
+        ran = [v for v in self.verdicts[run_index] if not v.status.decided_nothing]
         return sum(v.status in (State.HOLDS, State.DOES_NOT_HOLD) for v in ran) / len(ran) if ran else None
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from functools import cached_property
 
 from benchsite.model.run import RunDocument
-from benchsite.results.figures import Figure, ceiling_flag
+from benchsite.results.figures import Figure, tool_limit_flag
 from benchsite.results.intervals import Interval, paired_rounds, ratio_interval
-from benchsite.results.metrics import RPS, Metric, metric_values
+from benchsite.results.metrics import METRICS, RPS, Metric, metric_values
 from benchsite.results.stats import CellSummary, summarize
 
 Cell = tuple[str, str]  # (subject, cell)
@@ -48,9 +48,14 @@ class RunView:
         summary = self.summaries[(subject_name, cell_name)]
         flags = list(summary.problems)
         if subject.role == "server" and record.TOOL.limited_at_ceiling:
-            near_ceiling = ceiling_flag(summary.median(), self.ceiling_rps(cell_name))
-            if near_ceiling:
-                flags.append(near_ceiling)
+            limited = tool_limit_flag(
+                summary.median(),
+                self.ceiling_rps(cell_name),
+                summary.median(METRICS["load-share"]),
+                summary.median(METRICS["server-share"]),
+            )
+            if limited:
+                return Figure(summary, (*flags, limited), tool_limited=True)
         return Figure(summary, tuple(flags))
 
     def usable_figure(self, subject: str, cell: str) -> Figure | None:
@@ -97,6 +102,12 @@ class RunView:
         seen = {rep.result.keepalive_honoured for rep in cell_run.repetitions if rep.ok and rep.result is not None}
         return {value for value in seen if value is not None}, len(cell_run.repetitions)
 
+    def tool_limited(self, cells: list[Cell]) -> bool:
+        """Whether every unusable figure among these ran and only the load tool held it back."""
+        found = [self.figure(*cell) for cell in cells]
+        unusable = [f for f in found if f is None or not f.usable]
+        return bool(unusable) and all(f is not None and f.limited_only for f in unusable)
+
     def why_not(self, cells: list[Cell]) -> str:
         """Why these figures cannot decide anything: which did not run, which are flagged and why."""
         reasons = []
@@ -105,5 +116,17 @@ class RunView:
             if found is None:
                 reasons.append(f"{subject} {cell} did not run")
             elif not found.usable:
-                reasons.append(f"{subject} {cell} flagged: {'; '.join(found.flags)}")
+                reasons.append(f"{subject} {cell} flagged: {'; '.join(found.flags)}{self._cross_checks(subject)}")
         return "; ".join(reasons) or "—"
+
+    def _cross_checks(self, subject: str) -> str:
+        """What the load tools that are not their own limit measured of a subject (wrk, h2load), if any."""
+        record = self.run.subject(subject)
+        measured = [
+            f"{cell.name} {RPS.fmt(found.summary.median())} {RPS.unit}"
+            for cell in (record.cells if record else ())
+            if not cell.TOOL.limited_at_ceiling
+            and (found := self.figure(subject, cell.name)) is not None
+            and found.usable
+        ]
+        return f" (the cross-checks measured {', '.join(measured)})" if measured else ""

@@ -17,7 +17,8 @@ from benchsite.sphinxext.tables import table
 VERDICT_NOTE = (
     "A claim holds on a machine when the whole 95 % interval of that machine's runs, pooled, clears the "
     "rule's threshold, does not hold when the whole interval misses it, and is inconclusive when the "
-    "interval straddles it; a flagged or missing figure decides nothing (could not run). Over all machines "
+    "interval straddles it; a figure the load tool, not the server, set decides nothing (limited by the load "
+    "tool), nor does a failed, flagged or missing one (could not run). Over all machines "
     "a claim holds on every one, does not hold on any, or depends on the machine."
 )
 

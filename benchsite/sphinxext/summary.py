@@ -78,7 +78,7 @@ class BenchSummary(AcrossRecipes):
         rows = []
         for recipe in self.recipes():
             counts = Counter(claim.state for claim in recipe.claims)
-            ran = [claim for claim in recipe.claims if claim.state != State.COULD_NOT_RUN]
+            ran = [claim for claim in recipe.claims if not claim.state.decided_nothing]
             headline = next(iter(ran or recipe.claims), None)  # the first conclusion that could be tested here
             run = recipe.shown
             rows.append(

@@ -29,7 +29,13 @@ class State(StrEnum):
     DOES_NOT_HOLD = "does not hold"
     DEPENDS = "depends on the machine"  # across machines: holds on some, does not hold on others
     INCONCLUSIVE = "inconclusive"
+    LIMITED = "limited by the load tool"  # the figures ran, but the load tool, not the server, set them
     COULD_NOT_RUN = "could not run"
+
+    @property
+    def decided_nothing(self) -> bool:
+        """A state that says nothing about the claim (the figures it needs are missing or not the server's)."""
+        return self in (State.LIMITED, State.COULD_NOT_RUN)
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,12 @@ class ClaimBase(Record):
     def published_value(self, published: OriginalFigures) -> str:
         """What the original page's own figures say on the rule (its single runs have no interval)."""
         raise NotImplementedError
+
+
+def unusable(view: Evidence, cells: list[Cell]) -> Outcome:
+    """The outcome of a claim whose figures cannot decide it: limited by the load tool, or could not run."""
+    state = State.LIMITED if view.tool_limited(cells) else State.COULD_NOT_RUN
+    return Outcome(state, view.why_not(cells))
 
 
 def fmt_interval(interval: Interval, digits: int = 2, rounds: bool = True) -> str:

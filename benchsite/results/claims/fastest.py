@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from benchsite.records import Name, Seq
-from benchsite.results.claims.base import ClaimBase, Outcome, State, against, fmt_interval
+from benchsite.results.claims.base import ClaimBase, Outcome, State, against, fmt_interval, unusable
 from benchsite.results.evidence import Evidence
 from benchsite.results.originals import OriginalFigures
 from benchsite.results.view import Cell
@@ -46,7 +46,7 @@ class FastestClaim(ClaimBase):
         needs: list[Cell] = []
         for cell in self.cells:
             if not view.usable(self.subject, cell):
-                return Outcome(State.COULD_NOT_RUN, view.why_not([(self.subject, cell)]))
+                return unusable(view, [(self.subject, cell)])
             for rival in competitors:
                 if not view.ran(rival, cell):
                     continue  # it does not run here

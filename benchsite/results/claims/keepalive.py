@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from benchsite.records import Name
-from benchsite.results.claims.base import ClaimBase, Outcome, State
+from benchsite.results.claims.base import ClaimBase, Outcome, State, unusable
 from benchsite.results.evidence import Evidence
 from benchsite.results.originals import OriginalFigures
 
@@ -34,7 +34,7 @@ class KeepaliveClaim(ClaimBase):
 
     def decide(self, view: Evidence) -> Outcome:
         if not view.usable(self.subject, self.cell):
-            return Outcome(State.COULD_NOT_RUN, view.why_not([(self.subject, self.cell)]))
+            return unusable(view, [(self.subject, self.cell)])
         seen, repetitions = view.keepalive_seen(self.subject, self.cell)
         if len(seen) != 1:
             return Outcome(

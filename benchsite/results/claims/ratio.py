@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from benchsite.records import Name, Pair
-from benchsite.results.claims.base import ClaimBase, Outcome, State, against, fmt_interval
+from benchsite.results.claims.base import ClaimBase, Outcome, State, against, fmt_interval, unusable
 from benchsite.results.evidence import Evidence
 from benchsite.results.metrics import MetricName, metric
 from benchsite.results.originals import OriginalFigures
@@ -54,7 +54,7 @@ class RatioClaim(ClaimBase):
         cells = [self.numerator, self.denominator]
         estimate = view.ratio(self.numerator, self.denominator, metric(self.metric))
         if estimate is None:
-            return Outcome(State.COULD_NOT_RUN, view.why_not(cells))
+            return unusable(view, cells)
         state = against(estimate, self.at_least, self.at_most)
         return Outcome(state, fmt_interval(estimate), tuple(cells) if state == State.INCONCLUSIVE else ())
 
