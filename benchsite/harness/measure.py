@@ -22,6 +22,8 @@ from benchsite.harness.start import Plan, Started
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
 from benchsite.model.run import Rounds, RunDocument, Warmup
+from benchsite.results.claims import Verdict
+from benchsite.results.intervals import half_width
 from benchsite.results.published import Published
 from benchsite.results.store import write_text
 from benchsite.results.view import RunView
@@ -259,12 +261,12 @@ class Measuring:
         return [(subject, cell) for cell in every_cell for subject in subjects if cell in cells_of[subject.name]]
 
     def further_rounds(self, published: Published | None, document: Callable[[], RunDocument]) -> Rounds:
-        """Rounds of the cells whose claims are still inconclusive, while the profile's limits allow."""
+        """Rounds of the cells whose claims are still inconclusive, or wider than the profile's precision
+        target, while the profile's limits allow."""
         profile = self.profile
         while True:
-            needed: set[tuple[str, str]] = set()
-            if published is not None and profile.max_rounds:
-                needed = {cell for verdict in published.verdicts(RunView(document())) for cell in verdict.needs}
+            verdicts = published.verdicts(RunView(document())) if published is not None else []
+            needed = {cell for verdict in verdicts for cell in self._needs(verdict)} if profile.max_rounds else set()
             stopped = self._why_stop(needed, published)
             if stopped:
                 return Rounds(
@@ -275,6 +277,7 @@ class Measuring:
                     further_repetitions=self.further_repetitions,
                     stopped=stopped,
                     elapsed_s=round(time.monotonic() - self.run_started, 1),
+                    claims={verdict.claim.id: self._stood(verdict, stopped) for verdict in verdicts},
                 )
             plan = [
                 (subject, [cell for cell in cells if (subject.name, cell.name) in needed])
@@ -286,6 +289,26 @@ class Measuring:
             self.round(self.rounds_made + 1, plan)
             self.further_repetitions += sum(len(cells) for _, cells in plan)
 
+    def _needs(self, verdict: Verdict) -> tuple[tuple[str, str], ...]:
+        """The cells further rounds should measure for a claim: an inconclusive one's, or those of an
+        estimate wider than the precision target."""
+        target = self.profile.target_half_width
+        width = half_width(verdict.estimate) if verdict.estimate is not None else None
+        if target and width is not None and width > target:
+            return verdict.needs + verdict.rests_on
+        return verdict.needs
+
+    def _stood(self, verdict: Verdict, stopped: str) -> str:
+        """Where a claim stood when the rounds stopped: its state, its interval's width, and why no more."""
+        width = half_width(verdict.estimate) if verdict.estimate is not None else None
+        said = verdict.status.value + ("" if width is None else f", ±{100 * width:.1f} %")
+        target = self.profile.target_half_width
+        if self._needs(verdict):
+            return f"{said}: {stopped}"
+        if target and width is not None:
+            return f"{said}: within the target ±{100 * target:g} %"
+        return said
+
     def _why_stop(self, needed: set[tuple[str, str]], published: Published | None) -> str:
         """Why no further round is made now ("" where one is)."""
         profile = self.profile
@@ -294,7 +317,8 @@ class Measuring:
         if published is None:
             return "no published claims to decide"
         if not needed:
-            return "no claim left that further rounds could decide"
+            target = f" or wider than ±{100 * profile.target_half_width:g} %" if profile.target_half_width else ""
+            return f"no claim left undecided{target}"
         if self.rounds_made >= profile.max_rounds:
             return f"max_rounds ({profile.max_rounds}) reached"
         elapsed = time.monotonic() - self.run_started

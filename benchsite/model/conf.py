@@ -31,6 +31,9 @@ class Profile(Record):
     # inconclusive, up to max_rounds in all (0: none) and while the whole run stays within time_budget_s.
     max_rounds: int = Field(ge=0, le=1000)
     time_budget_s: float = Field(ge=0, le=86400)
+    # Further rounds also go to claims whose ratio interval is wider than ± this share of the estimate
+    # (0.05: ±5 %), within the same limits (0: deciding is enough).
+    target_half_width: float = Field(ge=0, le=1)
 
     @model_validator(mode="after")
     def _bounded_rounds(self) -> Profile:
@@ -56,6 +59,7 @@ PROFILE_DEFAULTS: dict[str, Any] = {
     "cell_requests": {},
     "max_rounds": 0,
     "time_budget_s": 0,
+    "target_half_width": 0,
 }
 
 

@@ -28,7 +28,8 @@ from benchsite.tools.base import Count, Positive, Repetition
 #    fingerprint) of the run and of each host, and no SSH login or address of a host; the
 #    environment's virtualization
 # 4  each repetition says which clock its server CPU comes from (server_cpu_clock: "schedstat",
-#    nanoseconds, or "ticks", as every run before)
+#    nanoseconds, or "ticks", as every run before); the profile's target_half_width (0 before);
+#    the rounds say where each claim stood when they stopped (rounds.claims, empty before)
 FORMAT_VERSION: Literal[4] = 4
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
@@ -167,6 +168,7 @@ class Rounds(Record):
     further_repetitions: Count  # repetitions of the further rounds
     stopped: str  # why no further round was made
     elapsed_s: Positive  # the measurements' wall time
+    claims: dict[str, str]  # where each claim stood when the rounds stopped: its state and interval's width
 
 
 class RunDocument(Record):

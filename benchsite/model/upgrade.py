@@ -172,7 +172,8 @@ def run_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 to 4: every repetition's server CPU came from clock ticks."""
+    """Version 3 to 4: every repetition's server CPU came from clock ticks; no precision target; the
+    rounds did not say where each claim stood."""
     subjects = [
         {
             **subject,
@@ -183,7 +184,14 @@ def run_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
         }
         for subject in data["subjects"]
     ]
-    return {**data, "format_version": 4, "subjects": subjects}
+    rounds = data["rounds"]
+    return {
+        **data,
+        "format_version": 4,
+        "subjects": subjects,
+        "profile": {**data["profile"], "target_half_width": 0},
+        "rounds": None if rounds is None else {**rounds, "claims": {}},
+    }
 
 
 # Each step takes a document of its version to the next one.

@@ -49,6 +49,13 @@ def _stats() -> ModuleType:
     return stats
 
 
+def half_width(interval: Interval) -> float | None:
+    """How far the interval reaches either side of its centre, as a share (geometric: ±5 % is 0.05)."""
+    if interval.low is None or interval.high is None or interval.low <= 0:
+        return None
+    return math.sqrt(interval.high / interval.low) - 1
+
+
 def level_label(level: float) -> str:
     """An interval's confidence as pages print it: 95 %, 93.8 % (the min–max of five), 75 %."""
     return f"{100 * level:.1f}".removesuffix(".0") + " %"

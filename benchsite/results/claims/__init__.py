@@ -29,7 +29,15 @@ __all__ = ["CLAIM_KINDS", "AnyClaim", "Claim", "State", "Verdict", "decide", "fm
 def decide(claim: AnyClaim, view: Evidence, published: OriginalFigures) -> Verdict:
     """Decide a claim on one run; show the published value beside it."""
     outcome = claim.decide(view)
-    return Verdict(claim, outcome.state, outcome.today, claim.published_value(published), outcome.needs)
+    return Verdict(
+        claim,
+        outcome.state,
+        outcome.today,
+        claim.published_value(published),
+        outcome.needs,
+        outcome.estimate,
+        outcome.rests_on,
+    )
 
 
 def verdicts(view: Evidence, claims: tuple[AnyClaim, ...], published: OriginalFigures) -> list[Verdict]:

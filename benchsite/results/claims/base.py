@@ -45,6 +45,8 @@ class Outcome:
     state: State
     today: str  # the deciding value with its interval, or why there is none
     needs: tuple[Cell, ...] = ()  # the cell runs whose further rounds could decide an inconclusive claim
+    estimate: Interval | None = None  # the ratio it was decided on, where it is one
+    rests_on: tuple[Cell, ...] = ()  # the cell runs that estimate comes from
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ class Verdict:
     today: str
     published: str
     needs: tuple[Cell, ...] = ()
+    estimate: Interval | None = None
+    rests_on: tuple[Cell, ...] = ()
 
 
 class ClaimBase(Record):

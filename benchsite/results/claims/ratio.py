@@ -56,7 +56,8 @@ class RatioClaim(ClaimBase):
         if estimate is None:
             return unusable(view, cells)
         state = against(estimate, self.at_least, self.at_most)
-        return Outcome(state, fmt_interval(estimate), tuple(cells) if state == State.INCONCLUSIVE else ())
+        needs = tuple(cells) if state == State.INCONCLUSIVE else ()
+        return Outcome(state, fmt_interval(estimate), needs, estimate, tuple(cells))
 
     def published_value(self, published: OriginalFigures) -> str:
         top, bottom = published.figure(*self.numerator), published.figure(*self.denominator)
