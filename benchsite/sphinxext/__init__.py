@@ -15,6 +15,7 @@ from sphinx.config import Config
 
 from benchsite import __version__
 from benchsite.sphinxext.base import BenchRecipe
+from benchsite.sphinxext.calibration import BenchCalibration
 from benchsite.sphinxext.chart_directive import BenchChart
 from benchsite.sphinxext.claims import BenchClaims
 from benchsite.sphinxext.comparison import BenchCompare, BenchPublished
@@ -72,6 +73,7 @@ DIRECTIVES = {
     "bench-recipe": BenchRecipe,
     "bench-topology": BenchTopology,
     "bench-forest": BenchForest,
+    "bench-calibration": BenchCalibration,
 }
 
 

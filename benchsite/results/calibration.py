@@ -1,0 +1,94 @@
+"""What the A/A calibration runs say of the harness's intervals: every ratio between copies of one app
+is truly 1, so each interval either covers 1 or does not, and `invoke compare` either flags a change
+that is not there or does not.
+
+Each run's ratios are read from its first 2, 3, ... rounds too, so the same runs show how coverage
+and width change with the number of rounds a run makes before it decides.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from itertools import combinations
+
+from benchsite.results.compare import compare_runs
+from benchsite.results.intervals import Interval, half_width, paired_rounds, ratio_interval
+from benchsite.results.view import RunView
+
+
+@dataclass(frozen=True)
+class AtRounds:
+    """The A/A ratio intervals read from a run's first `rounds` rounds."""
+
+    rounds: int
+    intervals: tuple[Interval, ...]
+
+    @property
+    def covering(self) -> int:
+        return sum(1 for i in self.intervals if i.low is not None and i.high is not None and i.low <= 1 <= i.high)
+
+    @property
+    def coverage(self) -> float:
+        return self.covering / len(self.intervals)
+
+    @property
+    def median_half_width(self) -> float:
+        return statistics.median(w for i in self.intervals if (w := half_width(i)) is not None)
+
+
+@dataclass(frozen=True)
+class CompareRate:
+    """`invoke compare` on pairs of runs of identical code: how often it flags a change."""
+
+    pairs: int
+    pairs_flagged: int
+    cells: int
+    cells_flagged: int
+
+
+@dataclass(frozen=True)
+class Calibration:
+    runs: int
+    by_rounds: tuple[AtRounds, ...]  # 2 rounds, 3 rounds, ... up to the fewest any run made
+    compare: CompareRate
+
+    @property
+    def full(self) -> AtRounds:
+        """The intervals from every round the runs made."""
+        return self.by_rounds[-1]
+
+
+def aa_intervals(view: RunView, rounds: int) -> list[Interval]:
+    """Every ratio between two copies of the app, cell by cell, from the run's first `rounds` rounds."""
+    found = []
+    names = view.measured_names()
+    for cell in view.run.cell_names:
+        values = {name: view.round_values(name, cell) for name in names}
+        for top, bottom in combinations(names, 2):
+            a, b = values[top], values[bottom]
+            if a is None or b is None:
+                continue
+            first = {r: v for r, v in a.items() if r <= rounds}, {r: v for r, v in b.items() if r <= rounds}
+            interval = ratio_interval(paired_rounds(*first))
+            if interval is not None and interval.low is not None:
+                found.append(interval)
+    return found
+
+
+def calibrate(views: list[RunView]) -> Calibration:
+    """Coverage and width by rounds over every run, and compare's rate over consecutive pairs of runs."""
+    fewest = min(min(len(c.repetitions) for s in v.run.subjects for c in s.cells) for v in views)
+    by_rounds = tuple(
+        AtRounds(rounds, tuple(i for view in views for i in aa_intervals(view, rounds)))
+        for rounds in range(2, fewest + 1)
+    )
+    pairs = [(views[i], views[i + 1]) for i in range(0, len(views) - 1, 2)]  # disjoint: each run once
+    changes = [compare_runs(a, b) for a, b in pairs]
+    rate = CompareRate(
+        len(pairs),
+        sum(any(c.significant for c in found) for found in changes),
+        sum(len(found) for found in changes),
+        sum(c.significant for found in changes for c in found),
+    )
+    return Calibration(len(views), by_rounds, rate)

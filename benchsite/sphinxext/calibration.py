@@ -1,0 +1,80 @@
+"""``.. bench-calibration::``: the A/A runs' verdict on the harness's own intervals (see results/calibration.py)."""
+
+from __future__ import annotations
+
+from docutils import nodes
+
+from benchsite.errors import BenchError
+from benchsite.results.calibration import calibrate
+from benchsite.results.intervals import LEVEL, level_label
+from benchsite.sphinxext.base import BenchDirective
+from benchsite.sphinxext.chart_directive import chart_node
+from benchsite.sphinxext.chartspec import Chart, Series
+from benchsite.sphinxext.nodes import data
+from benchsite.sphinxext.tables import table
+
+
+class BenchCalibration(BenchDirective):
+    """Coverage of the A/A ratio intervals by rounds, their width, and compare's false-positive rate."""
+
+    def render(self) -> list[nodes.Node]:
+        groups = self.machine_runs()
+        views = sorted((v for group in groups for v in group.views), key=lambda v: v.run.run_id)
+        if len(views) < 2:
+            raise BenchError(f"bench-calibration: {len(views)} run of {self.recipe}: it needs at least two")
+        found = calibrate(views)
+        full = found.full
+        machines = ", ".join(f"{g.label} ({len(g.views)} runs)" for g in groups)
+        summary = nodes.paragraph()
+        summary += nodes.Text(f"{len(full.intervals)} A/A ratio intervals from {found.runs} runs on {machines}: ")
+        summary += data(
+            f"{full.covering} of {len(full.intervals)} cover 1 ({100 * full.coverage:.1f} %)",
+            recipe=self.recipe,
+            calibration="coverage",
+        )
+        summary += nodes.Text(
+            f" at their nominal {level_label(LEVEL)}, from {full.rounds} rounds each; their median half-width "
+            f"is ±{100 * full.median_half_width:.1f} %."
+        )
+        rate = found.compare
+        compared = nodes.paragraph()
+        compared += nodes.Text("invoke compare of consecutive runs, each run in one pair: ")
+        compared += data(
+            f"{rate.pairs_flagged} of {rate.pairs} pairs flagged a change",
+            recipe=self.recipe,
+            calibration="compare",
+        )
+        compared += nodes.Text(
+            f" ({rate.cells_flagged} of {rate.cells} cells, each pair's intervals simultaneous over its cells); "
+            "every change it could report is false here."
+        )
+        rows = [
+            [
+                str(at.rounds),
+                str(len(at.intervals)),
+                f"{at.covering} ({100 * at.coverage:.1f} %)",
+                f"±{100 * at.median_half_width:.1f} %",
+            ]
+            for at in found.by_rounds
+        ]
+        headers = (
+            "First rounds of each run",
+            "Intervals",
+            f"Cover 1 (nominal {level_label(LEVEL)})",
+            "Median half-width",
+        )
+        none = ((None,) * len(found.by_rounds),) * 2  # no whiskers
+        chart = Chart(
+            kind="line",
+            title=f"A/A ratio intervals by rounds ({found.runs} runs)",
+            x_label="rounds the interval is read from",
+            y_label="median half-width, % (line) and share that cover 1, %",
+            categories=tuple(str(at.rounds) for at in found.by_rounds),
+            series=(
+                Series(
+                    "median half-width, %", tuple(100 * at.median_half_width for at in found.by_rounds), *none, colour=0
+                ),
+                Series("cover 1, %", tuple(100 * at.coverage for at in found.by_rounds), *none, colour=2),
+            ),
+        )
+        return [summary, compared, table(headers, rows), chart_node(chart, "%")]
