@@ -14,11 +14,14 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from invoke import Collection, Context, Exit, task
 
 from benchsite.errors import BenchError
+
+if TYPE_CHECKING:
+    from benchsite.model.overhead import OverheadRecord
 
 ROOT = Path(__file__).resolve().parent
 APT_PACKAGES_FILE = ROOT / "conf" / "apt-packages.txt"
@@ -285,9 +288,21 @@ def overhead(
     record, run_dir = compare_with_bare_ab(loaded, subject, cell, rounds, requests, _path(c, "data_dir"), ROOT)
     print(
         f"harness median {record.harness_rps_median:,.1f} req/s, bare ab median "
-        f"{record.bare_rps_median:,.1f} req/s: {record.difference_percent:+.1f}% "
-        f"({rounds} rounds each; raw outputs in {run_dir})"
+        f"{record.bare_rps_median:,.1f} req/s ({rounds} rounds each; raw outputs in {run_dir})"
     )
+    print(f"harness ÷ bare ab, round by round: {overhead_ratio(record)}")
+
+
+def overhead_ratio(record: OverheadRecord) -> str:
+    """The harness's req/s over bare ab's, paired round by round, with its interval (or why none)."""
+    from benchsite.results.claims import fmt_interval
+    from benchsite.results.intervals import level_label, ratio_interval
+
+    pairs = [h / b for h, b in zip(record.harness_rps, record.bare_rps, strict=False)]
+    found = ratio_interval(pairs)
+    if found is None or not found.bounded:
+        return "no interval: fewer than two rounds"
+    return f"{fmt_interval(found, digits=3)} ({level_label(found.level)} interval)"
 
 
 @task(help={"name": "the new recipe's name: lowercase letters, digits and hyphens (e.g. my-servers)"})
