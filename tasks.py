@@ -64,6 +64,8 @@ def _apt_packages() -> list[str]:
         "is fine; the other stays here), or a TOML file with a [hosts] table; set them up with hosts-setup",
         "machine": "the name pages give this machine (a-z, 0-9, -); default: conf/machine.toml's, else one "
         "made from the CPU model and count",
+        "keep_going": "exit 0 even when a subject whose software is here failed to start or to answer correctly "
+        "(the run is kept either way, with the reason in the subject's row)",
     }
 )
 @reported
@@ -75,6 +77,7 @@ def recipe(
     clean: bool = False,
     hosts: str = "",
     machine: str = "",
+    keep_going: bool = False,
 ) -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
     from benchsite.harness.leftovers import clean as clean_leftover
@@ -84,11 +87,12 @@ def recipe(
     from benchsite.harness.remote import placed
     from benchsite.harness.runner import run_recipe
     from benchsite.harness.signals import signals_as_interrupt
+    from benchsite.harness.start import FAILED_AT_START
     from benchsite.model.hosts import parse_hosts
     from benchsite.model.machine import naming
     from benchsite.model.recipe import available_recipes, load_recipe
     from benchsite.results.published import published_claims
-    from benchsite.results.store import list_runs
+    from benchsite.results.store import list_runs, load_run
 
     placement = parse_hosts(hosts)
     recipes_dir, conf_dir = _path(c, "recipes_dir"), _path(c, "conf_dir")
@@ -112,6 +116,7 @@ def recipe(
                 f"`.venv/bin/invoke recipe {name} --clean` removes it",
                 file=sys.stderr,
             )
+    broken: list[str] = []
     with signals_as_interrupt(), placed(placement, ROOT) as where:  # every host reached before anything starts
         for each in loaded:
             print(f"{each.name}: {each.title} (profile {profile})", file=sys.stderr)
@@ -127,6 +132,14 @@ def recipe(
             if claims[each.name] is not None:
                 _print_verdicts(run_dir, claims[each.name])
             print(f"wrote {_shown(run_dir)}; build the site with `.venv/bin/invoke docs`", file=sys.stderr)
+            failed = [s for s in load_run(run_dir).skipped if s.reason == FAILED_AT_START]
+            broken += [f"{each.name}: {s.label} failed ({' '.join(s.detail.split())})" for s in failed]
+    if broken and not keep_going:
+        raise Exit(
+            f"error: {'; '.join(broken)}: fix the subject (the run is kept with the reason in its row), or pass "
+            "--keep-going to accept a run without it",
+            code=1,
+        )
 
 
 def _print_verdicts(run_dir: Path, published: Any) -> None:
@@ -305,13 +318,18 @@ def overhead_ratio(record: OverheadRecord) -> str:
     return f"{fmt_interval(found, digits=3)} ({level_label(found.level)} interval)"
 
 
-@task(help={"name": "the new recipe's name: lowercase letters, digits and hyphens (e.g. my-servers)"})
+@task(
+    help={
+        "name": "the new recipe's name: lowercase letters, digits and hyphens (e.g. my-servers)",
+        "title": "the page's title as readers see it (e.g. 'WSGI frameworks'); default: made from the name",
+    }
+)
 @reported
-def new_page(c: Context, name: str) -> None:
+def new_page(c: Context, name: str, title: str = "") -> None:
     """Scaffold a working recipe: its subject, cell and profiles, its conf, its page and its test."""
     from benchsite.scaffold import new_page as scaffold
 
-    written = scaffold(name, ROOT)
+    written = scaffold(name, ROOT, title)
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
     print(f"next: .venv/bin/invoke recipe {name} --profile quick && .venv/bin/invoke docs")

@@ -135,22 +135,27 @@ Raw output
 
 TEST = Template('''"""The $name recipe runs against its real server (scaffolded by invoke new-page)."""
 
+from benchsite.model.recipe import load_recipe
 from benchsite.results.store import list_runs, load_run
-from conftest import run_invoke
+from conftest import REPO, run_invoke
 
 
-def test_the_quick_profile_measures_every_cell(tmp_path):
+def test_the_quick_profile_measures_every_subject_in_every_cell(tmp_path):
     result = run_invoke("recipe", "$name", "--profile", "quick", "--data-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr
     run = load_run(list_runs(tmp_path / "$name")[-1])
+    assert run.skipped == (), run.skipped  # every subject ran
+    declared = load_recipe("$name", REPO / "recipes", REPO / "conf").subjects
+    assert [s.name for s in run.subjects] == [s.name for s in declared]
     for subject in run.subjects:
         for cell in subject.cells:
             assert all(rep.ok for rep in cell.repetitions), (subject.name, cell.name)
 ''')
 
 
-def new_page(name: str, root: Path) -> list[Path]:
-    """Write the files of a new recipe page; refuse a bad name or one that exists."""
+def new_page(name: str, root: Path, title: str = "") -> list[Path]:
+    """Write the files of a new recipe page (titled as given, else from its name); refuse a bad name or one
+    that exists."""
     if len(name) > MAX_NAME or not NAME.match(name):
         shown = name if len(name) <= MAX_NAME else name[:MAX_NAME] + "…"
         raise BenchError(
@@ -160,7 +165,9 @@ def new_page(name: str, root: Path) -> list[Path]:
     data_folders = {path.name for path in (root / "data").glob("*") if path.is_dir()}  # method, experiments...
     if name in RESERVED | data_folders and not (root / "recipes" / name).exists():
         raise BenchError(f"{name!r} is taken (by `invoke recipe all` or a folder of data/): pick another name")
-    title = name.replace("-", " ").capitalize()
+    title = " ".join(title.split()) or name.replace("-", " ").capitalize()
+    if '"' in title or "\\" in title:
+        raise BenchError(f"title {title!r}: write it without double quotes or backslashes")
     files = {
         root / "recipes" / name / "recipe.toml": RECIPE.substitute(title=title),
         root / "recipes" / name / "app.py": APP,

@@ -44,8 +44,11 @@ expect = { status = 200, body = "hello" }
 """
     toy.add("exits", toy_subject() + failing)
     result = run_toy(toy, "exits")
-    assert result.returncode == 0, result.stderr
-    [run_dir] = list_runs(toy.data_dir / "exits")
+    assert result.returncode == 1, result.stderr  # a subject that is here but broken fails the run...
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: exits: Broken server failed (subject 'broken' exited with code 3 at start")
+    assert last.endswith("or pass --keep-going to accept a run without it")
+    [run_dir] = list_runs(toy.data_dir / "exits")  # ...and the run is kept, with the reason in its row
     document = json.loads((run_dir / "run.json").read_text())
     assert [s["name"] for s in document["subjects"]] == ["toy"]
     [broken] = document["skipped"]
@@ -54,6 +57,21 @@ expect = { status = 200, body = "hello" }
         and broken["reason"] == "it did not start or did not answer correctly on this machine"
     )
     assert "subject 'broken' exited with code 3 at start (cannot read its config)" in broken["detail"]
+    assert processes_mentioning(str(toy.root)) == []
+
+
+def test_a_subject_with_the_wrong_body_fails_the_run_unless_told_to_keep_going(toy: ToyRecipes) -> None:
+    toy.add(
+        "wrong",
+        toy_subject() + toy_subject("--body", "goodbye", name="wrong").replace("[[subjects]]", "\n[[subjects]]"),
+    )
+    result = run_toy(toy, "wrong")
+    assert result.returncode == 1 and "answered GET / with body" in result.stderr.splitlines()[-1], result.stderr
+    kept = run_invoke(
+        "recipe", "wrong", "--profile", "quick", "--data-dir", str(toy.data_dir), "--keep-going", env=toy.env
+    )
+    assert kept.returncode == 0, kept.stderr
+    assert len(list_runs(toy.data_dir / "wrong")) == 2  # both runs kept, the wrong subject in its row
     assert processes_mentioning(str(toy.root)) == []
 
 

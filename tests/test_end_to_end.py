@@ -234,8 +234,12 @@ def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> 
     assert len(charts) >= 2
     for name, alt in charts:
         assert (site.html_dir / "_images" / name).stat().st_size > 1000
-        assert unescape(alt).startswith("Forest plot") or any(
-            subject.label in unescape(alt) for subject in run.measured
+        assert f'<a href="../_images/{name}"' in html  # each chart links to its full-size SVG
+        assert len(unescape(alt)) <= 300
+        assert (
+            unescape(alt).startswith("Forest plot")
+            or any(subject.label in unescape(alt) for subject in run.measured)
+            or "subjects; every value is in the results table" in unescape(alt)
         )
     published = load_published(site.data_dir / recipe / "published.toml")
     claims = one(html, table="claims", recipe=recipe)

@@ -28,7 +28,7 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
     for part in ("benchsite", "conf", "data", "docs", "recipes", "tests"):
         shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("_build", "__pycache__"))
     shutil.copy(REPO / "tasks.py", root / "tasks.py")
-    created = invoke_in(root, "new-page", "demo-servers")
+    created = invoke_in(root, "new-page", "demo-servers", "--title", "Demo  HTTP servers")
     assert created.returncode == 0, created.stderr
     assert (root / "tests" / "test_recipe_demo_servers.py").is_file()
     run = invoke_in(root, "recipe", "demo-servers", "--profile", "quick")
@@ -37,6 +37,15 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
     assert docs.returncode == 0, docs.stdout[-2000:] + docs.stderr
     page = (root / "docs" / "_build" / "html" / "recipes" / "demo-servers.html").read_text()
     assert "Hello app on cheroot" in page and '<img src="../_images/bench-' in page
+    assert "<h1>Demo HTTP servers" in page  # the title as written, spaces tidied
+    scaffolded = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_recipe_demo_servers.py"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert scaffolded.returncode == 0, scaffolded.stdout[-2000:]  # its own test passes on its own recipe
     # its own claim, decided, labelled as the page's own, with no empty comparison with an original
     assert "This page&#8217;s claim" in page or "This page's claim" in page
     assert "Ten concurrent clients get at least as many requests per second as one." in page

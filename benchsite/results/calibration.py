@@ -59,6 +59,46 @@ class Calibration:
         return self.by_rounds[-1]
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One way of slicing the same measurement (a profile of the calibration recipe): how wide its
+    intervals come out for the machine time it takes."""
+
+    profile: str
+    requests: int  # per slice (one repetition)
+    rounds: int
+    runs: int
+    median_half_width: float
+    minutes_per_run: float  # the measuring time, median over the runs
+
+    @property
+    def width_per_minute(self) -> float:
+        """The half-width scaled to one minute of measuring (width shrinks as 1/sqrt(time))."""
+        return self.median_half_width * self.minutes_per_run**0.5
+
+
+def _measuring_s(view: RunView) -> float:
+    """A run's measuring time: from its first round to its last (start-up of each slice included)."""
+    if view.run.rounds is not None:
+        return view.run.rounds.elapsed_s
+    return sum(rep.wall_s for s in view.run.subjects for c in s.cells for rep in c.repetitions)
+
+
+def variant(profile: str, views: list[RunView]) -> Variant:
+    """The intervals of every round of these runs, and the time the runs took."""
+    rounds = min(min(len(c.repetitions) for s in v.run.subjects for c in s.cells) for v in views)
+    widths = [w for view in views for i in aa_intervals(view, rounds) if (w := half_width(i)) is not None]
+    minutes = [_measuring_s(view) / 60 for view in views]
+    return Variant(
+        profile,
+        views[0].run.profile.requests,
+        rounds,
+        len(views),
+        statistics.median(widths),
+        statistics.median(minutes),
+    )
+
+
 def aa_intervals(view: RunView, rounds: int) -> list[Interval]:
     """Every ratio between two copies of the app, cell by cell, from the run's first `rounds` rounds."""
     found = []

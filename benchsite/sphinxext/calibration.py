@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from docutils import nodes
+from docutils.parsers.rst import directives
 
 from benchsite.errors import BenchError
-from benchsite.results.calibration import calibrate
+from benchsite.model.run import RUN_FILE
+from benchsite.results.calibration import calibrate, variant
 from benchsite.results.intervals import LEVEL, level_label
+from benchsite.results.store import list_runs, load_view
 from benchsite.sphinxext.base import BenchDirective
 from benchsite.sphinxext.chart_directive import chart_node
 from benchsite.sphinxext.chartspec import Chart, Series
@@ -15,9 +20,50 @@ from benchsite.sphinxext.tables import table
 
 
 class BenchCalibration(BenchDirective):
-    """Coverage of the A/A ratio intervals by rounds, their width, and compare's false-positive rate."""
+    """Coverage of the A/A ratio intervals by rounds, their width, and compare's false-positive rate; with
+    :variants:, the same measurement sliced as other profiles, by width per minute of machine time."""
+
+    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "variants": directives.unchanged}
 
     def render(self) -> list[nodes.Node]:
+        return [*self._calibration(), *self._variants()]
+
+    def _variants(self) -> list[nodes.Node]:
+        names = [n.strip() for n in self.options.get("variants", "").split(",") if n.strip()]
+        if not names:
+            return []
+        recipe_dir = self.data_dir() / self.recipe
+        rows = []
+        for name in names:
+            runs = list_runs(recipe_dir, name)
+            if not runs:
+                raise BenchError(f"bench-calibration: no {name} run of {self.recipe} in {recipe_dir}")
+            for path in runs:
+                self.note(path / RUN_FILE)
+            found = variant(name, [load_view(path) for path in runs])
+            rows.append(
+                [
+                    name,
+                    f"ab -n {found.requests}",
+                    str(found.rounds),
+                    str(found.runs),
+                    f"{found.minutes_per_run:.2f}",
+                    f"±{100 * found.median_half_width:.1f} %",
+                    f"±{100 * found.width_per_minute:.1f} %",
+                ]
+            )
+        headers = (
+            "Profile",
+            "Slice",
+            "Rounds",
+            "Runs",
+            "Minutes measuring per run",
+            "Median half-width",
+            "Scaled to one minute",
+        )
+        return [table(headers, rows)]
+
+    def _calibration(self) -> list[nodes.Node]:
         groups = self.machine_runs()
         views = sorted((v for group in groups for v in group.views), key=lambda v: v.run.run_id)
         if len(views) < 2:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import textwrap
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -22,6 +23,7 @@ _MATPLOTLIB = metadata.version("matplotlib")
 # grouped bars; one sorted panel per category; lines; a forest plot (one row per category, estimates
 # with their intervals against the thresholds)
 ChartKind = Literal["bar", "hbar", "line", "forest"]
+ALT_MAX = 300  # characters of alt text: a screen reader reads it whole
 CHART_KINDS: tuple[str, ...] = get_args(ChartKind)
 _SHAPES: dict[ChartKind, str] = {
     "bar": "Bar chart",
@@ -72,6 +74,28 @@ class Chart:
         return any(series.flagged and any(series.flagged) for series in self.series)
 
     def alt_text(self, unit: str) -> str:
+        """What the chart shows, in words: value by value where that is short, else what it plots and where
+        the values are (at most ALT_MAX characters)."""
+        full = self._values_text(unit)
+        if len(full) <= ALT_MAX:
+            return full
+        shape, label = _SHAPES[self.kind], self.y_label.replace("\n", " ")
+        if self.kind == "forest":
+            what = self.x_label.split(":")[0]
+            rule = f" against the rule ({', '.join(f'{t:g}' for t in self.thresholds)})" if self.thresholds else ""
+            short = f"{shape} of {what}: {len(self.categories)} estimates with their intervals{rule}; the verdicts "
+            short += "table gives each machine's."
+        else:
+            names = ", ".join(series.label for series in self.series)
+            short = f"{shape} of {label} against {self.x_label} for {names}; every value is in the results table."
+            if len(short) > ALT_MAX:
+                short = (
+                    f"{shape} of {label} against {self.x_label} for {len(self.series)} subjects; every value is in "
+                    "the results table."
+                )
+        return textwrap.shorten(short, ALT_MAX, placeholder="…")
+
+    def _values_text(self, unit: str) -> str:
         """What the chart shows, in words, value by value."""
         shape = _SHAPES[self.kind]
         label = self.y_label.replace("\n", " ")

@@ -36,7 +36,8 @@ def visit_chart_html(self: HTML5Translator, node: bench_chart) -> None:
         os.replace(temporary, path)  # only a complete drawing gets the cache name
     src = posixpath.join(self.builder.imgpath, path.name)
     self.body.append(
-        f'<figure class="bench-chart"><img src="{escape(src)}" alt="{escape(node["alt"])}" width="100%" /></figure>\n'
+        f'<figure class="bench-chart"><a href="{escape(src)}" title="the chart full size">'
+        f'<img src="{escape(src)}" alt="{escape(node["alt"])}" width="100%" /></a></figure>\n'
     )
     raise nodes.SkipNode
 
