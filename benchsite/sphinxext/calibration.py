@@ -61,7 +61,12 @@ class BenchCalibration(BenchDirective):
             "Median half-width",
             "Scaled to one minute",
         )
-        return [table(headers, rows)]
+        intro = nodes.paragraph(
+            text="The same measurement sliced differently (each profile of the calibration recipe, with the same "
+            "requests per cell in all): the width of its intervals, and that width scaled to one minute of "
+            "measuring (a width shrinks as one over the square root of the time), so that slicings compare."
+        )
+        return [intro, table(headers, rows)]
 
     def _calibration(self) -> list[nodes.Node]:
         groups = self.machine_runs()
@@ -114,7 +119,7 @@ class BenchCalibration(BenchDirective):
             kind="line",
             title=f"A/A ratio intervals by rounds ({found.runs} runs)",
             x_label="rounds the interval is read from",
-            y_label="median half-width, % (line) and share that cover 1, %",
+            y_label="%",
             categories=tuple(str(at.rounds) for at in found.by_rounds),
             series=(
                 Series(
