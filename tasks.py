@@ -133,11 +133,11 @@ def recipe(
                 _print_verdicts(run_dir, claims[each.name])
             print(f"wrote {_shown(run_dir)}; build the site with `.venv/bin/invoke docs`", file=sys.stderr)
             failed = [s for s in load_run(run_dir).skipped if s.reason == FAILED_AT_START]
-            broken += [f"{each.name}: {s.label} failed ({' '.join(s.detail.split())})" for s in failed]
+            broken += [f"{each.name}: {s.label} ({s.name}) failed: {' '.join(s.detail.split())}" for s in failed]
     if broken and not keep_going:
         raise Exit(
-            f"error: {'; '.join(broken)}: fix the subject (the run is kept with the reason in its row), or pass "
-            "--keep-going to accept a run without it",
+            f"error: {'; '.join(broken)}; the run is kept with the reason in its row: fix the subject and run "
+            "again, or pass --keep-going to accept a run without it",
             code=1,
         )
 

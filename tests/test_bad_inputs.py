@@ -46,7 +46,7 @@ expect = { status = 200, body = "hello" }
     result = run_toy(toy, "exits")
     assert result.returncode == 1, result.stderr  # a subject that is here but broken fails the run...
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: exits: Broken server failed (subject 'broken' exited with code 3 at start")
+    assert last.startswith("error: exits: Broken server (broken) failed: subject 'broken' exited with code 3 at start")
     assert last.endswith("or pass --keep-going to accept a run without it")
     [run_dir] = list_runs(toy.data_dir / "exits")  # ...and the run is kept, with the reason in its row
     document = json.loads((run_dir / "run.json").read_text())

@@ -94,7 +94,7 @@ def test_a_subject_that_fails_at_start_costs_only_its_own_row(toy: ToyRecipes) -
     failing = toy_subject(name="broken").replace('"{port}"', '"{port}", "--status", "500"')
     toy.add("isolated", toy_subject() + failing)
     result = run_invoke("recipe", "isolated", "--profile", "quick", "--data-dir", str(toy.data_dir), env=toy.env)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # a broken subject fails the run, which is kept
     [run_dir] = list_runs(toy.data_dir / "isolated")
     text = (run_dir / "run.json").read_text()
     assert '"name": "broken"' in text and "answered GET / with status 500 (expected 200)" in text
