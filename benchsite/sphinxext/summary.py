@@ -84,11 +84,13 @@ class BenchSummary(AcrossRecipes):
             rows.append(
                 [
                     link_to_page(f"recipes/{recipe.name}", run.title),
-                    f"{run.run_id} ({run.profile.name}), {run.started_at[:10]}, on {run.machine.name}",
+                    f"{run.started_at[:16].replace('T', ' ')} UTC on {run.machine.name}"
+                    + ("" if run.profile.name == "full" else f" ({run.profile.name} run)"),
                     f"{', '.join(group.label for group in recipe.machines)} ({counted(recipe.machines)})",
                     "—"
                     if headline is None
-                    else f"{headline.claim.text} Published {headline.published}; over every machine: {headline.state}.",
+                    else f"{headline.claim.text}{_published(headline.published)} Over every machine: "
+                    f"{headline.state}.",
                     data(
                         ", ".join(f"{counts[status]} {status}" for status in State if counts[status]) or "—",
                         recipe=recipe.name,
@@ -97,7 +99,12 @@ class BenchSummary(AcrossRecipes):
                 ]
             )
         headers = ("Page", "Run shown", "Machines (runs)", "Headline claim", "Verdicts over every machine")
-        return [block(table(headers, rows), table="summary")]
+        return [block(table(headers, rows, classes=["bench-summary"]), table="summary")]
+
+
+def _published(value: str) -> str:
+    """What the original page's figures said, where there is an original ("" for a page's own claims)."""
+    return "" if value in ("", "—") else f" Published: {value}."
 
 
 class BenchVerdicts(AcrossRecipes):
