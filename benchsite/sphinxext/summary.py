@@ -87,10 +87,7 @@ class BenchSummary(AcrossRecipes):
                     f"{run.started_at[:16].replace('T', ' ')} UTC on {run.machine.name}"
                     + ("" if run.profile.name == "full" else f" ({run.profile.name} run)"),
                     f"{', '.join(group.label for group in recipe.machines)} ({counted(recipe.machines)})",
-                    "—"
-                    if headline is None
-                    else f"{headline.claim.text}{_published(headline.published)} Over every machine: "
-                    f"{headline.state}.",
+                    "—" if headline is None else _headline(headline.claim.text, headline.published, headline.state),
                     data(
                         ", ".join(f"{counts[status]} {status}" for status in State if counts[status]) or "—",
                         recipe=recipe.name,
@@ -102,9 +99,10 @@ class BenchSummary(AcrossRecipes):
         return [block(table(headers, rows, classes=["bench-summary"]), table="summary")]
 
 
-def _published(value: str) -> str:
-    """What the original page's figures said, where there is an original ("" for a page's own claims)."""
-    return "" if value in ("", "—") else f" Published: {value}."
+def _headline(text: str, published: str, state: str) -> str:
+    """A page's first conclusion, what the original's figures said (where there is an original) and its state."""
+    said = "" if published in ("", "—") else f" Published: {published}."
+    return f"{text}{said} Over every machine: {state}."
 
 
 class BenchVerdicts(AcrossRecipes):
