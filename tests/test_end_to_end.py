@@ -314,6 +314,9 @@ def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None
         assert shown == ", ".join(f"{count} {status}" for status, count in counts.items() if count)
     verdict_page = unescape((committed_site / "verdicts.html").read_text())
     assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
+    every = [claim.state for recipe in RECIPES for claim in shown_and_machines(recipe)[2]]
+    tally = ", ".join(f"{every.count(status)} {status}" for status in State if every.count(status))
+    assert one(verdict_page, tally="all-verdicts").text == f"{len(every)} conclusions: {tally}."
 
 
 def test_a_run_ends_with_its_verdicts_in_the_terminal(tmp_path: Path) -> None:

@@ -110,7 +110,9 @@ class BenchVerdicts(AcrossRecipes):
 
     def render(self) -> list[nodes.Node]:
         rows = []
+        counts: Counter[State] = Counter()
         for recipe in self.recipes():
+            counts.update(claim.state for claim in recipe.claims)
             for claim in recipe.claims:
                 rows.append(
                     [
@@ -123,7 +125,12 @@ class BenchVerdicts(AcrossRecipes):
                     ]
                 )
         headers = ("Page", "Conclusion", "Rule", "Published", "On each machine [95 % interval]", "Verdict")
+        tally = ", ".join(f"{counts[state]} {state}" for state in State if counts[state])
+        totals = nodes.paragraph()
+        totals += nodes.strong(text="In all: ")
+        totals += data(f"{sum(counts.values())} conclusions: {tally}.", tally="all-verdicts")
         return [
+            totals,
             block(table(headers, rows, classes=["bench-claims", "bench-verdicts"]), table="verdicts"),
             nodes.paragraph(text=VERDICT_NOTE),
         ]
