@@ -41,6 +41,7 @@ InnerPath = Annotated[str, AfterValidator(_inside)]
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
 Text = Annotated[str, StringConstraints(min_length=1)]
 UrlPath = Annotated[str, StringConstraints(pattern=r"^/")]
+WebAddress = Annotated[str, StringConstraints(pattern=r"^https?://[^\s<>\"]+$")]
 Port = Annotated[int, Field(ge=0, le=65535)]
 
 

@@ -14,6 +14,7 @@ rinoh_documents = [
 # Copy buttons copy the command, not the prompt or the comments' output.
 copybutton_prompt_text = "$ "
 copybutton_only_copy_prompt_lines = True
+copybutton_line_continuation_character = "\\"
 html_theme = "sphinx_rtd_theme"
 html_static_path = ["_static"]
 # Written in the form the theme and Sphinx leave them in, so that a rebuild with nothing changed

@@ -17,7 +17,7 @@ from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from benchsite.errors import BenchError
 from benchsite.model.recipe import Recipe
-from benchsite.records import Name, Record, Seq, Text, describe, read_toml
+from benchsite.records import Name, Record, Seq, Text, WebAddress, describe, read_toml
 from benchsite.results.claims import AnyClaim, Claim, Verdict, decide
 from benchsite.results.machines import ClaimAcross, MachineRuns, across_machines
 from benchsite.results.originals import OriginalFigures, PublishedEntry, PublishedResult
@@ -46,6 +46,9 @@ class PublishedFile(Record):
 
     format_version: Literal[2]
     source: Text
+    # Where the original page can be read (checked against the seed's text), and the link's text.
+    source_url: WebAddress | None = None
+    source_url_note: str = ""
     notes: str = ""
     machine: dict[str, str] = Field(default_factory=dict)
     results: Seq[PublishedEntry] = ()
@@ -72,6 +75,8 @@ class Published(OriginalFigures):
     notes: str
     claims: tuple[AnyClaim, ...]
     reference_machine: str | None = None
+    source_url: str | None = None
+    source_url_note: str = ""
 
     def verdicts(self, view: RunView) -> list[Verdict]:
         """Every claim decided on one run, the published value beside each."""
@@ -144,6 +149,8 @@ def load_published(path: Path) -> Published:
         results=tuple(_parsed(entry, path.parent, path) for entry in data.results),
         claims=data.claims,
         reference_machine=data.reference_machine,
+        source_url=data.source_url,
+        source_url_note=data.source_url_note,
     )
 
 

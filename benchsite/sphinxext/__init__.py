@@ -18,7 +18,7 @@ from benchsite.sphinxext.base import BenchRecipe
 from benchsite.sphinxext.calibration import BenchCalibration
 from benchsite.sphinxext.chart_directive import BenchChart
 from benchsite.sphinxext.claims import BenchClaims
-from benchsite.sphinxext.comparison import BenchCompare, BenchPublished
+from benchsite.sphinxext.comparison import BenchCompare, BenchOriginal, BenchPublished
 from benchsite.sphinxext.environment import BenchEnvironment, BenchOverhead, BenchSubjects
 from benchsite.sphinxext.exports import setup_exports
 from benchsite.sphinxext.forest import BenchForest
@@ -48,6 +48,7 @@ from benchsite.sphinxext.nodes import (
 from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
 from benchsite.sphinxext.raw import BenchCommands, BenchRaw
 from benchsite.sphinxext.results import BenchResults
+from benchsite.sphinxext.setup_steps import BenchSetup
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
 from benchsite.sphinxext.topology import BenchTopology
 
@@ -58,6 +59,8 @@ DIRECTIVES = {
     "bench-environment": BenchEnvironment,
     "bench-commands": BenchCommands,
     "bench-published": BenchPublished,
+    "bench-original": BenchOriginal,
+    "bench-setup": BenchSetup,
     "bench-compare": BenchCompare,
     "bench-claims": BenchClaims,
     "bench-overhead": BenchOverhead,

@@ -24,7 +24,7 @@ class BenchPublished(PublishedDirective):
 
     def render(self) -> list[nodes.Node]:
         published = self.load_published()
-        source = nodes.paragraph(text=f"Source: {published.source}.")
+        source = source_paragraph(published)
         machine = table(("Original setting", ""), [[k, v] for k, v in published.machine.items()])
         with_cpu = any(r.cpu_us_per_request is not None for r in published.results)
         rows = [_published_row(r, with_cpu) for r in published.results]
@@ -44,6 +44,27 @@ class BenchPublished(PublishedDirective):
         results = table(headers, rows)
         notes = [nodes.paragraph(text=published.notes)] if published.notes else []
         return [source, machine, results, *notes]
+
+
+class BenchOriginal(PublishedDirective):
+    """Where the original page can be read: its address from published.toml, and what is found there."""
+
+    def render(self) -> list[nodes.Node]:
+        return [source_paragraph(self.load_published())]
+
+
+def source_paragraph(published: Published) -> nodes.paragraph:
+    """ "Original page: <link> (note). Source: ..." or the source alone when no address is known."""
+    para = nodes.paragraph(classes=["bench-original"])
+    if published.source_url:
+        para += nodes.Text("Original page: ")
+        text = published.source_url_note or published.source_url
+        para += nodes.reference("", text, refuri=published.source_url)
+        para += nodes.Text(". ")
+    else:
+        para += nodes.Text("No public address of the original page is recorded. ")
+    para += nodes.Text(f"Source: {published.source}.")
+    return para
 
 
 def _published_row(r: PublishedResult, with_cpu: bool) -> list:

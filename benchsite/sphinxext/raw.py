@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import statistics
+from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx import addnodes
 from sphinx.domains.std import StandardDomain
 
 from benchsite.errors import BenchError
@@ -73,8 +76,32 @@ class BenchRaw(BenchDirective):
         cast(StandardDomain, self.env.get_domain("std")).note_hyperlink_target(
             label, self.env.docname, node_id, heading
         )
-        title = nodes.rubric(text=f"{heading} ({which}): {rep.raw_output}", ids=[node_id])
-        return [title, literal(text)]
+        title = nodes.rubric(text=f"{heading} ({which}): ", ids=[node_id])
+        title += self._download(run, rep, rep.raw_output)
+        return [title, literal(text), self._every_repetition(run, cell)]
+
+    def _download(self, run: RunDocument, rep: Repetition[Any], text: str) -> nodes.Node:
+        """A link to the stored raw file itself; Sphinx copies it into the site's _downloads."""
+        path = run.raw_file(rep)
+        self.note(path)
+        page_dir = Path(self.env.doc2path(self.env.docname)).parent
+        return addnodes.download_reference(
+            "",
+            "",
+            nodes.literal(text=text),
+            reftarget=os.path.relpath(path, page_dir),  # Sphinx reads a leading "/" as the docs folder
+            refdoc=self.env.docname,
+            refexplicit=True,
+        )
+
+    def _every_repetition(self, run: RunDocument, cell: AnyCellRun) -> nodes.Node:
+        """One link per repetition's raw output, so the ones beside the median can be read as well."""
+        para = nodes.paragraph(text="Every repetition's raw output: ", classes=["bench-repetitions"])
+        for number, rep in enumerate(cell.repetitions):
+            if number:
+                para += nodes.Text(" · ")
+            para += self._download(run, rep, f"{rep.index}{'' if rep.ok else ' (failed)'}")
+        return para
 
 
 class BenchCommands(BenchDirective):

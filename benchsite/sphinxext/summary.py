@@ -16,7 +16,7 @@ from benchsite.results.machines import ClaimAcross, MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, load_published
 from benchsite.results.store import recipe_views
 from benchsite.sphinxext.base import ReportingDirective
-from benchsite.sphinxext.claims import VERDICT_NOTE, counted, on_each_machine, overall_node
+from benchsite.sphinxext.claims import VERDICT_NOTE, counted, on_each_machine, overall_node, verdict_node
 from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import block, data
 from benchsite.sphinxext.tables import table
@@ -87,7 +87,9 @@ class BenchSummary(AcrossRecipes):
                     f"{run.started_at[:16].replace('T', ' ')} UTC on {run.machine.name}"
                     + ("" if run.profile.name == "full" else f" ({run.profile.name} run)"),
                     f"{', '.join(group.label for group in recipe.machines)} ({counted(recipe.machines)})",
-                    "—" if headline is None else _headline(headline.claim.text, headline.published, headline.state),
+                    "—" if headline is None else headline.claim.text,
+                    "—" if headline is None or headline.published in ("", "—") else headline.published,
+                    "—" if headline is None else verdict_node(headline.state),
                     data(
                         ", ".join(f"{counts[status]} {status}" for status in State if counts[status]) or "—",
                         recipe=recipe.name,
@@ -95,14 +97,16 @@ class BenchSummary(AcrossRecipes):
                     ),
                 ]
             )
-        headers = ("Page", "Run shown", "Machines (runs)", "Headline claim", "Verdicts over every machine")
+        headers = (
+            "Page",
+            "Run shown",
+            "Machines (runs)",
+            "Headline claim",
+            "Original figure",
+            "Its verdict",
+            "All the page's verdicts",
+        )
         return [block(table(headers, rows, classes=["bench-summary"]), table="summary")]
-
-
-def _headline(text: str, published: str, state: str) -> str:
-    """A page's first conclusion, what the original's figures said (where there is an original) and its state."""
-    said = "" if published in ("", "—") else f" Published: {published}."
-    return f"{text}{said} Over every machine: {state}."
 
 
 class BenchVerdicts(AcrossRecipes):
