@@ -27,7 +27,7 @@ def test_each_page_links_its_original_page(committed_site: Path, recipe: str) ->
     html = unescape((committed_site / "recipes" / f"{recipe}.html").read_text())
     assert f'href="{published.source_url}"' in html
     body = html[html.index("<h1") :]
-    conclusions = re.search(r"Does? the original conclusions? holds?\?", body)
+    conclusions = re.search(r"Do(es)? the original conclusions? hold\?", body)
     assert conclusions is not None and body.index("Original page:") < conclusions.start()
 
 
