@@ -144,6 +144,19 @@ def test_a_fastest_claim_needs_every_ratio_surely_above_one(raw: list[float], st
     assert decide(FASTEST, run, PUBLISHED).status == status
 
 
+def test_a_fastest_claim_that_names_a_few_comparisons_lists_them_all() -> None:
+    cells = ("c1", "c10", "c1-k", "c10-k")
+    claim = parse_claim({"id": "f", "text": "t", "kind": "fastest", "subject": "framework", "cells": cells}, "test")
+    behind = [700.0, 770.0, 630.0, 730.0, 670.0]
+    run = run_with({**{("framework", c): behind for c in cells}, **{("raw-wsgi", c): FRAMEWORK for c in cells}})
+    verdict = decide(claim, run, PUBLISHED)
+    assert verdict.status == DOES_NOT_HOLD
+    assert verdict.today.endswith("and 1 more")
+    assert [item.split(":")[0] for item in verdict.details] == [f"surely behind at {c}" for c in cells]
+    few = decide(FASTEST, run_with({("framework", "c10"): FRAMEWORK, ("raw-wsgi", "c10"): behind}), PUBLISHED)
+    assert few.status == DOES_NOT_HOLD and few.details == ()  # nothing shortened, nothing more to list
+
+
 def test_a_flagged_cell_decides_nothing(tmp_path: Path) -> None:
     run = load_run(COMMITTED)
     subject = run.subjects[1]

@@ -11,7 +11,7 @@ from benchsite.errors import BenchError
 from benchsite.results.claims import State
 from benchsite.results.machines import ClaimAcross, MachineRuns
 from benchsite.sphinxext.base import PublishedDirective
-from benchsite.sphinxext.nodes import block, data
+from benchsite.sphinxext.nodes import bench_details, block, data
 from benchsite.sphinxext.tables import table
 
 VERDICT_NOTE = (
@@ -49,7 +49,19 @@ def on_each_machine(across: ClaimAcross, recipe: str) -> nodes.container:
         line += nodes.Text(" ")
         line += data(verdict_node(found.verdict.status), status=found.verdict.status, **tag)
         lines += line
+        if found.verdict.details:
+            lines += every_item(found.verdict.details)
     return lines
+
+
+def every_item(items: tuple[str, ...]) -> bench_details:
+    """The whole list a shortened verdict names only the first few of, opened on demand."""
+    listing = nodes.bullet_list()
+    for item in items:
+        listing += nodes.list_item("", nodes.paragraph(text=item))
+    details = bench_details(summary=f"the {len(items)} comparisons")
+    details += listing
+    return details
 
 
 def overall_node(across: ClaimAcross, recipe: str) -> nodes.container:

@@ -37,6 +37,7 @@ def decide(claim: AnyClaim, view: Evidence, published: OriginalFigures) -> Verdi
         outcome.needs,
         outcome.estimate,
         outcome.rests_on,
+        outcome.details,
     )
 
 

@@ -47,6 +47,7 @@ class Outcome:
     needs: tuple[Cell, ...] = ()  # the cell runs whose further rounds could decide an inconclusive claim
     estimate: Interval | None = None  # the ratio it was decided on, where it is one
     rests_on: tuple[Cell, ...] = ()  # the cell runs that estimate comes from
+    details: tuple[str, ...] = ()  # every item a shortened `today` lists only the first few of
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class Verdict:
     needs: tuple[Cell, ...] = ()
     estimate: Interval | None = None
     rests_on: tuple[Cell, ...] = ()
+    details: tuple[str, ...] = ()
 
 
 class ClaimBase(Record):

@@ -61,14 +61,20 @@ class FastestClaim(ClaimBase):
                     unsure.append(f"{cell}: {rival} ({fmt_interval(estimate, rounds=False)})")
                     needs += [(self.subject, cell), (rival, cell)]
         flagged = f"; flagged, not compared: {_some(not_compared)}" if not_compared else ""
+        listed = tuple(f"flagged, not compared: {item}" for item in not_compared)
         if behind:  # what decides it; the unsure comparisons no longer matter
-            return Outcome(State.DOES_NOT_HOLD, f"surely behind {_some(behind)}{flagged}")
+            details = tuple(f"surely behind at {item}" for item in behind) + listed
+            return Outcome(State.DOES_NOT_HOLD, f"surely behind {_some(behind)}{flagged}", details=_long(details))
         if unsure:
+            details = tuple(f"not surely ahead at {item}" for item in unsure) + listed
             return Outcome(
-                State.INCONCLUSIVE, f"not surely ahead of {_some(unsure)}{flagged}", tuple(dict.fromkeys(needs))
+                State.INCONCLUSIVE,
+                f"not surely ahead of {_some(unsure)}{flagged}",
+                tuple(dict.fromkeys(needs)),
+                details=_long(details),
             )
         cells = f"all {len(self.cells)} cells" if len(self.cells) > 1 else f"cell {self.cells[0]}"
-        return Outcome(State.HOLDS, f"surely ahead of every competitor in {cells}{flagged}")
+        return Outcome(State.HOLDS, f"surely ahead of every competitor in {cells}{flagged}", details=_long(listed))
 
     def published_value(self, published: OriginalFigures) -> str:
         ahead = 0
@@ -88,7 +94,15 @@ class FastestClaim(ClaimBase):
         return f"fastest at {ahead} of {len(self.cells)}"
 
 
-def _some(items: list[str], shown: int = 3) -> str:
-    """The first few of a list, and how many more."""
+SHOWN = 3
+
+
+def _some(items: list[str], shown: int = SHOWN) -> str:
+    """The first few of a list, and how many more (the page lists them all under it)."""
     more = f" and {len(items) - shown} more" if len(items) > shown else ""
     return ", ".join(items[:shown]) + more
+
+
+def _long(items: tuple[str, ...]) -> tuple[str, ...]:
+    """The full list, where the text shortened one (else nothing to add)."""
+    return items if len(items) > SHOWN else ()
