@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from benchsite.results.metrics import fmt_latency
 from benchsite.tools.wrk import WrkParseError, build_argv, parse_wrk_output
 from conftest import FIXTURES
 
@@ -65,3 +66,11 @@ def test_builds_a_bounded_argv() -> None:
         "5s",
         "http://127.0.0.1:1/",
     ]
+
+
+@pytest.mark.parametrize(
+    ("ms", "shown"),
+    [(0.085, "85 µs"), (0.0, "< 1 ms"), (3.0, "3 ms"), (1.27, "1.27 ms"), (1234.0, "1,234 ms"), (None, "—")],
+)
+def test_a_latency_shows_the_digits_its_tool_gave(ms: float | None, shown: str) -> None:
+    assert fmt_latency(ms) == shown

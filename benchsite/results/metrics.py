@@ -46,7 +46,21 @@ class Metric:
         """The value as a page prints it; "—" where there is none."""
         if value is None:
             return "—"
+        if self.name.startswith("latency-"):
+            return fmt_latency(value)
         return f"{value:.{self.decimals}f}%" if self.unit == "%" else f"{value:,.{self.decimals}f}"
+
+
+def fmt_latency(ms: float | None) -> str:
+    """A latency with the digits it has: "85 µs" below a millisecond (wrk), "< 1 ms" for ab's whole-ms 0,
+    whole milliseconds as such ("3 ms"), others to two decimals ("1.27 ms")."""
+    if ms is None:
+        return "—"
+    if ms == 0:
+        return "< 1 ms"  # ab reports whole milliseconds, rounded down
+    if ms < 1:
+        return f"{ms * 1000:,.0f} µs"
+    return f"{ms:,.0f} ms" if float(ms).is_integer() else f"{ms:,.2f} ms"
 
     @property
     def titled(self) -> str:
@@ -130,8 +144,8 @@ METRICS: dict[MetricName, Metric] = {
             2,
             None,
         ),
-        Metric("latency-p50", "median latency", "p50 ms", "ms", _percentile(50), "lower", 2, None),
-        Metric("latency-p99", "99th percentile latency", "p99 ms", "ms", _percentile(99), "lower", 2, None),
+        Metric("latency-p50", "median latency", "p50", "ms", _percentile(50), "lower", 2, None),
+        Metric("latency-p99", "99th percentile latency", "p99", "ms", _percentile(99), "lower", 2, None),
     )
 }
 assert set(METRICS) == set(get_args(MetricName)), "every metric name has its record"

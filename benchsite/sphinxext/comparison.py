@@ -10,12 +10,12 @@ from docutils.parsers.rst import directives
 from benchsite.errors import BenchError
 from benchsite.results.claims import fmt_interval
 from benchsite.results.figures import FLAG_LEGEND
-from benchsite.results.metrics import METRICS
+from benchsite.results.metrics import METRICS, fmt_latency
 from benchsite.results.originals import PublishedResult
 from benchsite.results.published import Published
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective, PublishedDirective
-from benchsite.sphinxext.tables import fmt_plain, fmt_ratio, table
+from benchsite.sphinxext.tables import fmt_ratio, table
 from benchsite.tools.ab import AbCellRun
 
 
@@ -36,7 +36,7 @@ class BenchPublished(PublishedDirective):
             "req/s",
             "Time/req (ms)",
             "Transfer (KB/s)",
-            "p50 / p99 (ms)",
+            "p50 / p99",
             "Keep-Alive requests",
         ]
         if with_cpu:
@@ -84,7 +84,7 @@ def _published_row(r: PublishedResult, with_cpu: bool) -> list:
         *head,
         METRICS["time-per-request"].fmt(r.result.time_per_request_ms),
         f"{r.result.transfer_rate_kbytes_s:,.2f}",
-        f"{fmt_plain(r.result.percentile_ms(50))} / {fmt_plain(r.result.percentile_ms(99))}",
+        f"{fmt_latency(r.result.percentile_ms(50))} / {fmt_latency(r.result.percentile_ms(99))}",
         "—" if r.result.keepalive_requests is None else str(r.result.keepalive_requests),
     ]
 
