@@ -50,6 +50,11 @@ class Metric:
             return fmt_latency(value)
         return f"{value:.{self.decimals}f}%" if self.unit == "%" else f"{value:,.{self.decimals}f}"
 
+    @property
+    def titled(self) -> str:
+        """The heading with its unit: "server CPU per request (µs)"."""
+        return f"{self.heading} ({self.unit})"
+
 
 def fmt_latency(ms: float | None) -> str:
     """A latency with the digits it has: "85 µs" below a millisecond (wrk), "< 1 ms" for ab's whole-ms 0,
@@ -61,11 +66,6 @@ def fmt_latency(ms: float | None) -> str:
     if ms < 1:
         return f"{ms * 1000:,.0f} µs"
     return f"{ms:,.0f} ms" if float(ms).is_integer() else f"{ms:,.2f} ms"
-
-    @property
-    def titled(self) -> str:
-        """The heading with its unit: "server CPU per request (µs)"."""
-        return f"{self.heading} ({self.unit})"
 
 
 def _rps(rep: Repetition[Any]) -> float | None:
