@@ -53,7 +53,8 @@ class BenchChart(BenchDirective):
             figures = [view.figure(name, cell) for cell in cells]
             summaries = [f.summary if f else None for f in figures]
             flagged = tuple(bool(f and not f.usable) for f in figures)
-            medians = tuple(s.median(of) if s and not s.repetitions_failed else None for s in summaries)
+            # a flagged figure keeps its number (drawn hatched, as the table prints it); only no figure is "failed"
+            medians = tuple(s.median(of) if s else None for s in summaries)
             intervals = [s.interval(of) if s and of is RPS else None for s in summaries]
             shown += intervals
             series.append(
@@ -65,6 +66,7 @@ class BenchChart(BenchDirective):
                     flagged,
                     colour=charted.index(name),
                     reference=kind == "hbar" and subject.role == "ceiling",
+                    absent=tuple(subject.cell(cell) is None for cell in cells),
                 )
             )
         whiskers = f"\n(whiskers: {levels_label(shown)} interval)" if kind in ("bar", "hbar") and of is RPS else ""

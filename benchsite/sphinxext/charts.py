@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import textwrap
-from typing import assert_never
+from datetime import datetime, timedelta
+from typing import Any, assert_never
 
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 
 from benchsite.sphinxext.chartspec import Chart, Series
@@ -29,8 +31,15 @@ def _colour(index: int) -> tuple[float, float, float]:
     return red, green, blue
 
 
+def _positions(chart: Chart) -> list[Any]:
+    """Where each category sits on the x axis: its time for a chart over time, else its place."""
+    if chart.times:
+        return [datetime.fromisoformat(time) for time in chart.times]
+    return list(range(len(chart.categories)))
+
+
 def _draw_lines(axes: plt.Axes, chart: Chart) -> None:
-    positions = range(len(chart.categories))
+    positions = _positions(chart)
     for index, series in enumerate(chart.series):
         points = [(x, m) for x, m in zip(positions, series.medians, strict=True) if m is not None]
         (line,) = axes.plot(
@@ -40,11 +49,17 @@ def _draw_lines(axes: plt.Axes, chart: Chart) -> None:
             color=_series_colour(series, index),
             label=series.label,
         )
-        failed = [x for x, m in zip(positions, series.medians, strict=True) if m is None]
+        failed = [
+            x
+            for i, (x, m) in enumerate(zip(positions, series.medians, strict=True))
+            if m is None and not series.is_absent(i)
+        ]
         if failed:
             axes.plot(failed, [0] * len(failed), marker="x", linestyle="none", color=line.get_color(), markersize=8)
         flagged = [
-            (x, m) for x, m in zip(positions, series.medians, strict=True) if m is not None and series.is_flagged(x)
+            (x, m)
+            for i, (x, m) in enumerate(zip(positions, series.medians, strict=True))
+            if m is not None and series.is_flagged(i)
         ]
         if flagged:  # a ring around each flagged point
             axes.plot(
@@ -77,8 +92,8 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
             if series.is_flagged(position):
                 bar.set_hatch("///")
                 bar.set_edgecolor("black")
-        for x, median in zip(xs, series.medians, strict=True):
-            if median is None:
+        for position, (x, median) in enumerate(zip(xs, series.medians, strict=True)):
+            if median is None and not series.is_absent(position):
                 axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
         axes.bar_label(
             bars, labels=[f"{m:,.0f}" if m is not None else "" for m in series.medians], fontsize=7, padding=2
@@ -91,17 +106,21 @@ def _series_colour(series: Series, index: int) -> tuple[float, float, float]:
     return _colour(series.colour if series.colour >= 0 else index)
 
 
-def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int) -> None:
-    """One category: a bar per subject, fastest on top, the interval as a whisker, the value past its end."""
+def _hbar_reach(chart: Chart) -> float:
+    """The largest value any panel draws (bar, whisker or reference line): one scale for every panel."""
+    values = [v for s in chart.series for v in (*s.medians, *s.highs) if v is not None]
+    return max([*values, 1.0])
+
+
+def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int, reach: float) -> None:
+    """One category: a bar per subject that runs there, fastest on top, the interval as a whisker, the value
+    past its end."""
     bars = [
-        (series, index, series.medians[position]) for index, series in enumerate(chart.series) if not series.reference
+        (series, index, series.medians[position])
+        for index, series in enumerate(chart.series)
+        if not series.reference and not series.is_absent(position)
     ]
     bars.sort(key=lambda item: -1.0 if item[2] is None else item[2], reverse=True)  # the fastest first, failed last
-    reach = max(
-        [value for s, _, m in bars for value in (m, s.highs[position]) if value is not None]
-        + [s.medians[position] or 0.0 for s in chart.series if s.reference]
-        + [1.0]
-    )
     for row, (series, index, median) in enumerate(bars):
         low, high = series.lows[position], series.highs[position]
         bar = axes.barh(
@@ -134,7 +153,9 @@ def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int) -> None:
 
 
 def _render_hbars(chart: Chart) -> plt.Figure:
-    rows = [len([s for s in chart.series if not s.reference]) for _ in chart.categories]
+    rows = [
+        len([s for s in chart.series if not s.reference and not s.is_absent(p)]) for p in range(len(chart.categories))
+    ]
     heights = [0.9 + 0.22 * count for count in rows]
     figure, panels = plt.subplots(
         len(chart.categories),
@@ -144,9 +165,11 @@ def _render_hbars(chart: Chart) -> plt.Figure:
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
+    reach = _hbar_reach(chart)
     for position, axes in enumerate(panels[:, 0]):
-        _draw_hbar_panel(axes, chart, position)
-    panels[-1, 0].set_xlabel(chart.y_label + _flag_note(chart))
+        _draw_hbar_panel(axes, chart, position, reach)
+    shared = "\n(one scale for every panel)" if len(chart.categories) > 1 else ""
+    panels[-1, 0].set_xlabel(chart.y_label + shared + _flag_note(chart))
     figure.suptitle(chart.title, fontsize=10)
     return figure
 
@@ -156,6 +179,7 @@ def render_svg(chart: Chart) -> bytes:
     return render(chart, "svg")
 
 
+MIN_TIME_SPAN = timedelta(hours=2)  # the narrowest x axis of a chart over time
 TEXT_PX_PER_CHAR = 7  # a tick label's width per character at 10 pt, roughly
 AXES_WIDTH_PX = 480  # the plot's width in a 7.5-inch figure with its legend beside it
 
@@ -211,8 +235,17 @@ def _render_forest(chart: Chart) -> plt.Figure:
 def _label_axes(axes: plt.Axes, chart: Chart) -> None:
     """Ticks, labels, title and grid of a single-panel chart."""
     # Labels that would not fit side by side stand upright, so that none covers another.
-    crowded = sum(len(category) for category in chart.categories) * TEXT_PX_PER_CHAR > AXES_WIDTH_PX
-    axes.set_xticks(range(len(chart.categories)), chart.categories, rotation=90 if crowded else 0)
+    if chart.times:  # dates where they fall, labelled as concisely as their spread allows
+        times = [datetime.fromisoformat(time) for time in chart.times]
+        span = max(times) - min(times)
+        pad = max(span * 0.05, (MIN_TIME_SPAN - span) / 2)  # one run, or runs minutes apart: an hour's room
+        axes.set_xlim(min(times) - pad, max(times) + pad)
+        locator = mdates.AutoDateLocator(minticks=3, maxticks=7)
+        axes.xaxis.set_major_locator(locator)
+        axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    else:
+        crowded = sum(len(category) for category in chart.categories) * TEXT_PX_PER_CHAR > AXES_WIDTH_PX
+        axes.set_xticks(range(len(chart.categories)), chart.categories, rotation=90 if crowded else 0)
     axes.set_xlabel(chart.x_label + _flag_note(chart))
     axes.set_ylabel(chart.y_label)
     axes.set_title(chart.title, loc="left", fontsize=9)  # from the plot's left edge: clear of the y label

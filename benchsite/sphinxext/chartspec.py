@@ -44,9 +44,13 @@ class Series:
     flagged: tuple[bool, ...] = ()  # per category: a figure not to take at face value (drawn hatched)
     colour: int = -1  # the subject's place in its run: one colour per subject on every chart of a page
     reference: bool = False  # the load tool's ceiling: a line across the bars, not a bar
+    absent: tuple[bool, ...] = ()  # per category: the subject does not run there (drawn as nothing, not failed)
 
     def is_flagged(self, index: int) -> bool:
         return bool(self.flagged) and self.flagged[index]
+
+    def is_absent(self, index: int) -> bool:
+        return bool(self.absent) and self.absent[index]
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class Chart:
     categories: tuple[str, ...]
     series: tuple[Series, ...]
     thresholds: tuple[float, ...] = ()  # a forest plot's rule: dashed lines the intervals must clear
+    times: tuple[str, ...] = ()  # a line chart over time: each category's UTC time (ISO 8601), spaced by date
 
     def digest(self) -> str:
         """A name for the file: changes whenever the data, options or drawing code change."""

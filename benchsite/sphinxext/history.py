@@ -74,17 +74,25 @@ class BenchHistory(BenchDirective):
         series = []
         for subject in latest.measured:
             for cell in cells:
-                medians = []
-                for view in views:
-                    summary = view.summaries.get((subject.name, cell))
-                    medians.append(summary.median() if summary and not summary.repetitions_failed else None)
-                series.append(Series(f"{subject.label}, {cell}", tuple(medians), tuple(medians), tuple(medians)))
+                summaries = [view.summaries.get((subject.name, cell)) for view in views]
+                medians = tuple(summary.median() if summary else None for summary in summaries)
+                series.append(
+                    Series(
+                        f"{subject.label}, {cell}",
+                        medians,
+                        medians,
+                        medians,
+                        flagged=tuple(bool(summary and summary.problems) for summary in summaries),
+                        absent=tuple(summary is None for summary in summaries),
+                    )
+                )
         chart = Chart(
             kind="line",
             title=f"{latest.title} on {group.label}: median req/s by run",
-            x_label="run (month-day hour:minute, UTC)",
+            x_label="date of the run (UTC)",
             y_label="median requests per second",
             categories=tuple(short_run_name(view.run.run_id)[5:16] for view in views),  # 11-22 05:40
             series=tuple(series),
+            times=tuple(view.run.started_at for view in views),
         )
         return chart_node(chart, RPS.unit)
