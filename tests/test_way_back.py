@@ -48,3 +48,24 @@ def test_every_repetitions_raw_output_is_a_link_to_the_stored_file(committed_sit
     shown = by_machine(recipe_views(REPO / "data" / recipe, "full"), published.reference_machine)[0].views[-1].run
     stored = {shown.raw_text(rep) for s in shown.subjects for c in s.cells for rep in c.repetitions}
     assert stored <= linked
+
+
+TOOL_WORDS = {"ab": "ab", "ApacheBench": "ab", "wrk": "wrk", "h2load": "h2load"}
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_no_page_names_a_load_tool_that_neither_its_runs_nor_its_original_used(
+    committed_site: Path, recipe: str
+) -> None:
+    text = re.sub(r"<[^>]+>", " ", unescape((committed_site / "recipes" / f"{recipe}.html").read_text()))
+    body = text[text.index("The question") :]
+    named = {TOOL_WORDS[word] for word in re.findall(r"\b(ab|ApacheBench|wrk|h2load)\b", body)}
+    ran = {
+        cell.tool
+        for view in recipe_views(REPO / "data" / recipe, "full")
+        for s in view.run.subjects
+        for cell in s.cells
+    }
+    published = load_published(REPO / "data" / recipe / "published.toml")
+    original = {"ab"} if any(result.result is not None for result in published.results) else set()
+    assert named <= ran | original, f"{recipe} names {sorted(named - ran - original)}"

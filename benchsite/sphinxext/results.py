@@ -114,11 +114,23 @@ class BenchResults(BenchDirective):
             f"{reps} repetition{'s' if reps != '1' else ''} per cell, each {loads_run(run)}{warmup}; "
             "medians over the repetitions with a distribution-free interval at its level (95 % where the "
             "repetitions allow it; with five, the min–max range, which covers the median 93.8 % of the time); "
-            "CV = standard deviation / mean, of req/s and of server CPU per request; load "
-            "CPU is the load tool's (ab, wrk, h2load) or, for a client under test, the client's own. "
+            "CV = standard deviation / mean, of req/s and of server CPU per request; "
+            f"{_load_cpu_is(run)} "
             "Each median links to the raw output of the repetition at the median (with an even count, the one "
             "just below it)."
         )
+
+
+def _load_cpu_is(run: RunDocument) -> str:
+    """Whose CPU the load CPU column is, naming only the tools this run's cells used."""
+    tools = sorted({cell.tool for subject in run.subjects for cell in subject.cells})
+    tools_named = [tool for tool in tools if tool != "client"]
+    parts = []
+    if tools_named:
+        parts.append(f"the load tool's ({', '.join(tools_named)})")
+    if "client" in tools:
+        parts.append("the client's own, for a client under test")
+    return f"load CPU is {' or '.join(parts)}." if parts else ""
 
 
 def loads_run(run: RunDocument) -> str:
