@@ -27,7 +27,8 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
     root = tmp_path / "site"
     for part in ("benchsite", "conf", "data", "docs", "recipes", "tests"):
         shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("_build", "__pycache__"))
-    shutil.copy(REPO / "tasks.py", root / "tasks.py")
+    for file in ("tasks.py", "README.md", "pyproject.toml"):  # the pages' set-up steps come from the README
+        shutil.copy(REPO / file, root / file)
     created = invoke_in(root, "new-page", "demo-servers", "--title", "Demo  HTTP servers")
     assert created.returncode == 0, created.stderr
     assert (root / "tests" / "test_recipe_demo_servers.py").is_file()

@@ -232,6 +232,14 @@ def _render_forest(chart: Chart) -> plt.Figure:
     return figure
 
 
+def _time_span(chart: Chart) -> str:
+    """The days a chart over time covers, for its axis label: " (2026-11-22 to 2026-11-23)"."""
+    if not chart.times:
+        return ""
+    days = sorted({time[:10] for time in chart.times})
+    return f" ({days[0]})" if len(days) == 1 else f" ({days[0]} to {days[-1]})"
+
+
 def _label_axes(axes: plt.Axes, chart: Chart) -> None:
     """Ticks, labels, title and grid of a single-panel chart."""
     # Labels that would not fit side by side stand upright, so that none covers another.
@@ -239,14 +247,15 @@ def _label_axes(axes: plt.Axes, chart: Chart) -> None:
         times = [datetime.fromisoformat(time) for time in chart.times]
         span = max(times) - min(times)
         pad = max(span * 0.05, (MIN_TIME_SPAN - span) / 2)  # one run, or runs minutes apart: an hour's room
-        axes.set_xlim(min(times) - pad, max(times) + pad)
+        axes.set_xlim(float(mdates.date2num(min(times) - pad)), float(mdates.date2num(max(times) + pad)))
         locator = mdates.AutoDateLocator(minticks=3, maxticks=7)
         axes.xaxis.set_major_locator(locator)
-        axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        # the dates the runs span go into the axis label, not into an offset that would meet it
+        axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, show_offset=False))
     else:
         crowded = sum(len(category) for category in chart.categories) * TEXT_PX_PER_CHAR > AXES_WIDTH_PX
         axes.set_xticks(range(len(chart.categories)), chart.categories, rotation=90 if crowded else 0)
-    axes.set_xlabel(chart.x_label + _flag_note(chart))
+    axes.set_xlabel(chart.x_label + _time_span(chart) + _flag_note(chart))
     axes.set_ylabel(chart.y_label)
     axes.set_title(chart.title, loc="left", fontsize=9)  # from the plot's left edge: clear of the y label
     axes.grid(axis="y", alpha=0.3)

@@ -97,7 +97,8 @@ class BenchRaw(BenchDirective):
     def _every_repetition(self, run: RunDocument, cell: AnyCellRun) -> nodes.Node:
         """One link per repetition's raw output, so the ones beside the median can be read as well."""
         para = nodes.paragraph(text="Every repetition's raw output: ", classes=["bench-repetitions"])
-        for number, rep in enumerate(cell.repetitions):
+        repetitions: tuple[Repetition[Any], ...] = tuple(cell.repetitions)
+        for number, rep in enumerate(repetitions):
             if number:
                 para += nodes.Text(" · ")
             para += self._download(run, rep, f"{rep.index}{'' if rep.ok else ' (failed)'}")
