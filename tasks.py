@@ -88,6 +88,7 @@ def recipe(
     from benchsite.harness.runner import run_recipe
     from benchsite.harness.signals import signals_as_interrupt
     from benchsite.harness.start import FAILED_AT_START
+    from benchsite.harness.sweep import swept
     from benchsite.model.hosts import parse_hosts
     from benchsite.model.machine import naming
     from benchsite.model.recipe import available_recipes, load_recipe
@@ -101,11 +102,17 @@ def recipe(
     names = available_recipes(recipes_dir) if name == "all" else [name]
     loaded = [load_recipe(recipe_name, recipes_dir, conf_dir) for recipe_name in names]  # all checked first
     claims = {}
-    for each in loaded:
-        each.profile(profile)
+    for index, each in enumerate(loaded):
+        chosen = each.profile(profile)
         claims[each.name] = published_claims(each, _path(c, "data_dir"))
         if placement.remote:
             check_placeable(each)
+        if chosen.releases:  # a release sweep: each release's environment, then its copies of the subjects
+            if placement.remote:
+                raise Exit("error: a release sweep runs on one machine: run it without --hosts", code=1)
+            loaded[index], copies = swept(each, chosen, say=lambda line: print(line, file=sys.stderr))
+            found = claims[each.name]
+            claims[each.name] = found.for_copies(copies) if found is not None else None
     for leftover in find_leftovers(target):
         if clean:
             clean_leftover(leftover)

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from benchsite.harness.byo import module_origin, portable_path, read_builds, sha256_of
+from benchsite.harness.sweep import recorded_env
 from benchsite.model.byo import ByoBuild
 from benchsite.model.recipe import AnySubject, fill_placeholders
 from benchsite.model.run import Origin
@@ -80,7 +81,18 @@ def subject_origins(subject: AnySubject, values: dict[str, str], repo: Path) -> 
         )
     programs = [fill_placeholders(p, values, subject.name) for p in subject.requires_programs]
     first = fill_placeholders(subject.argv[0], values, subject.name)
-    if first not in programs and first != values["python"]:
+    release = recorded_env(first) if subject.argv[0].startswith("{sweep}/") else None
+    if release is not None:  # a release sweep's copy: the release it runs, not the interpreter
+        origins.append(
+            Origin(
+                provides=release.package,
+                path=f"{{sweep}}/{release.folder}",
+                version=release.described(),
+                sha256=release.dist_sha256,
+                build=f"patched with {release.patch}" if release.patch else None,
+            )
+        )
+    elif first not in programs and first != values["python"]:
         programs.append(first)
     for program in programs:
         found = shutil.which(program)

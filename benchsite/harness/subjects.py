@@ -17,6 +17,7 @@ from pathlib import Path
 from benchsite.errors import BenchError
 from benchsite.harness.processes import LOOPBACK
 from benchsite.model.recipe import AnySubject, Recipe, fill_all, fill_placeholders
+from benchsite.model.sweep import SWEEP_DIR
 
 
 def base_values(recipe: Recipe, host: str = LOOPBACK) -> dict[str, str]:
@@ -28,6 +29,7 @@ def base_values(recipe: Recipe, host: str = LOOPBACK) -> dict[str, str]:
         "host": host,
         "recipe_dir": str(recipe.directory.resolve()),
         "site_packages": sysconfig.get_paths()["purelib"],
+        "sweep": str(SWEEP_DIR),  # a release sweep's environments
         "user": user,
         "group": grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name,
     }

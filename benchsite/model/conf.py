@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from benchsite.records import Name, Port, Record, Seq, Text
 from benchsite.tools import TOOLS, AnyCell
 from benchsite.tools.base import LoadTool
+
+# A release as PyPI numbers it: 3.2.4, 17.2.0.post0, 1.0rc1.
+Release = Annotated[str, StringConstraints(pattern=r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?$", max_length=32)]
 
 
 class Profile(Record):
@@ -34,6 +37,8 @@ class Profile(Record):
     # Further rounds also go to claims whose ratio interval is wider than ± this share of the estimate
     # (0.05: ±5 %), within the same limits (0: deciding is enough).
     target_half_width: float = Field(ge=0, le=1)
+    # A release sweep: every subject the conf's [sweep] names runs once per release of its package.
+    releases: Seq[Release] = ()
 
     @model_validator(mode="after")
     def _bounded_rounds(self) -> Profile:
@@ -102,11 +107,30 @@ SETTINGS_DEFAULTS: dict[str, Any] = {
 }
 
 
+class Sweep(Record):
+    """[sweep]: which package a sweep profile's releases are of, and which subjects use it."""
+
+    package: Text
+    subjects: Seq[Name] = Field(min_length=1)
+    # The smallest patch that makes a release run on today's Python: release -> file under conf/.
+    patches: dict[Release, Text] = Field(default_factory=dict)
+    # How a copy is labelled: {label} (the subject's), {package}, {release}; default "{label}, {package} {release}".
+    labels: dict[Name, Text] = Field(default_factory=dict)
+
+
 class ConfFile(Record):
     """conf/<name>.toml: [settings] (each with a default) and at least one [profiles.NAME]."""
 
     settings: Settings
     profiles: dict[str, Profile] = Field(min_length=1)
+    sweep: Sweep | None = None
+
+    @model_validator(mode="after")
+    def _sweep_named(self) -> ConfFile:
+        for profile in self.profiles.values():
+            if profile.releases and self.sweep is None:
+                raise ValueError(f"profiles.{profile.name}.releases needs a [sweep] table naming the package")
+        return self
 
     @model_validator(mode="before")
     @classmethod

@@ -31,6 +31,7 @@ SHOWN = {
     "{site_packages}": "$SITE_PACKAGES",
     "{workroot}": "$WORKROOT",
     "{repo}": "$REPO",
+    "{sweep}": "build/sweep",
 }
 
 
@@ -38,7 +39,7 @@ def placeholders_of(values: Mapping[str, str], workroot: Path | None) -> dict[st
     """{path: placeholder} for the paths a run filled into its commands (base_values and its temp folder)."""
     found = {
         values[name]: "{" + name + "}"
-        for name in ("python", "bin", "recipe_dir", "site_packages")
+        for name in ("python", "bin", "recipe_dir", "site_packages", "sweep")
         if name in values and values[name].startswith("/")
     }
     if values.get("host", "127.0.0.1") not in LOCAL_HOSTS:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from benchsite.errors import BenchError
-from benchsite.model.conf import ConfFile, Profile, Settings
+from benchsite.model.conf import ConfFile, Profile, Settings, Sweep
 from benchsite.records import InnerPath, Name, Record, Seq, Text, UrlPath, read_toml
 from benchsite.tools import AnyCell, Cell
 from benchsite.tools.ab import AbCell
@@ -188,6 +188,7 @@ class Recipe:
     packages: tuple[str, ...]
     profiles: dict[str, Profile]
     settings: Settings
+    sweep: Sweep | None = None  # the package a sweep profile's releases are of
 
     @property
     def recipe_path(self) -> Path:
@@ -224,6 +225,16 @@ class Recipe:
                         f"{self.conf_path}: profiles.{profile.name}.{key}: {', '.join(unknown)} "
                         f"unknown: I know about {', '.join(known)}: fix the file"
                     )
+
+    def _check_sweep(self) -> None:
+        if self.sweep is None:
+            return
+        known = [s.name for s in self.subjects]
+        unknown = [name for name in (*self.sweep.subjects, *self.sweep.labels) if name not in known]
+        if unknown:
+            raise BenchError(
+                f"{self.conf_path}: sweep: {', '.join(unknown)} unknown: I know about {', '.join(known)}: fix the file"
+            )
 
     def _check_files(self) -> None:
         """Every template a subject names is in the recipe's folder, and a program named by an absolute path
@@ -315,7 +326,9 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
         packages=declared.packages,
         profiles=conf.profiles,
         settings=conf.settings,
+        sweep=conf.sweep,
     )
     recipe._check_profiles()
+    recipe._check_sweep()
     recipe._check_files()
     return recipe

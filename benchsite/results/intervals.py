@@ -91,8 +91,9 @@ def paired_rounds(top: Mapping[int, float], bottom: Mapping[int, float]) -> list
     return [top[r] / bottom[r] for r in sorted(top.keys() & bottom.keys()) if top[r] > 0 and bottom[r] > 0]
 
 
-def ratio_interval(ratios: Sequence[float]) -> Interval | None:
-    """The geometric mean of per-round ratios, with a t interval on their logarithms (none below 2 rounds)."""
+def ratio_interval(ratios: Sequence[float], level: float = LEVEL) -> Interval | None:
+    """The geometric mean of per-round ratios, with a t interval at `level` on their logarithms (none below
+    2 rounds)."""
     if not ratios:
         return None
     logs = np.log(np.asarray(ratios, dtype=float))
@@ -100,9 +101,9 @@ def ratio_interval(ratios: Sequence[float]) -> Interval | None:
     if len(logs) < 2:
         return Interval(centre, None, None, 0.0, 1)
     if float(np.ptp(logs)) == 0.0:  # every round gave the same ratio
-        return Interval(centre, centre, centre, LEVEL, len(logs))
-    found = _stats().ttest_1samp(logs, 0.0).confidence_interval(LEVEL)
-    return Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), LEVEL, len(logs))
+        return Interval(centre, centre, centre, level, len(logs))
+    found = _stats().ttest_1samp(logs, 0.0).confidence_interval(level)
+    return Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), level, len(logs))
 
 
 def difference_interval(differences: Sequence[float]) -> Interval | None:

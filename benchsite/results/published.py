@@ -9,7 +9,7 @@ original conclusions as rules a new run can confirm or refute.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,6 +77,11 @@ class Published(OriginalFigures):
     reference_machine: str | None = None
     source_url: str | None = None
     source_url_note: str = ""
+
+    def for_copies(self, copies: dict[str, dict[str, str]]) -> Published:
+        """Every claim once per copy of its subjects (a release sweep): {suffix: {subject: its copy}}."""
+        claims = tuple(claim.with_subjects(names, suffix) for suffix, names in copies.items() for claim in self.claims)
+        return replace(self, claims=claims)
 
     def verdicts(self, view: RunView) -> list[Verdict]:
         """Every claim decided on one run, the published value beside each."""

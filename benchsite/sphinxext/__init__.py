@@ -47,6 +47,7 @@ from benchsite.sphinxext.nodes import (
 )
 from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
 from benchsite.sphinxext.raw import BenchCommands, BenchRaw
+from benchsite.sphinxext.releases import BenchReleases
 from benchsite.sphinxext.results import BenchResults
 from benchsite.sphinxext.setup_steps import BenchSetup
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
@@ -61,6 +62,7 @@ DIRECTIVES = {
     "bench-published": BenchPublished,
     "bench-original": BenchOriginal,
     "bench-setup": BenchSetup,
+    "bench-releases": BenchReleases,
     "bench-compare": BenchCompare,
     "bench-claims": BenchClaims,
     "bench-overhead": BenchOverhead,

@@ -96,7 +96,10 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
             if median is None and not series.is_absent(position):
                 axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
         axes.bar_label(
-            bars, labels=[f"{m:,.0f}" if m is not None else "" for m in series.medians], fontsize=7, padding=2
+            bars,
+            labels=[f"{m:,.{chart.decimals}f}" if m is not None else "" for m in series.medians],
+            fontsize=7,
+            padding=2,
         )
     axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)  # beside the plot, off the bars
     axes.margins(y=0.15)

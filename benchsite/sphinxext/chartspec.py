@@ -65,6 +65,7 @@ class Chart:
     series: tuple[Series, ...]
     thresholds: tuple[float, ...] = ()  # a forest plot's rule: dashed lines the intervals must clear
     times: tuple[str, ...] = ()  # a line chart over time: each category's UTC time (ISO 8601), spaced by date
+    decimals: int = 0  # of the values printed on the bars (2 for ratios)
 
     def digest(self) -> str:
         """A name for the file: changes whenever the data, options or drawing code change."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from benchsite.records import Name, Record, Text
 from benchsite.results.evidence import Evidence
@@ -84,6 +84,15 @@ class ClaimBase(Record):
         raise NotImplementedError
 
     def cells_named(self) -> set[str]:
+        raise NotImplementedError
+
+    def with_subjects(self, names: dict[str, str], suffix: str) -> Self:
+        """The same rule about other subjects (a release sweep's copies): names maps old to new; the id
+        gets the suffix so that every copy stays unique."""
+        return self.model_copy(update={"id": f"{self.id}-{suffix}", **self._renamed(names)})
+
+    def _renamed(self, names: dict[str, str]) -> dict[str, object]:
+        """The kind's subject fields with the names replaced (unnamed subjects stay)."""
         raise NotImplementedError
 
     def decide(self, view: Evidence) -> Outcome:

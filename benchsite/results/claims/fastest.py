@@ -33,6 +33,13 @@ class FastestClaim(ClaimBase):
     def subjects_named(self) -> set[str]:
         return {self.subject, *self.among}
 
+    def _renamed(self, names: dict[str, str]) -> dict[str, object]:
+        return {
+            "subject": names.get(self.subject, self.subject),
+            # "every subject" becomes every subject of the same copy, not of the others
+            "among": tuple(names.get(name, name) for name in (self.among or names)),
+        }
+
     def cells_named(self) -> set[str]:
         return set(self.cells)
 

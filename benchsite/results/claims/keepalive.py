@@ -29,6 +29,9 @@ class KeepaliveClaim(ClaimBase):
     def subjects_named(self) -> set[str]:
         return {self.subject}
 
+    def _renamed(self, names: dict[str, str]) -> dict[str, object]:
+        return {"subject": names.get(self.subject, self.subject)}
+
     def cells_named(self) -> set[str]:
         return {self.cell}
 

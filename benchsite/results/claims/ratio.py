@@ -47,6 +47,12 @@ class RatioClaim(ClaimBase):
     def subjects_named(self) -> set[str]:
         return {self.numerator[0], self.denominator[0]}
 
+    def _renamed(self, names: dict[str, str]) -> dict[str, object]:
+        return {
+            side: (names.get(pair[0], pair[0]), pair[1])
+            for side, pair in (("numerator", self.numerator), ("denominator", self.denominator))
+        }
+
     def cells_named(self) -> set[str]:
         return {self.numerator[1], self.denominator[1]}
 

@@ -1,0 +1,80 @@
+"""A release sweep's run read release by release: each release's figures, its raw ÷ framework ratios, each
+claim's verdict on its copies, and the releases that differ significantly from the newest one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchsite.model.run import RunDocument
+from benchsite.model.sweep import release_slug
+from benchsite.results.claims import Verdict
+from benchsite.results.intervals import LEVEL, Interval, paired_rounds, ratio_interval
+from benchsite.results.published import Published
+from benchsite.results.view import RunView
+
+
+@dataclass(frozen=True)
+class Release:
+    """One release of a sweep run: its copies of the base subjects and what they gave."""
+
+    release: str
+    copies: dict[str, str]  # base subject -> its copy's name in the run
+    verdicts: tuple[Verdict, ...]
+
+    def copy(self, subject: str) -> str | None:
+        return self.copies.get(subject)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One subject and cell of a release against the newest release: the paired ratio and whether it is
+    significant (its simultaneous interval misses 1)."""
+
+    release: str
+    subject: str
+    cell: str
+    ratio: Interval
+
+    @property
+    def significant(self) -> bool:
+        return self.ratio.bounded and not (self.ratio.low or 0.0) <= 1.0 <= (self.ratio.high or 0.0)
+
+
+def releases_of(run: RunDocument, published: Published | None) -> list[Release]:
+    """The releases a sweep run measured, in the profile's order, each with its copies and verdicts."""
+    names = {subject.name for subject in run.subjects}
+    found = []
+    for release in run.profile.releases:
+        suffix = f"-{release_slug(release)}"
+        copies = {name.removesuffix(suffix): name for name in sorted(names) if name.endswith(suffix)}
+        found.append(Release(release, copies, ()))
+    if published is None:
+        return found
+    view = RunView(run)
+    decided = []
+    for each in found:
+        claims = published.for_copies({release_slug(each.release): each.copies})
+        decided.append(Release(each.release, each.copies, tuple(claims.verdicts(view))))
+    return decided
+
+
+def changes_against_newest(
+    view: RunView, releases: list[Release], subjects: list[str], cells: list[str]
+) -> list[Change]:
+    """Every other release's subject and cell against the newest release's, round by round; the intervals are
+    simultaneous over all of them (Bonferroni), so "significant" keeps its 5 % error for the whole list."""
+    if len(releases) < 2:
+        return []
+    newest = releases[-1]
+    pairs = [(r, s, c) for r in releases[:-1] for s in subjects for c in cells if r.copy(s) and newest.copy(s)]
+    level = 1 - (1 - LEVEL) / max(len(pairs), 1)
+    changes = []
+    for release, subject, cell in pairs:
+        top = view.round_values(release.copy(subject) or "", cell)
+        bottom = view.round_values(newest.copy(subject) or "", cell)
+        if top is None or bottom is None:
+            continue
+        ratio = ratio_interval(paired_rounds(top, bottom), level)
+        if ratio is not None:
+            changes.append(Change(release.release, subject, cell, ratio))
+    return changes

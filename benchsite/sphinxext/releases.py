@@ -1,0 +1,225 @@
+"""Across a package's releases: the latest release-sweep run of a recipe, release by release (req/s, the
+raw ÷ framework ratio, each claim's verdict) in a chart and tables, and which releases differ significantly
+from the newest."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+
+from benchsite.errors import BenchError
+from benchsite.results.claims import fmt_interval
+from benchsite.results.intervals import Interval, level_label
+from benchsite.results.metrics import RPS
+from benchsite.results.releases import Change, Release, changes_against_newest, releases_of
+from benchsite.results.store import list_runs, load_view
+from benchsite.results.view import RunView
+from benchsite.sphinxext.base import PublishedDirective, selected
+from benchsite.sphinxext.chart_directive import chart_node
+from benchsite.sphinxext.chartspec import Chart, Series
+from benchsite.sphinxext.claims import verdict_node
+from benchsite.sphinxext.nodes import data
+from benchsite.sphinxext.tables import table, with_interval
+
+
+class BenchReleases(PublishedDirective):
+    """``.. bench-releases::`` (``:profile:`` the sweep's, default sweep; ``:cells:``; ``:base:`` the subject
+    ratios divide by, ``:top:`` the one they divide): the latest sweep run, release by release."""
+
+    option_spec: ClassVar[dict] = {
+        **PublishedDirective.option_spec,
+        "profile": directives.unchanged,
+        "cells": directives.unchanged,
+        "top": directives.unchanged_required,
+        "base": directives.unchanged_required,
+    }
+
+    def render(self) -> list[nodes.Node]:
+        profile = self.options.get("profile", "sweep")
+        recipe_dir = self.data_dir() / self.recipe
+        self.note_runs(recipe_dir)
+        runs = list_runs(recipe_dir, profile)
+        if not runs:
+            command = f".venv/bin/invoke recipe {self.recipe} --profile {profile}"
+            return [nodes.paragraph(text=f"No {profile} run of this recipe is stored yet: `{command}` makes one.")]
+        view = self.checked(load_view(runs[-1]))
+        self.note(view.run.run_file)
+        releases = releases_of(view.run, self.load_published())
+        if not releases or not any(r.copies for r in releases):
+            raise BenchError(f"{view.run.run_file}: profile {profile!r} ran no release copies of the subjects")
+        cells = selected(self.options.get("cells"), view.run.cell_names, "cells", view.run.run_file)
+        top, base = self.options["top"], self.options["base"]
+        return [
+            self._about(view, releases),
+            self._chart(view, releases, cells, (base, top)),
+            self._figures(view, releases, cells, (base, top)),
+            self._ratio_chart(view, releases, cells, top, base),
+            self._verdicts(releases),
+            self._changes(view, releases, cells, (base, top)),
+        ]
+
+    def _about(self, view: RunView, releases: list[Release]) -> nodes.Node:
+        run = view.run
+        rounds = run.rounds.made if run.rounds else run.profile.repetitions
+        patched = [r.release for r in releases if _patched(view, r)]
+        return nodes.paragraph(
+            text=f"Run {run.run_id}, started {run.started_at[:16].replace('T', ' ')} UTC on {run.machine.name}: "
+            f"{len(releases)} releases, each installed from PyPI into its own environment, all of them measured "
+            f"in the same {rounds} round{'s' * (rounds != 1)} (every release's subjects back to back in each "
+            "cell, so that two releases are compared round by round). "
+            + (
+                f"Patched to run on today's Python (the patch is recorded in the run): {', '.join(patched)}."
+                if patched
+                else "No release needed a patch."
+            )
+        )
+
+    def _chart(
+        self, view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
+    ) -> nodes.Node:
+        series = []
+        for subject in subjects:
+            for cell in cells:
+                medians = tuple(_median(view, r.copy(subject), cell) for r in releases)
+                series.append(Series(f"{subject}, {view.run.cell_label(cell)}", medians, medians, medians))
+        chart = Chart(
+            kind="line",
+            title=f"{view.run.title}: median req/s by release",
+            x_label="release, oldest first",
+            y_label="median requests per second",
+            categories=tuple(r.release for r in releases),
+            series=tuple(series),
+        )
+        return chart_node(chart, RPS.unit)
+
+    def _figures(
+        self, view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
+    ) -> nodes.Node:
+        headers = ["Release", "Server banners"] + [f"{s}, {view.run.cell_label(c)}" for s in subjects for c in cells]
+        rows = []
+        for release in releases:
+            banners = []
+            for subject in subjects:
+                record = view.run.subject(release.copy(subject) or "")
+                banners.append(record.server_software or "—" if record else "did not run")
+            row: list[object] = [release.release, " / ".join(dict.fromkeys(banners))]
+            for subject in subjects:
+                for cell in cells:
+                    summary = view.summaries.get((release.copy(subject) or "", cell))
+                    shown = with_interval(summary.median(), summary.interval(), RPS.fmt) if summary else "—"
+                    row.append(data(shown, release=release.release, subject=subject, cell=cell, metric="rps"))
+            rows.append(row)
+        return table(headers, rows, classes=["bench-releases"])
+
+    def _ratio_chart(
+        self, view: RunView, releases: list[Release], cells: tuple[str, ...], top: str, base: str
+    ) -> nodes.Node:
+        series = []
+        container = nodes.container()
+        rows = []
+        for cell in cells:
+            ratios = [_ratio(view, r, top, base, cell) for r in releases]
+            series.append(
+                Series(
+                    view.run.cell_label(cell),
+                    tuple(i.value if i else None for i in ratios),
+                    tuple(i.low if i else None for i in ratios),
+                    tuple(i.high if i else None for i in ratios),
+                )
+            )
+            rows.append(ratios)
+        chart = Chart(
+            kind="bar",
+            title=f"{top} ÷ {base}, req/s, by release (whiskers: 95 % interval, round by round)",
+            x_label="release, oldest first",
+            y_label=f"{top} ÷ {base}",
+            categories=tuple(r.release for r in releases),
+            series=tuple(series),
+            decimals=2,
+        )
+        container += chart_node(chart, "×")
+        headers = ["Release", *(f"{top} ÷ {base}, {view.run.cell_label(c)} [95 %]" for c in cells)]
+        body = []
+        for index, release in enumerate(releases):
+            line: list[object] = [release.release]
+            for number, cell in enumerate(cells):
+                found = rows[number][index]
+                shown = fmt_interval(found, rounds=False) if found else "—"
+                line.append(data(shown, release=release.release, cell=cell, ratio=f"{top}/{base}"))
+            body.append(line)
+        container += table(headers, body, classes=["bench-releases"])
+        return container
+
+    def _verdicts(self, releases: list[Release]) -> nodes.Node:
+        claims = [verdict.claim.id.removesuffix(f"-{_slug(releases[0])}") for verdict in releases[0].verdicts]
+        if not claims:
+            return nodes.paragraph(text="This page has no claims to decide per release.")
+        rows = []
+        for release in releases:
+            line: list[object] = [release.release]
+            for claim, verdict in zip(claims, release.verdicts, strict=True):
+                line.append(data(verdict_node(verdict.status), release=release.release, claim=claim))
+            rows.append(line)
+        caption = nodes.paragraph(
+            text="Each claim of the page decided on each release's copies alone (one run: its rounds' noise, "
+            "not the spread between runs), by the same rule as above."
+        )
+        container = nodes.container()
+        container += caption
+        container += table(["Release", *claims], rows, classes=["bench-releases", "bench-release-verdicts"])
+        return container
+
+    def _changes(
+        self, view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
+    ) -> nodes.Node:
+        changes = changes_against_newest(view, releases, list(subjects), list(cells))
+        newest = releases[-1].release
+        significant = [c for c in changes if c.significant]
+        level = level_label(changes[0].ratio.level) if changes else ""
+        if not changes:
+            return nodes.paragraph(text="Too few rounds to compare the releases.")
+        if not significant:
+            text = f"No release differs significantly from {newest} in any of the {len(changes)} comparisons"
+        else:
+            by_release: dict[str, list[Change]] = {}
+            for change in significant:
+                by_release.setdefault(change.release, []).append(change)
+            named = "; ".join(
+                f"{release}: "
+                + ", ".join(f"{c.subject} {view.run.cell_label(c.cell)} {_times(c.ratio)}" for c in found)
+                for release, found in by_release.items()
+            )
+            text = (
+                f"Releases that differ significantly from {newest} (each figure ÷ {newest}'s, round by round): "
+                f"{named}. {len(by_release)} of {len(releases) - 1} releases"
+            )
+        return nodes.paragraph(
+            text=f"{text} (intervals simultaneous over all {len(changes)} comparisons, each at {level}, so that "
+            "the whole list keeps a 5 % chance of a false alarm).",
+            classes=["bench-release-changes"],
+        )
+
+
+def _slug(release: Release) -> str:
+    return release.release.replace(".", "_")
+
+
+def _median(view: RunView, subject: str | None, cell: str) -> float | None:
+    summary = view.summaries.get((subject or "", cell))
+    return summary.median() if summary else None
+
+
+def _ratio(view: RunView, release: Release, top: str, base: str, cell: str) -> Interval | None:
+    a, b = release.copy(top), release.copy(base)
+    return view.ratio((a, cell), (b, cell)) if a and b else None
+
+
+def _times(ratio: Interval) -> str:
+    return f"{ratio.value:.2f}× [{ratio.low:.2f}–{ratio.high:.2f}]"
+
+
+def _patched(view: RunView, release: Release) -> bool:
+    records = [view.run.subject(name) for name in release.copies.values()]
+    return any(origin.build for record in records if record for origin in record.origins)

@@ -1,0 +1,86 @@
+"""A release sweep for real: two CherryPy releases from PyPI, each in its own cached environment (one patched
+to run on today's Python), measured interleaved in one quick run; bad sweep settings are one-line errors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchsite.harness.sweep import release_env
+from benchsite.model.recipe import load_recipe
+from benchsite.model.run import RunDocument
+from benchsite.model.sweep import SWEEP_DIR
+from benchsite.results.published import load_published
+from benchsite.results.releases import changes_against_newest, releases_of
+from benchsite.results.store import list_runs, load_run
+from benchsite.results.view import RunView
+from conftest import REPO, run_invoke
+
+RECIPE = "cherrypy-speed"
+RELEASES = ("17.4.2", "18.10.0")
+
+
+@pytest.fixture(scope="module")
+def sweep_run(tmp_path_factory: pytest.TempPathFactory) -> RunDocument:
+    data = tmp_path_factory.mktemp("sweep")
+    result = run_invoke("recipe", RECIPE, "--profile", "sweep-quick", "--data-dir", str(data), timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return load_run(list_runs(data / RECIPE)[-1])
+
+
+def test_every_release_runs_both_subjects_in_every_cell(sweep_run: RunDocument) -> None:
+    names = {subject.name for subject in sweep_run.subjects}
+    assert names == {f"{s}-{r.replace('.', '_')}" for s in ("framework", "raw-wsgi") for r in RELEASES}
+    for subject in sweep_run.subjects:
+        assert [cell.name for cell in subject.cells] == ["c1", "c1-k", "c10", "c10-k"]
+        assert all(rep.ok for cell in subject.cells for rep in cell.repetitions), subject.name
+    framework = sweep_run.subject("framework-18_10_0")
+    assert framework is not None and framework.server_software == "CherryPy/18.10.0"  # the release answered
+
+
+def test_each_copy_records_its_release_file_and_patch(sweep_run: RunDocument) -> None:
+    conf = load_recipe(RECIPE, REPO / "recipes", REPO / "conf").sweep
+    assert conf is not None
+    for release in RELEASES:
+        record = release_env(conf, release, REPO / "conf", say=pytest.fail)  # cached: made by the run above
+        subject = sweep_run.subject(f"framework-{release.replace('.', '_')}")
+        assert subject is not None
+        (origin,) = [o for o in subject.origins if o.provides == "CherryPy"]
+        assert origin.sha256 == record.dist_sha256 and f"CherryPy=={release}" in record.installed
+        assert origin.path == f"{{sweep}}/CherryPy-{release}"
+        assert (origin.build is not None) == (release in conf.patches)
+    assert str(SWEEP_DIR) not in sweep_run.run_file.read_text()  # stored as {sweep}
+
+
+def test_the_claims_are_decided_per_release_and_releases_compared(sweep_run: RunDocument) -> None:
+    published = load_published(REPO / "data" / RECIPE / "published.toml")
+    releases = releases_of(sweep_run, published)
+    assert [r.release for r in releases] == list(RELEASES)
+    for release in releases:
+        assert [v.claim.id for v in release.verdicts] == [
+            f"{c.id}-{release.release.replace('.', '_')}" for c in published.claims
+        ]
+    changes = changes_against_newest(RunView(sweep_run), releases, ["framework", "raw-wsgi"], ["c1", "c10"])
+    assert [(c.release, c.subject, c.cell) for c in changes] == [
+        ("17.4.2", s, c) for s in ("framework", "raw-wsgi") for c in ("c1", "c10")
+    ]
+
+
+def test_a_broken_release_is_one_line_and_stores_nothing(tmp_path: Path) -> None:
+    for part in ("recipes", "conf"):
+        shutil.copytree(REPO / part, tmp_path / part)
+    conf = tmp_path / "conf" / f"{RECIPE}.toml"
+    env = {"INVOKE_BENCH_RECIPES_DIR": str(tmp_path / "recipes"), "INVOKE_BENCH_CONF_DIR": str(tmp_path / "conf")}
+    for broken, said in (('"17.x"', "releases"), ('"0.0.1"', "pip could not install CherryPy==0.0.1")):
+        conf.write_text(
+            (REPO / "conf" / f"{RECIPE}.toml")
+            .read_text()
+            .replace('releases = ["17.4.2", "18.10.0"]', f"releases = [{broken}]")
+        )
+        result = run_invoke("recipe", RECIPE, "--profile", "sweep-quick", "--data-dir", str(tmp_path / "data"), env=env)
+        assert result.returncode == 1 and said in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) <= 2, result.stderr
+        assert not list_runs(tmp_path / "data" / RECIPE)
+    assert not (SWEEP_DIR / "CherryPy-0.0.1").exists()  # no half-made environment left
