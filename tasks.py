@@ -12,6 +12,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -499,6 +500,27 @@ def upgrade_data(c: Context, data_dir: str = "") -> None:
         print(f"upgraded {path.relative_to(directory)} {what}")
 
 
+@task(help={"name": "the recipe", "profile": "its sweep profile (default: sweep)"})
+@reported
+def sweep_envs(c: Context, name: str, profile: str = "sweep") -> None:
+    """Make (or find) the environment of every release a sweep profile names, under build/sweep/."""
+    from benchsite.harness.sweep import release_env
+    from benchsite.model.recipe import load_recipe
+
+    loaded = load_recipe(name, _path(c, "recipes_dir"), _path(c, "conf_dir"))
+    releases = loaded.profile(profile).releases
+    if loaded.sweep is None or not releases:
+        raise Exit(f"error: profile {profile!r} of {name} sweeps no releases: see its conf's [sweep]", code=1)
+    started = time.monotonic()
+    for release in releases:
+        record = release_env(
+            loaded.sweep, release, loaded.conf_path.parent, say=lambda line: print(line, file=sys.stderr)
+        )
+        patched = f", patched with {record.patch}" if record.patch else ""
+        print(f"{record.package} {record.release}: build/sweep/{record.folder} ({record.dist_file}{patched})")
+    print(f"{len(releases)} environments ready in {time.monotonic() - started:.0f} s", file=sys.stderr)
+
+
 @task
 def setup(c: Context) -> None:
     """Install the system packages the recipes need (ab, wrk...): as root, or print the command."""
@@ -527,6 +549,7 @@ ns = Collection(
     setup,
     byo,
     hosts_setup,
+    sweep_envs,
 )
 ns.configure(
     {
