@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from invoke import Collection, Context, Exit, task
 
 from benchsite.errors import BenchError
+from benchsite.harness.signals import ignore_signals
 
 if TYPE_CHECKING:
     from benchsite.model.overhead import OverheadRecord
@@ -42,6 +43,8 @@ def reported(body: F) -> F:
             raise Exit(
                 "interrupted: every server this task started is stopped; an unfinished run is not kept", code=130
             ) from None
+        finally:  # the task's outcome is settled: a signal while the interpreter exits changes nothing
+            ignore_signals()
 
     return run  # type: ignore[return-value]
 
@@ -87,7 +90,7 @@ def recipe(
     from benchsite.harness.progress import RichReporter
     from benchsite.harness.remote import placed
     from benchsite.harness.runner import run_recipe
-    from benchsite.harness.signals import signals_as_interrupt
+    from benchsite.harness.signals import checkpoint, signal_for_test, signals_as_interrupt
     from benchsite.harness.start import FAILED_AT_START
     from benchsite.harness.sweep import swept
     from benchsite.model.hosts import parse_hosts
@@ -132,22 +135,24 @@ def recipe(
             try:
                 with RichReporter() as reporter:
                     run_dir = run_recipe(each, profile, target, ROOT, reporter, claims[each.name], where, named)
+                if claims[each.name] is not None:
+                    _print_verdicts(run_dir, claims[each.name])
+                print(f"wrote {_shown(run_dir)}; build the site with `.venv/bin/invoke docs`", file=sys.stderr)
+                signal_for_test("after-wrote")
+                failed = [s for s in load_run(run_dir).skipped if s.reason == FAILED_AT_START]
+                broken += [f"{each.name}: {s.label} ({s.name}) failed: {' '.join(s.detail.split())}" for s in failed]
+                checkpoint()  # a signal something swallowed on the way (a Popen's clean-up) still counts
             except KeyboardInterrupt:
                 kept = sorted(set(list_runs(target / each.name)) - before)
                 if kept:  # the interrupt came after the run was complete and in place
                     raise Exit(f"interrupted after the run was kept: {_shown(kept[-1])}", code=130) from None
                 raise
-            if claims[each.name] is not None:
-                _print_verdicts(run_dir, claims[each.name])
-            print(f"wrote {_shown(run_dir)}; build the site with `.venv/bin/invoke docs`", file=sys.stderr)
-            failed = [s for s in load_run(run_dir).skipped if s.reason == FAILED_AT_START]
-            broken += [f"{each.name}: {s.label} ({s.name}) failed: {' '.join(s.detail.split())}" for s in failed]
-    if broken and not keep_going:
-        raise Exit(
-            f"error: {'; '.join(broken)}; the run is kept with the reason in its row: fix the subject and run "
-            "again, or pass --keep-going to accept a run without it",
-            code=1,
-        )
+        if broken and not keep_going:  # still under the handlers: a late signal is an interrupt, not a crash
+            raise Exit(
+                f"error: {'; '.join(broken)}; the run is kept with the reason in its row: fix the subject and run "
+                "again, or pass --keep-going to accept a run without it",
+                code=1,
+            )
 
 
 def _print_verdicts(run_dir: Path, published: Any) -> None:
@@ -412,11 +417,16 @@ def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0) -
     trials = inject(runs, seed, max_delay, ROOT)
     for each in trials:
         state = "clean" if each.clean else f"LEFT {each.processes} {each.ports} {each.staging} {each.workroots}"
-        print(f"{each.recipe:20} {each.signal_name:8} after {each.delay_s:5.2f} s: exit {each.exit_code:4}  {state}")
-    codes = Counter((each.signal_name, each.exit_code) for each in trials)
+        sent = "" if each.signalled else " (ended before its signal)"
+        print(
+            f"{each.recipe:20} {each.signal_name:8} after {each.delay_s:5.2f} s: exit {each.exit_code:4}  {state}{sent}"
+        )
+    interrupted = [each for each in trials if each.signalled]
+    codes = Counter((each.signal_name, each.exit_code) for each in interrupted)
     print("signal, exit code: trials —", ", ".join(f"{s} {code}: {n}" for (s, code), n in sorted(codes.items())))
     print(
-        f"{len(trials)} runs interrupted: {sum(len(t.processes) for t in trials)} leftover processes, "
+        f"{len(interrupted)} runs interrupted, {len(trials) - len(interrupted)} ended before their signal; in all: "
+        f"{sum(len(t.processes) for t in trials)} leftover processes, "
         f"{sum(len(t.ports) for t in trials)} bound ports, {sum(t.staging for t in trials)} partial run folders, "
         f"{sum(t.workroots for t in trials)} temporary folders"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -89,13 +90,57 @@ def test_a_patch_that_does_not_apply_names_the_log_and_leaves_no_record(tmp_path
     source = tmp_path / "checkout"
     source.mkdir()
     (source / "setup.py").write_text("print('something else')\n")
+    working = tmp_path / "build" / "byo" / "toy" / BUILD_RECORD
+    working.parent.mkdir(parents=True)
+    working.write_text('{"the": "working build"}\n')
     with pytest.raises(BenchError) as raised:
         Builder(tmp_path, tmp_path / "conf", "toy").build(source)
     message = str(raised.value)
-    assert message.startswith("building toy: `patch -p1 --forward...` failed (") and "\n" not in message
-    assert message.endswith("the whole output is in build/byo/toy/build.log")
-    assert not (tmp_path / "build" / "byo" / "toy" / BUILD_RECORD).exists()
+    assert message.startswith("building toy: toy.patch does not apply to this source (Hunk #1 FAILED")
+    assert "\n" not in message and message.endswith("the whole output is in build/byo/toy/build.log")
+    assert working.read_text() == '{"the": "working build"}\n'  # nothing installed was replaced: its record stays
     assert (source / "setup.py").read_text() == "print('something else')\n"  # the user's checkout is untouched
+
+
+def test_a_source_of_another_kind_says_what_is_missing_and_which_commit_fits(tmp_path: Path) -> None:
+    write_conf(
+        tmp_path / "conf",
+        '[toy]\nkind = "autotools"\nsummary = "a toy"\nupstream = "https://example.org/toy"\n'
+        'fits = "0123456789abcdef0123 (v1.0)"\nprovides = { programs = ["toy"] }\n',
+    )
+    source = tmp_path / "dev-branch"
+    source.mkdir()
+    (source / "CMakeLists.txt").write_text("project(toy)\n")
+    with pytest.raises(BenchError) as raised:
+        Builder(tmp_path, tmp_path / "conf", "toy").build(source)
+    assert str(raised.value) == (
+        f"{source} has no configure.ac, which this autotools build needs (another branch or another project?): "
+        "the patches fit https://example.org/toy commit 0123456789abcdef0123 (v1.0) (git checkout 0123456789ab)"
+    )
+    assert not (tmp_path / "build").exists()
+
+
+def test_a_source_copy_skips_pipes_and_keeps_no_local_path(tmp_path: Path) -> None:
+    write_conf(
+        tmp_path / "conf",
+        '[toy]\nkind = "python"\nsummary = "a toy"\nupstream = "https://example.org/toy"\n'
+        'provides = { modules = ["toy"] }\n',
+    )
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    (upstream / "setup.py").write_text("print('toy')\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", str(upstream)], check=True)
+    subprocess.run([*git, "-C", str(upstream), "add", "."], check=True)
+    subprocess.run([*git, "-C", str(upstream), "commit", "-qm", "toy"], check=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(upstream), str(clone)], check=True)
+    os.mkfifo(clone / "a-pipe")
+    builder = Builder(tmp_path, tmp_path / "conf", "toy")
+    builder.folder.mkdir(parents=True)
+    where = builder.fetch_source(clone)
+    assert (builder.src / "setup.py").is_file() and not (builder.src / "a-pipe").exists()
+    assert str(tmp_path) not in where and where.startswith("https://example.org/toy (cloned from a local copy) commit ")
 
 
 def test_the_fapws3_build_record_matches_the_installed_module() -> None:

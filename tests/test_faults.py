@@ -11,6 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from benchsite.harness.faults import KTHREADD, _started_since, trial
 from benchsite.harness.signals import TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX, list_runs
 from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, run_invoke, toy_subject
@@ -43,7 +44,11 @@ def test_a_signal_right_after_a_server_is_spawned_stops_it_and_keeps_nothing(toy
     assert workroots() <= before
 
 
-def test_an_interrupt_right_after_the_run_is_kept_says_it_was_kept(toy: ToyRecipes) -> None:
+@pytest.mark.parametrize(
+    "when",
+    ["run-kept:SIGINT", "after-wrote:SIGINT", "after-wrote:SIGQUIT", "after-wrote:SIGTERM", "after-wrote:SIGHUP"],
+)
+def test_an_interrupt_right_after_the_run_is_kept_says_it_was_kept(toy: ToyRecipes, when: str) -> None:
     toy.add("toy", toy_subject())
     result = run_invoke(
         "recipe",
@@ -52,11 +57,12 @@ def test_an_interrupt_right_after_the_run_is_kept_says_it_was_kept(toy: ToyRecip
         "quick",
         "--data-dir",
         str(toy.data_dir),
-        env={**toy.env, TEST_SIGNAL: "run-kept:SIGINT"},
+        env={**toy.env, TEST_SIGNAL: when},
     )
-    assert result.returncode == 130
+    assert result.returncode == 130, result.stderr  # never a death by the signal, never 0 or 1
     [kept] = list_runs(toy.data_dir / "toy")
     assert result.stderr.strip().endswith(f"interrupted after the run was kept: {kept}")
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
     assert processes_mentioning(str(toy.root)) == []
 
 
@@ -125,3 +131,11 @@ def test_ctrl_c_while_measuring_stops_every_server(toy: ToyRecipes) -> None:
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert processes_mentioning(str(toy.root)) == [] and list_runs(toy.data_dir / "toy") == []
+
+
+def test_the_fault_benchmark_counts_no_kernel_thread_and_no_signal_it_did_not_send(tmp_path: Path) -> None:
+    kernel_threads = [p for p in psutil.process_iter(["ppid"]) if p.info["ppid"] == KTHREADD]
+    assert kernel_threads  # there are some to leave out
+    assert not [p for p in _started_since(0.0, set()) if p.ppid() == KTHREADD]
+    ended = trial("no-such-recipe", signal.SIGINT, 5.0, REPO, tmp_path)  # it fails at once, long before 5 s
+    assert not ended.signalled and ended.exit_code == 1 and ended.clean

@@ -94,13 +94,27 @@ class Builder:
             result = subprocess.run(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
         if result.returncode != 0:
             lines = self.log.read_text(errors="replace").splitlines()[-400:]
-            # the compiler's first "error:" says why; else the last line that mentions an error
-            first = [line.strip() for line in lines if "error:" in line.lower()][:1]
-            last = (first or [line.strip() for line in lines if "error" in line.lower()] or lines or ["no output"])[-1]
+            lines = lines[max(i for i, line in enumerate(lines) if line.startswith("$ ")) + 1 :]  # this command's
+            if argv[0] == "patch":
+                raise BenchError(
+                    f"building {self.name}: {Path(argv[-1]).name} does not apply to this source ({_why_patch(lines)})"
+                    f"{self._fits()}; the whole output is in {self.shown(self.log)}"
+                )
             raise BenchError(
-                f"building {self.name}: `{shlex.join(argv[:3])}...` failed ({last[:200]}): "
+                f"building {self.name}: `{shlex.join(argv[:3])}...` failed ({_why_build(lines)[:200]}): "
                 f"the whole output is in {self.shown(self.log)}"
             )
+
+    def _fits(self) -> str:
+        if self.system.fits is None:
+            return ""
+        commit = self.system.fits.split()[0]
+        return f": the patches fit {self.system.upstream} commit {self.system.fits} (git checkout {commit[:12]})"
+
+    def forget_installed(self) -> None:
+        """The build record goes just before the installed build is replaced: a build that fails earlier
+        leaves the working one and its record; one that fails later leaves no record of a half-installed one."""
+        (self.folder / BUILD_RECORD).unlink(missing_ok=True)
 
     def check_debian_packages(self) -> None:
         versions = debian_package_versions(list(self.system.apt))
@@ -111,21 +125,39 @@ class Builder:
                 f"apt-get install -y {' '.join(missing)} (as root), then run this again"
             )
 
+    def check_source(self, source: Path | None) -> None:
+        """A source folder must hold the tree this kind of build needs: checked before anything is replaced."""
+        if source is None:
+            if self.system.sdist is None:
+                raise BenchError(
+                    f"{self.name} builds from your checkout of {self.system.upstream}: "
+                    f"git clone {self.system.upstream} DIR, then .venv/bin/invoke byo {self.name} --source DIR"
+                )
+            return
+        if not source.is_dir():
+            raise BenchError(
+                f"{source} is not a folder: clone {self.system.upstream or 'the source'} and pass its folder"
+            )
+        needed = "setup.py" if self.system.kind == "python" else "configure.ac"
+        if not (source / needed).is_file():
+            raise BenchError(
+                f"{source} has no {needed}, which this {self.system.kind} build needs (another branch or another "
+                f"project?){self._fits()}"
+            )
+
     def fetch_source(self, source: Path | None) -> str:
         """Copy (or download and unpack) the source into src/; returns where it came from."""
         if self.src.exists():
             shutil.rmtree(self.src)
         if source is not None:
-            if not (source / ("setup.py" if self.system.kind == "python" else "configure.ac")).is_file():
-                wanted = self.system.upstream or "the system's source"
-                raise BenchError(f"{source} is not a checkout of {wanted}: clone it with git and pass its folder")
-            shutil.copytree(source, self.src, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+            try:
+                shutil.copytree(source, self.src, ignore=_not_source, symlinks=True)
+            except (OSError, shutil.Error) as error:
+                raise BenchError(
+                    f"cannot copy {source} ({_first_error(error)}): fix the folder and try again"
+                ) from None
             return describe_checkout(source, self.system.upstream)
-        if self.system.sdist is None:
-            raise BenchError(
-                f"{self.name} builds from your checkout of {self.system.upstream}: "
-                f"git clone {self.system.upstream} DIR, then .venv/bin/invoke byo {self.name} --source DIR"
-            )
+        assert self.system.sdist is not None  # check_source said so
         archive = self.folder / self.system.sdist.url.rsplit("/", 1)[1]
         if not archive.is_file() or sha256_of(archive) != self.system.sdist.sha256:
             try:
@@ -160,6 +192,7 @@ class Builder:
             ).stdout.strip()
             shutil.rmtree(self.src / "third-party" / "pybind11", ignore_errors=True)
             shutil.copytree(Path(include) / "pybind11", self.src / "third-party" / "pybind11")
+        self.forget_installed()
         self.run(
             [python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--force-reinstall", str(self.src)],
             cwd=self.folder,
@@ -175,6 +208,7 @@ class Builder:
     def build_autotools(self) -> list[ProvidedFile]:
         env = {**os.environ, "LIBTOOL": "libtoolize", "NO_CONFIGURE": "1"}
         self.run(["sh", "./autogen.sh"], cwd=self.src, env=env)
+        self.forget_installed()
         if self.prefix.exists():
             shutil.rmtree(self.prefix)
         self.run(["./configure", f"--prefix={self.prefix}", *self.system.configure], cwd=self.src)
@@ -194,8 +228,8 @@ class Builder:
 
     def build(self, source: Path | None) -> ByoBuild:
         self.check_debian_packages()
+        self.check_source(source)  # before anything of a working build is touched
         self.folder.mkdir(parents=True, exist_ok=True)
-        (self.folder / BUILD_RECORD).unlink(missing_ok=True)  # a failed build leaves no record behind
         self.log.write_text(f"invoke byo {self.name}, {utc_now()}\n")
         where = self.fetch_source(source)
         patches = self.apply_patches()
@@ -214,6 +248,35 @@ class Builder:
         return record
 
 
+def _not_source(folder: str, names: list[str]) -> set[str]:
+    """What a source copy leaves out: git's own folder and anything that is not a file, folder or link."""
+    skipped = {".git"}
+    for name in names:
+        path = Path(folder) / name
+        if not (path.is_symlink() or path.is_file() or path.is_dir()):
+            skipped.add(name)  # a named pipe or socket would block or fail the copy
+    return skipped
+
+
+def _first_error(error: OSError | shutil.Error) -> str:
+    if isinstance(error, shutil.Error) and error.args and isinstance(error.args[0], list) and error.args[0]:
+        source, _, why = error.args[0][0]
+        return f"{source}: {why}"
+    return str(error)
+
+
+def _why_patch(lines: list[str]) -> str:
+    """What patch says went wrong: the first failed hunk, else its last line."""
+    failed = [line.strip() for line in lines if "FAILED" in line or "malformed" in line or "can't find" in line]
+    return (failed or [line.strip() for line in lines if line.strip()] or ["no output"])[0][:200]
+
+
+def _why_build(lines: list[str]) -> str:
+    """The compiler's first "error:", else the last line that mentions an error, else the last line."""
+    first = [line.strip() for line in lines if "error:" in line.lower()][:1]
+    return (first or [line.strip() for line in lines if "error" in line.lower()] or lines or ["no output"])[-1]
+
+
 def describe_checkout(source: Path, upstream: str | None) -> str:
     """A user's source folder as a reader can find it again: its repository and commit."""
 
@@ -224,7 +287,9 @@ def describe_checkout(source: Path, upstream: str | None) -> str:
     commit = git("rev-parse", "HEAD")
     if not commit:
         return f"a source folder without git history (upstream: {upstream or 'unknown'})"
-    remote = git("remote", "get-url", "origin") or upstream or "unknown repository"
+    remote = git("remote", "get-url", "origin")
+    if not remote.startswith(("https://", "http://", "git@", "ssh://", "git://")):  # a local path: kept private
+        remote = f"{upstream or 'unknown repository'} (cloned from a local copy)"
     described = git("describe", "--tags", "--always")
     dirty = " with local changes" if git("status", "--porcelain", "--untracked-files=no") else ""
     return f"{remote} commit {commit} ({described}){dirty}"

@@ -32,6 +32,7 @@ class Trial:
     recipe: str
     signal_name: str
     delay_s: float
+    signalled: bool  # False: the run had ended before its signal was due, so none was sent
     exit_code: int
     processes: tuple[str, ...]  # started during the trial and still running after it
     ports: tuple[int, ...]  # loopback ports listening after it that were not before
@@ -51,10 +52,18 @@ def _workroots() -> set[Path]:
     return set(Path(tempfile.gettempdir()).glob("benchsite-*"))
 
 
+KTHREADD = 2  # the kernel's thread starter: its children are kernel threads, never the harness's
+
+
 def _started_since(moment: float, exclude: set[int]) -> list[psutil.Process]:
+    """Processes started since `moment`, but for the kernel's own threads (a worker the kernel starts meanwhile
+    is no leftover of the run)."""
     found = []
-    for process in psutil.process_iter(["create_time", "name"]):
-        if process.info["create_time"] and process.info["create_time"] >= moment and process.pid not in exclude:
+    for process in psutil.process_iter(["create_time", "name", "ppid"]):
+        info = process.info
+        if info["ppid"] == KTHREADD or process.pid == KTHREADD:
+            continue
+        if info["create_time"] and info["create_time"] >= moment and process.pid not in exclude:
             found.append(process)
     return found
 
@@ -70,7 +79,8 @@ def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path) -
         stderr=subprocess.DEVNULL,
     )
     time.sleep(delay_s)
-    if process.poll() is None:
+    signalled = process.poll() is None
+    if signalled:
         process.send_signal(signum)
     try:
         code = process.wait(timeout=180)
@@ -87,6 +97,7 @@ def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path) -
         recipe=recipe,
         signal_name=signal.Signals(signum).name,
         delay_s=round(delay_s, 2),
+        signalled=signalled,
         exit_code=code,
         processes=tuple(f"{p.name()} ({p.pid})" for p in alive),
         ports=tuple(sorted(_listening() - ports_before)),

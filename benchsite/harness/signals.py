@@ -43,6 +43,13 @@ def signals_as_interrupt() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+def ignore_signals() -> None:
+    """Once a task has ended (its run kept or not, its message chosen), the handled signals are ignored: a
+    late one must not turn a finished task into a core dump or a traceback while the interpreter exits."""
+    for signum in HANDLED:
+        signal.signal(signum, signal.SIG_IGN)
+
+
 def checkpoint() -> None:
     """Raise KeyboardInterrupt again if a signal arrived and something swallowed the first one."""
     if _state.received is not None:

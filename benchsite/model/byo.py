@@ -41,6 +41,7 @@ class ByoSystem(Record):
     summary: Text
     sdist: Sdist | None = None  # built from this archive unless the user brings a source folder
     upstream: Text | None = None  # the repository a user clones to bring the source
+    fits: Text | None = None  # the upstream commit the patches were made for (a checkout of it builds)
     patches: Seq[InnerPath] = ()  # in conf/byo/, applied with patch -p1 in this order
     apt: Seq[Text] = ()  # Debian packages the build needs
     configure: Seq[str] = ()  # autotools: extra ./configure options
