@@ -20,7 +20,7 @@ import psutil
 
 from benchsite.errors import BenchError
 from benchsite.harness.cputime import CpuReading, tree_reading
-from benchsite.harness.signals import signal_for_test, signals_held, unblock_in_child
+from benchsite.harness.signals import pause_for_test, signal_for_test, signals_held, unblock_in_child
 
 LOOPBACK = "127.0.0.1"
 POLL_INTERVAL_S = 0.05
@@ -213,6 +213,7 @@ def running_server(
             if on_start is not None:
                 on_start(server)
             signal_for_test("server-started")
+            pause_for_test("server-started")
         yield server
     finally:
         if server is not None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
@@ -89,3 +91,19 @@ def signal_for_test(point: str) -> None:
     wanted = os.environ.get(TEST_SIGNAL, "")
     if wanted.partition(":")[0] == point:
         os.kill(os.getpid(), signal.Signals[wanted.partition(":")[2]])
+
+
+TEST_PAUSE = "BENCHSITE_TEST_PAUSE"  # "POINT:FILE": at POINT, make FILE and wait (5 s at most) until it is gone
+
+
+def pause_for_test(point: str) -> None:
+    """Wait at a named point of the code while a test acts from outside (a Ctrl-C typed into a terminal),
+    where the tests ask for it: the file says the process got there, its removal lets it go on."""
+    name, _, file = os.environ.get(TEST_PAUSE, "").partition(":")
+    if name != point or not file:
+        return
+    marker = Path(file)
+    marker.write_text(str(os.getpid()))
+    deadline = time.monotonic() + 5.0
+    while marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
