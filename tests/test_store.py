@@ -12,7 +12,7 @@ import pytest
 from benchsite.errors import BenchError
 from benchsite.model.portable import inferred_placeholders, make_portable
 from benchsite.model.run import FORMAT_VERSION, RUN_FILE, RunDocument
-from benchsite.model.upgrade import read_overhead, read_run, run_v1_to_v2, run_v2_to_v3
+from benchsite.model.upgrade import read_overhead, read_run, run_v1_to_v2, run_v2_to_v3, run_v4_to_v5
 from benchsite.records import read_json
 from benchsite.results.metrics import METRICS
 from benchsite.results.store import (
@@ -102,7 +102,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 4
+    assert run.format_version == FORMAT_VERSION == 5
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -116,14 +116,14 @@ def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -
     assert [s.name for s in run.skipped] == [s["name"] for s in old.get("skipped_subjects", [])]
 
 
-def test_the_committed_runs_are_version_4_and_equal_their_upgraded_version_1() -> None:
+def test_the_committed_runs_are_version_5_and_equal_their_upgraded_version_1() -> None:
     text = (RUNS / "v1-first-shape-cherrypy-speed.json").read_text()
     committed = read_json(COMMITTED_CHERRYPY / RUN_FILE)
-    assert committed["format_version"] == 4
+    assert committed["format_version"] == 5
     upgraded = read_run(json.loads(text), RUNS / "v1").to_json()
     assert json.loads(make_portable(json.dumps(upgraded), inferred_placeholders(text))) == committed
     for run_file in sorted((REPO / "data").glob(f"**/{RUN_FILE}")):
-        assert read_json(run_file)["format_version"] == 4, run_file
+        assert read_json(run_file)["format_version"] == 5, run_file
 
 
 def test_version_2_becomes_3_in_an_explicit_step_and_3_has_no_defaults_for_it() -> None:
@@ -267,3 +267,12 @@ def test_the_upgrade_drops_ssh_logins_and_addresses_of_hosts() -> None:
     assert "root@" not in text and '"ssh"' not in text
     run = load_run(two_hosts.parent)
     assert run.topology is not None and run.topology.server.machine.id == run.machine.id
+
+
+def test_version_4_becomes_5_with_no_releases_unless_it_named_them() -> None:
+    committed = read_json(COMMITTED_CHERRYPY / RUN_FILE)
+    version_4 = {**committed, "format_version": 4, "profile": dict(committed["profile"])}
+    del version_4["profile"]["releases"]
+    assert run_v4_to_v5(version_4)["profile"]["releases"] == []
+    swept = {**version_4, "profile": {**version_4["profile"], "releases": ["3.2.4", "18.10.0"]}}
+    assert run_v4_to_v5(swept)["profile"]["releases"] == ["3.2.4", "18.10.0"]

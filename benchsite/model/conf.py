@@ -38,7 +38,7 @@ class Profile(Record):
     # (0.05: ±5 %), within the same limits (0: deciding is enough).
     target_half_width: float = Field(ge=0, le=1)
     # A release sweep: every subject the conf's [sweep] names runs once per release of its package.
-    releases: Seq[Release] = ()
+    releases: Seq[Release]
 
     @model_validator(mode="after")
     def _bounded_rounds(self) -> Profile:
@@ -65,6 +65,7 @@ PROFILE_DEFAULTS: dict[str, Any] = {
     "max_rounds": 0,
     "time_budget_s": 0,
     "target_half_width": 0,
+    "releases": [],
 }
 
 

@@ -30,7 +30,7 @@ from benchsite.tools.base import Count, Positive, Repetition
 # 4  each repetition says which clock its server CPU comes from (server_cpu_clock: "schedstat",
 #    nanoseconds, or "ticks", as every run before); the profile's target_half_width (0 before);
 #    the rounds say where each claim stood when they stopped (rounds.claims, empty before)
-FORMAT_VERSION: Literal[4] = 4
+FORMAT_VERSION: Literal[5] = 5
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -174,7 +174,7 @@ class Rounds(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[4]
+    format_version: Literal[5]
     recipe: Name
     title: Text
     run_id: RunId

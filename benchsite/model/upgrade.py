@@ -194,9 +194,19 @@ def run_v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def run_v4_to_v5(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 4 to 5: profiles gained release sweeps; earlier runs swept none (the first sweep runs, written
+    as version 4, already name theirs)."""
+    return {
+        **data,
+        "format_version": 5,
+        "profile": {**data["profile"], "releases": data["profile"].get("releases", [])},
+    }
+
+
 # Each step takes a document of its version to the next one.
 Step = Callable[[dict[str, Any]], dict[str, Any]]
-_RUN_STEPS: dict[int, Step] = {1: run_v1_to_v2, 2: run_v2_to_v3, 3: run_v3_to_v4}
+_RUN_STEPS: dict[int, Step] = {1: run_v1_to_v2, 2: run_v2_to_v3, 3: run_v3_to_v4, 4: run_v4_to_v5}
 
 
 def _upgraded(data: Any, source: Path, steps: dict[int, Step], current: int, redo: str) -> Any:

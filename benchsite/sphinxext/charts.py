@@ -95,12 +95,13 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
         for position, (x, median) in enumerate(zip(xs, series.medians, strict=True)):
             if median is None and not series.is_absent(position):
                 axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
-        axes.bar_label(
-            bars,
-            labels=[f"{m:,.{chart.decimals}f}" if m is not None else "" for m in series.medians],
-            fontsize=7,
-            padding=2,
-        )
+        if len(chart.categories) * count <= MAX_LABELLED_BARS:  # more would meet each other: the table has them
+            axes.bar_label(
+                bars,
+                labels=[f"{m:,.{chart.decimals}f}" if m is not None else "" for m in series.medians],
+                fontsize=7,
+                padding=2,
+            )
     axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)  # beside the plot, off the bars
     axes.margins(y=0.15)
 
@@ -182,6 +183,7 @@ def render_svg(chart: Chart) -> bytes:
     return render(chart, "svg")
 
 
+MAX_LABELLED_BARS = 16  # grouped bars that each print their value; beyond, the values are in the table only
 MIN_TIME_SPAN = timedelta(hours=2)  # the narrowest x axis of a chart over time
 TEXT_PX_PER_CHAR = 7  # a tick label's width per character at 10 pt, roughly
 AXES_WIDTH_PX = 480  # the plot's width in a 7.5-inch figure with its legend beside it

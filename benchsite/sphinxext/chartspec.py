@@ -66,6 +66,7 @@ class Chart:
     thresholds: tuple[float, ...] = ()  # a forest plot's rule: dashed lines the intervals must clear
     times: tuple[str, ...] = ()  # a line chart over time: each category's UTC time (ISO 8601), spaced by date
     decimals: int = 0  # of the values printed on the bars (2 for ratios)
+    values_in: str = "the results table"  # where a reader finds every value the chart draws
 
     def digest(self) -> str:
         """A name for the file: changes whenever the data, options or drawing code change."""
@@ -93,11 +94,11 @@ class Chart:
             short += "table gives each machine's."
         else:
             names = ", ".join(series.label for series in self.series)
-            short = f"{shape} of {label} against {self.x_label} for {names}; every value is in the results table."
+            short = f"{shape} of {label} against {self.x_label} for {names}; every value is in {self.values_in}."
             if len(short) > ALT_MAX:
                 short = (
                     f"{shape} of {label} against {self.x_label} for {len(self.series)} subjects; every value is in "
-                    "the results table."
+                    f"{self.values_in}."
                 )
         return textwrap.shorten(short, ALT_MAX, placeholder="…")
 

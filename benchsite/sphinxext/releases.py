@@ -91,6 +91,7 @@ class BenchReleases(PublishedDirective):
             y_label="median requests per second",
             categories=tuple(r.release for r in releases),
             series=tuple(series),
+            values_in="the table below it",
         )
         return chart_node(chart, RPS.unit)
 
@@ -138,6 +139,7 @@ class BenchReleases(PublishedDirective):
             categories=tuple(r.release for r in releases),
             series=tuple(series),
             decimals=2,
+            values_in="the table below it",
         )
         container += chart_node(chart, "×")
         headers = ["Release", *(f"{top} ÷ {base}, {view.run.cell_label(c)} [95 %]" for c in cells)]
