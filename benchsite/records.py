@@ -161,6 +161,8 @@ def describe(error: ValidationError, root: type[BaseModel], source: Path | str) 
     ]
     what, advice = _message(details[0], root)
     more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
+    if isinstance(source, str) and source.startswith("--"):  # a command-line option, not a file
+        advice = advice.replace("fix the file", "fix the option")
     return f"{source}: {what}{more}: {advice}"
 
 
