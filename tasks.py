@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from invoke import Collection, Context, Exit, task
+from invoke import Collection, Context, Exit, Task
+from invoke import task as invoke_task
 
 from benchsite.errors import BenchError
 from benchsite.harness.signals import ignore_signals
@@ -28,6 +29,18 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent
 APT_PACKAGES_FILE = ROOT / "conf" / "apt-packages.txt"
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class BenchTask(Task):
+    """A task whose short flags leave -h to invoke's help (`--hosts` is -o, not -h)."""
+
+    def arg_opts(self, name: str, default: str, taken_names: set[str]) -> dict[str, Any]:
+        return super().arg_opts(name, default, taken_names | {"h"})
+
+
+def task(*args: Any, **kwargs: Any) -> Any:
+    """invoke's @task, making BenchTasks."""
+    return invoke_task(*args, klass=BenchTask, **kwargs)
 
 
 def reported(body: F) -> F:
@@ -61,7 +74,9 @@ def _apt_packages() -> list[str]:
 @task(
     help={
         "name": "the recipe to run (see `invoke recipes`), or 'all' for every recipe",
-        "profile": "'full' (the default: what the site publishes) or 'quick' (a smoke run, used by the tests)",
+        "profile": "'full' (the default: what the site publishes), 'quick' (a smoke run, never committed), or "
+        "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases), "
+        "calibration 'sliced'",
         "data_dir": "where the new run directory goes (default: data/)",
         "clean": "first stop the servers and remove the folders that a killed earlier run left",
         "hosts": "run roles on other hosts over SSH: 'server=user@host,load=user@host' (either role alone "
@@ -210,21 +225,15 @@ def docs(c: Context, data_dir: str = "", output: str = "", profile: str = "full"
     """Build the site from the committed data (no benchmark runs), warnings fatal."""
     from sphinx.cmd.build import build_main
 
-    argv = [
-        "-W",
-        "-n",
-        "--keep-going",
-        "-b",
-        "html",
-        str(_path(c, "docs_dir")),
-        str(Path(output).resolve() if output else _path(c, "build_dir")),
-    ]
+    target = Path(output).resolve() if output else _path(c, "build_dir")
+    argv = ["-W", "-n", "--keep-going", "-q", "-b", "html", str(_path(c, "docs_dir")), str(target)]  # -q: warnings only
     if data_dir:
         argv += ["-D", f"bench_data_dir={Path(data_dir).resolve()}"]
     if profile != "full":
         argv += ["-D", f"bench_profile={profile}"]
     if build_main(argv) != 0:
         raise Exit("error: the docs build failed: fix the warnings above", code=1)
+    print(f"built the site in {_shown(target)}: open index.html there, or `.venv/bin/invoke serve`", file=sys.stderr)
 
 
 @task(help={"output": "where the PDF goes (default: docs/_build/pdf)"})
@@ -272,15 +281,24 @@ def serve(c: Context, port: str = "8000") -> None:
             pass
 
 
-@task(help={"args": "extra pytest arguments, quoted as in a shell, e.g. '-k \"parser and not wrk\" -x'"})
+FAST_TIER = "not (integration or browser or two_hosts or sweep)"
+
+
+@task(
+    help={
+        "args": "extra pytest arguments, quoted as in a shell, e.g. '-k \"parser and not wrk\" -x'",
+        "fast": "only the unit tier (no server, browser, second host or release environment): under a minute",
+    }
+)
 @reported
-def test(c: Context, args: str = "") -> None:
-    """Run the test suite (real servers, real ab, real docs builds)."""
+def test(c: Context, args: str = "", fast: bool = False) -> None:
+    """Run the test suite (real servers, real ab, real docs builds); --fast runs the unit tier alone."""
     try:
         extra = shlex.split(args)
     except ValueError as error:
         raise BenchError(f"--args {args!r} cannot be split as a shell would ({error}): fix the quoting") from None
-    result = subprocess.run([sys.executable, "-m", "pytest", *extra], cwd=ROOT)
+    tier = ["-m", FAST_TIER] if fast else []
+    result = subprocess.run([sys.executable, "-m", "pytest", *tier, *extra], cwd=ROOT)
     if result.returncode != 0:
         raise Exit(code=result.returncode)
 
@@ -443,7 +461,7 @@ def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0) -
 @reported
 def byo(c: Context, name: str, source: str = "") -> None:
     """Build a system no package registry offers (with the project's patches); the recipes then run it."""
-    from benchsite.harness.byo import Builder
+    from benchsite.harness.byo import Builder, local_path
     from benchsite.harness.signals import signals_as_interrupt
 
     folder = Path(source).expanduser().resolve() if source else None
@@ -454,7 +472,7 @@ def byo(c: Context, name: str, source: str = "") -> None:
     print(f"built {record.summary}")
     print(f"  from {record.source}")
     for provided in record.files:
-        print(f"  provides {provided.provides}: {provided.path} (sha256 {provided.sha256[:12]}…)")
+        print(f"  provides {provided.provides}: {local_path(provided.path, ROOT)} (sha256 {provided.sha256[:12]}…)")
 
 
 @task(
@@ -543,6 +561,15 @@ def setup(c: Context) -> None:
             raise Exit(f"error: `{' '.join(argv)}` failed: see apt's message above", code=1)
 
 
+def _help_for_a_task_first() -> None:
+    """`invoke TASK -h` shows TASK's help. invoke's parser would give -h to the task's first positional
+    argument (`invoke recipe -h` ran the recipe "-h"), so that form is handed to `invoke --help TASK`."""
+    argv = sys.argv
+    if len(argv) == 3 and Path(argv[0]).name in ("invoke", "inv", "__main__.py") and argv[2] in ("-h", "--help"):
+        if argv[1] in ns.task_names or argv[1].replace("-", "_") in ns.task_names:
+            os.execv(sys.executable, [sys.executable, "-m", "invoke", "--help", argv[1]])
+
+
 ns = Collection(
     recipe,
     recipes,
@@ -572,3 +599,4 @@ ns.configure(
         }
     }
 )
+_help_for_a_task_first()

@@ -72,13 +72,38 @@ class ToyRecipes:
         return directory
 
 
+# A test that uses one of these starts real servers or builds the whole site: the integration tier.
+INTEGRATION_FIXTURES = frozenset({"toy", "committed_build", "committed_site"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs an integration fixture, so `invoke test --fast` leaves it out."""
+    for item in items:
+        if INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
+
+
+@dataclass(frozen=True)
+class SiteBuild:
+    html: Path
+    said: list[str]  # every line the build printed
+
+
 @pytest.fixture(scope="session")
-def committed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site built by `invoke docs` from the committed data alone."""
+def committed_build(tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
+    """`invoke docs` on the committed data alone, and what it printed."""
+    from committed import COMMITTED_DATA
+
     root = tmp_path_factory.mktemp("committed")
-    result = run_invoke("docs", "--output", str(root / "html"))
+    result = run_invoke("docs", "--output", str(root / "html"), "--data-dir", str(COMMITTED_DATA))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
-    return root / "html"
+    return SiteBuild(root / "html", (result.stdout + result.stderr).splitlines())
+
+
+@pytest.fixture(scope="session")
+def committed_site(committed_build: SiteBuild) -> Path:
+    """The site built by `invoke docs` from the committed data alone."""
+    return committed_build.html
 
 
 @pytest.fixture

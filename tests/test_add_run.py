@@ -7,15 +7,20 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from benchsite.model.machine import machine_of
 from benchsite.model.run import RUN_FILE
 from benchsite.results.machines import by_machine
 from benchsite.results.published import load_published
 from benchsite.results.store import list_runs, load_run, recipe_views
-from conftest import REPO, run_invoke
+from committed import COMMITTED_DATA
+from conftest import run_invoke
+
+pytestmark = pytest.mark.integration
 
 RECIPE = "cherrypy-speed"
-COMMITTED = [path for path in list_runs(REPO / "data" / RECIPE, "full") if load_run(path).topology is None]
+COMMITTED = [path for path in list_runs(COMMITTED_DATA / RECIPE, "full") if load_run(path).topology is None]
 
 
 def elsewhere(tmp_path: Path, name: str = "visiting") -> Path:
@@ -34,7 +39,7 @@ def elsewhere(tmp_path: Path, name: str = "visiting") -> Path:
 
 def site_data(tmp_path: Path) -> Path:
     data = tmp_path / "data"
-    shutil.copytree(REPO / "data" / RECIPE, data / RECIPE, ignore=shutil.ignore_patterns(COMMITTED[0].name, "*-quick"))
+    shutil.copytree(COMMITTED_DATA / RECIPE, data / RECIPE, ignore=shutil.ignore_patterns(COMMITTED[0].name, "*-quick"))
     return data
 
 

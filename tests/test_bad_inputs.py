@@ -7,8 +7,12 @@ import socket
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from benchsite.results.store import list_runs
 from conftest import ToyRecipes, processes_mentioning, run_invoke, toy_subject
+
+pytestmark = pytest.mark.integration
 
 
 def assert_clean_failure(result: subprocess.CompletedProcess, toy: ToyRecipes, name: str, message: str) -> None:

@@ -13,9 +13,13 @@ from urllib.parse import urljoin, urlparse
 import pytest
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM and CHROMEDRIVER), reason="needs Debian's chromium and chromium-driver (invoke setup installs them)"
-)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not (CHROMIUM and CHROMEDRIVER),
+        reason="needs Debian's chromium and chromium-driver (invoke setup installs them)",
+    ),
+]
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

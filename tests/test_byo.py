@@ -31,6 +31,7 @@ def test_every_system_names_its_patches_and_what_it_provides() -> None:
         assert system.sdist is not None or system.upstream is not None  # somewhere to take the source from
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -12,9 +12,9 @@ from benchsite.results.calibration import AtRounds, aa_intervals, calibrate, var
 from benchsite.results.compare import compare_runs
 from benchsite.results.intervals import Interval, half_width
 from benchsite.results.store import list_runs, load_view
-from conftest import REPO
+from committed import COMMITTED_DATA
 
-DATA = REPO / "data" / "calibration"
+DATA = COMMITTED_DATA / "calibration"
 
 
 def test_coverage_counts_the_intervals_that_hold_the_true_ratio_of_one() -> None:

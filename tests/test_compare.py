@@ -12,9 +12,10 @@ from benchsite.model.run import RunDocument
 from benchsite.results.compare import compare_runs, describe_change
 from benchsite.results.store import list_runs, load_run
 from benchsite.results.view import RunView
-from conftest import REPO, run_invoke
+from committed import COMMITTED_DATA
+from conftest import run_invoke
 
-RUN = list_runs(REPO / "data" / "cherrypy-speed", "full")[-1]  # never a quick run a user made
+RUN = list_runs(COMMITTED_DATA / "cherrypy-speed", "full")[-1]  # never a quick run a user made
 
 
 def scaled(run: RunDocument, factor: float) -> RunDocument:
@@ -54,6 +55,7 @@ def test_a_run_half_again_as_fast_is_a_significant_change_of_50_percent() -> Non
         assert change.significant and describe_change(change).startswith("+50.0 % [")
 
 
+@pytest.mark.integration
 def test_the_compare_task_prints_every_cell_and_refuses_an_unknown_run() -> None:
     name = f"cherrypy-speed/{RUN.name}"
     result = run_invoke("compare", name, name, env={"COLUMNS": "200"}, timeout=120)
@@ -73,16 +75,18 @@ def test_the_change_is_the_ratio_of_the_figures_printed_beside_it() -> None:
         assert change.change.level == pytest.approx(1 - 0.05 / 8)  # simultaneous over the 8 cells
 
 
+@pytest.mark.integration
 def test_runs_of_two_machines_are_compared_with_a_warning_first() -> None:
-    runs = [path for path in list_runs(REPO / "data" / "cherrypy-speed", "full") if load_run(path).topology is None]
+    runs = [path for path in list_runs(COMMITTED_DATA / "cherrypy-speed", "full") if load_run(path).topology is None]
     machines = {load_run(path).machine.name: path for path in runs}
     assert {"amd-epyc-2cpu", "intel-xeon-processor-2cpu"} <= set(machines)
-    a, b = (f"cherrypy-speed/{machines[name].name}" for name in ("amd-epyc-2cpu", "intel-xeon-processor-2cpu"))
+    a, b = (str(machines[name]) for name in ("amd-epyc-2cpu", "intel-xeon-processor-2cpu"))
     result = run_invoke("compare", a, b, env={"COLUMNS": "200"}, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines()[0].startswith("warning: these runs come from different machines")
 
 
+@pytest.mark.integration
 def test_two_runs_with_no_cell_in_common_are_one_line(tmp_path: Path) -> None:
     other = tmp_path / RUN.name
     shutil.copytree(RUN, other)

@@ -29,7 +29,10 @@ from benchsite.results.store import list_runs, load_run, recipe_views
 from benchsite.results.view import RunView
 from benchsite.sphinxext.results import fmt_median_interval
 from benchsite.tools import parse_report
-from conftest import INVOKE, REPO, run_invoke
+from committed import COMMITTED_DATA
+from conftest import INVOKE, REPO, SiteBuild, run_invoke
+
+pytestmark = pytest.mark.integration
 
 SERVER_CPU, LOAD_CPU = METRICS["server-cpu"], METRICS["load-cpu"]
 
@@ -53,7 +56,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
     """Quick runs against the real servers and the real load tools (never into data/ itself)."""
     root = tmp_path_factory.mktemp("site")
     data_dir = root / "data"
-    shutil.copytree(REPO / "data", data_dir, ignore=shutil.ignore_patterns("*-quick"))  # as committed
+    shutil.copytree(COMMITTED_DATA, data_dir, ignore=shutil.ignore_patterns("*-quick"))  # as committed
     runs = {}
     for recipe in RECIPES:
         committed = list_runs(data_dir / recipe)
@@ -279,9 +282,15 @@ def test_the_raw_listings_hold_the_tools_output_verbatim(site: Site) -> None:
 
 def shown_and_machines(recipe: str) -> tuple[RunDocument, list[MachineRuns], list[ClaimAcross]]:
     """What a page of the committed site shows: its reference machine's latest full run; its verdicts."""
-    published = load_published(REPO / "data" / recipe / "published.toml")
-    groups = by_machine(recipe_views(REPO / "data" / recipe, "full"), published.reference_machine)
+    published = load_published(COMMITTED_DATA / recipe / "published.toml")
+    groups = by_machine(recipe_views(COMMITTED_DATA / recipe, "full"), published.reference_machine)
     return groups[0].views[-1].run, groups, published.across(groups)
+
+
+def test_the_docs_build_says_little_and_warns_of_nothing(committed_build: SiteBuild) -> None:
+    assert not [line for line in committed_build.said if "WARNING" in line or "ERROR" in line]
+    assert len(committed_build.said) <= 30, committed_build.said  # a warning would not drown in progress lines
+    assert committed_build.said[-1].startswith("built the site in ")
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
@@ -325,7 +334,7 @@ def test_a_run_ends_with_its_verdicts_in_the_terminal(tmp_path: Path) -> None:
         "recipe", RECIPE, "--profile", "quick", "--data-dir", str(tmp_path), env={"COLUMNS": "200"}, timeout=300
     )
     assert result.returncode == 0, result.stderr
-    published = load_published(REPO / "data" / RECIPE / "published.toml")
+    published = load_published(COMMITTED_DATA / RECIPE / "published.toml")
     run = load_run(list_runs(tmp_path / RECIPE)[-1])
     assert f"Verdicts of this run ({run.machine.name})" in result.stderr
     for verdict in published.verdicts(RunView(run)):

@@ -6,15 +6,19 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
 import pytest
 
-from benchsite.harness.faults import KTHREADD, _started_since, trial
+from benchsite.harness.faults import TRIAL_MARK, _of_trial, trial
 from benchsite.harness.signals import TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX, list_runs
 from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, run_invoke, toy_subject
+
+pytestmark = pytest.mark.integration
 
 SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]
 
@@ -133,9 +137,34 @@ def test_ctrl_c_while_measuring_stops_every_server(toy: ToyRecipes) -> None:
     assert processes_mentioning(str(toy.root)) == [] and list_runs(toy.data_dir / "toy") == []
 
 
-def test_the_fault_benchmark_counts_no_kernel_thread_and_no_signal_it_did_not_send(tmp_path: Path) -> None:
-    kernel_threads = [p for p in psutil.process_iter(["ppid"]) if p.info["ppid"] == KTHREADD]
-    assert kernel_threads  # there are some to leave out
-    assert not [p for p in _started_since(0.0, set()) if p.ppid() == KTHREADD]
-    ended = trial("no-such-recipe", signal.SIGINT, 5.0, REPO, tmp_path)  # it fails at once, long before 5 s
-    assert not ended.signalled and ended.exit_code == 1 and ended.clean
+@contextmanager
+def another_program_spawning(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """Someone else on the machine: a shell of its own session starting short-lived `sleep`s in a loop."""
+    script = "for i in $(seq 400); do sleep 0.3 & sleep 0.05; done; wait"
+    other = subprocess.Popen(["bash", "-c", script], start_new_session=True, cwd=tmp_path)
+    try:
+        yield other
+    finally:
+        os.killpg(other.pid, signal.SIGKILL)
+        other.wait()
+
+
+def test_the_fault_benchmark_counts_only_the_runs_own_processes(tmp_path: Path) -> None:
+    with another_program_spawning(tmp_path) as other:
+        ended = trial("no-such-recipe", signal.SIGINT, 5.0, REPO, tmp_path)  # it fails at once, long before 5 s
+        assert other.poll() is None  # the other program was starting processes all along
+        assert not ended.signalled and ended.exit_code == 1 and ended.clean
+        interrupted = trial("cherrypy-speed", signal.SIGTERM, 1.5, REPO, tmp_path / "data")
+        assert other.poll() is None
+    assert interrupted.clean, interrupted  # interrupted, or ended before its signal: nothing of it is left
+
+
+def test_a_process_the_run_started_counts_even_after_it_left_the_runs_session(tmp_path: Path) -> None:
+    mark = "test-mark"
+    escaped = subprocess.Popen(["sleep", "30"], start_new_session=True, env={**os.environ, TRIAL_MARK: mark})
+    try:
+        assert escaped.pid in {p.pid for p in _of_trial(os.getsid(0), mark)}
+        assert escaped.pid not in {p.pid for p in _of_trial(os.getsid(0), "another-mark")}
+    finally:
+        escaped.kill()
+        escaped.wait()

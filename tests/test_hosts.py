@@ -26,7 +26,10 @@ from benchsite.errors import BenchError
 from benchsite.model.hosts import parse_hosts
 from benchsite.results.store import list_runs, load_run
 from benchsite.tools import parse_report
+from committed import COMMITTED_DATA
 from conftest import INVOKE, REPO, run_invoke
+
+pytestmark = pytest.mark.two_hosts
 
 
 def test_hosts_are_given_as_roles_or_a_toml_file(tmp_path: Path) -> None:
@@ -111,7 +114,7 @@ def assert_nothing_left(lab: Lab) -> None:
 
 def test_a_quick_run_with_server_and_load_on_two_hosts_is_stored_and_shown(lab: Lab, tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    shutil.copytree(REPO / "data", data_dir, ignore=shutil.ignore_patterns("*-quick"))  # every committed run
+    shutil.copytree(COMMITTED_DATA, data_dir, ignore=shutil.ignore_patterns("*-quick"))  # every committed run
     result = run_invoke(
         "recipe", "cherrypy-speed", "--profile", "quick", "--hosts", str(lab.hosts_file()), "--data-dir", str(data_dir)
     )

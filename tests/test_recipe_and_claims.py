@@ -13,9 +13,10 @@ from benchsite.results.published import load_published, parse_claim
 from benchsite.results.stats import coefficient_of_variation_percent, summarize
 from benchsite.tools.base import Repetition
 from benchsite.tools.wrk import WrkCell, parse_wrk_output
+from committed import COMMITTED_DATA
 from conftest import FIXTURES, REPO
 
-PUBLISHED = REPO / "data" / "cherrypy-speed" / "published.toml"
+PUBLISHED = COMMITTED_DATA / "cherrypy-speed" / "published.toml"
 
 
 def test_the_cherrypy_recipe_has_two_subjects_and_the_same_four_cells() -> None:

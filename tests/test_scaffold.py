@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
+
+pytestmark = pytest.mark.integration
 
 
 def invoke_in(root: Path, *args: str) -> subprocess.CompletedProcess:

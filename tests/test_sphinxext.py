@@ -27,10 +27,11 @@ from benchsite.results.published import load_published
 from benchsite.results.stats import summarize
 from benchsite.results.store import latest_run, list_runs, load_run, load_view, recipe_views
 from benchsite.results.view import RunView
+from committed import COMMITTED_DATA
 from conftest import REPO
 
 RECIPE = "cherrypy-speed"
-RUN = latest_run(REPO / "data" / RECIPE, "full")
+RUN = latest_run(COMMITTED_DATA / RECIPE, "full")
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,8 @@ def data_dir(tmp_path: Path) -> Path:
     target = tmp_path / "data" / RECIPE
     assert RUN is not None
     shutil.copytree(RUN, target / RUN.name)
-    shutil.copy(REPO / "data" / RECIPE / "published.toml", target / "published.toml")
-    shutil.copytree(REPO / "data" / RECIPE / "published", target / "published")
+    shutil.copy(COMMITTED_DATA / RECIPE / "published.toml", target / "published.toml")
+    shutil.copytree(COMMITTED_DATA / RECIPE / "published", target / "published")
     return tmp_path / "data"
 
 
@@ -246,7 +247,7 @@ def latest_of(recipe_dir: Path, across_hosts: bool) -> Path:
 
 
 def test_a_two_host_run_beside_a_one_machine_run_shows_both_medians_and_the_change(tmp_path: Path) -> None:
-    source = REPO / "data" / RECIPE
+    source = COMMITTED_DATA / RECIPE
     here, across = latest_of(source, across_hosts=False), latest_of(source, across_hosts=True)
     for run in (here, across):
         shutil.copytree(run, tmp_path / "data" / RECIPE / run.name)

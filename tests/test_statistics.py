@@ -15,10 +15,10 @@ from benchsite.results.intervals import median_interval, paired_rounds, ratio_in
 from benchsite.results.published import load_published, parse_claim
 from benchsite.results.store import list_runs, load_run, runs_shown
 from benchsite.results.view import RunView
-from conftest import REPO
+from committed import COMMITTED_DATA
 
-COMMITTED = list_runs(REPO / "data" / "cherrypy-speed", "full")[-1]  # never a quick run a user made
-PUBLISHED = load_published(REPO / "data" / "cherrypy-speed" / "published.toml")
+COMMITTED = list_runs(COMMITTED_DATA / "cherrypy-speed", "full")[-1]  # never a quick run a user made
+PUBLISHED = load_published(COMMITTED_DATA / "cherrypy-speed" / "published.toml")
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, COULD_NOT_RUN = (
     State.HOLDS,
     State.DOES_NOT_HOLD,

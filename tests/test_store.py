@@ -12,7 +12,7 @@ import pytest
 from benchsite.errors import BenchError
 from benchsite.model.portable import inferred_placeholders, make_portable
 from benchsite.model.run import FORMAT_VERSION, RUN_FILE, RunDocument
-from benchsite.model.upgrade import read_overhead, read_run, run_v1_to_v2, run_v2_to_v3, run_v4_to_v5
+from benchsite.model.upgrade import read_overhead, read_run, run_v1_to_v2, run_v2_to_v3, run_v4_to_v5, run_v5_to_v6
 from benchsite.records import read_json
 from benchsite.results.metrics import METRICS
 from benchsite.results.store import (
@@ -28,11 +28,12 @@ from benchsite.results.store import (
 from benchsite.tools import parse_report
 from benchsite.tools.ab import AbCellRun, parse_ab_output
 from benchsite.tools.base import Repetition
-from conftest import FIXTURES, REPO
+from committed import COMMITTED_DATA
+from conftest import FIXTURES
 
 REPORT = (FIXTURES / "ab" / "ab-2.3-debian12-cheroot-c10-k.txt").read_text()
 RUNS = FIXTURES / "runs"
-COMMITTED_CHERRYPY = REPO / "data" / "cherrypy-speed" / "20261122T005146Z-full"
+COMMITTED_CHERRYPY = COMMITTED_DATA / "cherrypy-speed" / "20261122T005146Z-full"
 
 
 def committed_document() -> RunDocument:
@@ -102,7 +103,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 5
+    assert run.format_version == FORMAT_VERSION == 6
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -116,14 +117,26 @@ def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -
     assert [s.name for s in run.skipped] == [s["name"] for s in old.get("skipped_subjects", [])]
 
 
-def test_the_committed_runs_are_version_5_and_equal_their_upgraded_version_1() -> None:
+def test_the_committed_runs_are_version_6_and_equal_their_upgraded_version_1() -> None:
     text = (RUNS / "v1-first-shape-cherrypy-speed.json").read_text()
     committed = read_json(COMMITTED_CHERRYPY / RUN_FILE)
-    assert committed["format_version"] == 5
+    assert committed["format_version"] == 6
     upgraded = read_run(json.loads(text), RUNS / "v1").to_json()
     assert json.loads(make_portable(json.dumps(upgraded), inferred_placeholders(text))) == committed
-    for run_file in sorted((REPO / "data").glob(f"**/{RUN_FILE}")):
-        assert read_json(run_file)["format_version"] == 5, run_file
+    for run_file in sorted((COMMITTED_DATA).glob(f"**/{RUN_FILE}")):
+        assert read_json(run_file)["format_version"] == 6, run_file
+
+
+def test_version_5_becomes_6_with_no_count_and_no_counting_plan() -> None:
+    version_5 = json.loads((RUNS / "v5-cherrypy-speed.json").read_text())  # a committed run, frozen at version 5
+    assert version_5["format_version"] == 5 and "counting" not in version_5
+    version_6 = run_v5_to_v6(version_5)
+    assert version_6["format_version"] == 6 and version_6["counting"] is None
+    assert version_6["profile"] == {**version_5["profile"], "counting": None}
+    assert {key: value for key, value in version_6.items() if key not in ("format_version", "counting", "profile")} == {
+        key: value for key, value in version_5.items() if key not in ("format_version", "profile")
+    }
+    assert RunDocument.from_json(version_6, RUNS / "v5").counting is None
 
 
 def test_version_2_becomes_3_in_an_explicit_step_and_3_has_no_defaults_for_it() -> None:
@@ -239,7 +252,7 @@ def test_the_latest_run_is_the_newest_run_id_of_the_profile(tmp_path: Path) -> N
     assert latest_run(tmp_path, "full") == tmp_path / "20260102T000000Z-full"
 
 
-@pytest.mark.parametrize("run_file", sorted((REPO / "data").glob(f"*/*/{RUN_FILE}")), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("run_file", sorted((COMMITTED_DATA).glob(f"*/*/{RUN_FILE}")), ids=lambda p: p.parent.name)
 def test_every_committed_result_equals_its_raw_output_parsed_again(run_file: Path) -> None:
     run = load_run(run_file.parent)
     for subject in run.subjects:
@@ -262,7 +275,7 @@ def test_a_hand_edited_machine_field_is_refused() -> None:
 
 
 def test_the_upgrade_drops_ssh_logins_and_addresses_of_hosts() -> None:
-    two_hosts = REPO / "data" / "wsgi-servers" / "20261122T193141.102960Z-full" / RUN_FILE
+    two_hosts = COMMITTED_DATA / "wsgi-servers" / "20261122T193141.102960Z-full" / RUN_FILE
     text = two_hosts.read_text()
     assert "root@" not in text and '"ssh"' not in text
     run = load_run(two_hosts.parent)

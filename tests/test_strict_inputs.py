@@ -22,6 +22,7 @@ from test_bad_inputs import assert_clean_failure, run_toy
 from benchsite.errors import BenchError
 from benchsite.model.run import RUN_FILE
 from benchsite.results.store import list_runs, load_run
+from committed import COMMITTED_DATA
 from conftest import INVOKE, REPO, ToyRecipes, run_invoke, toy_subject
 
 # (what is wrong, the recipe.toml subject text or matrix, the conf text, the words the error must hold)
@@ -140,9 +141,10 @@ def test_a_bad_load_matrix_is_one_line_naming_the_key(toy: ToyRecipes, case: str
     assert_clean_failure(run_toy(toy, "toy"), toy, "toy", message)
 
 
+@pytest.mark.integration
 def test_a_claim_naming_an_unknown_cell_stops_the_run_before_any_measurement(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    shutil.copytree(REPO / "data" / "cherrypy-speed", data / "cherrypy-speed")
+    shutil.copytree(COMMITTED_DATA / "cherrypy-speed", data / "cherrypy-speed")
     published = data / "cherrypy-speed" / "published.toml"
     published.write_text(
         published.read_text().replace('numerator = ["raw-wsgi", "c1"]', 'numerator = ["raw-wsgi", "c2"]', 1)
@@ -163,9 +165,10 @@ def test_a_claim_naming_an_unknown_cell_stops_the_run_before_any_measurement(tmp
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.integration
 def test_a_claim_bound_given_as_text_is_one_line_naming_the_key(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    shutil.copytree(REPO / "data" / "cherrypy-speed", data / "cherrypy-speed")
+    shutil.copytree(COMMITTED_DATA / "cherrypy-speed", data / "cherrypy-speed")
     published = data / "cherrypy-speed" / "published.toml"
     published.write_text(published.read_text().replace("at_least = 1.5", 'at_least = "1.5"', 1))
     result = run_invoke(
@@ -251,8 +254,8 @@ RUN_MISTAKES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
 @pytest.fixture
 def committed_copy(tmp_path: Path) -> Path:
     """A copy of the committed cherrypy-speed run, to break."""
-    run_dir = tmp_path / "cherrypy-speed" / list_runs(REPO / "data" / "cherrypy-speed", "full")[-1].name
-    shutil.copytree(list_runs(REPO / "data" / "cherrypy-speed", "full")[-1], run_dir)
+    run_dir = tmp_path / "cherrypy-speed" / list_runs(COMMITTED_DATA / "cherrypy-speed", "full")[-1].name
+    shutil.copytree(list_runs(COMMITTED_DATA / "cherrypy-speed", "full")[-1], run_dir)
     return run_dir
 
 
@@ -292,6 +295,7 @@ def test_a_run_file_that_is_not_utf8_is_one_line(committed_copy: Path) -> None:
         load_run(committed_copy)
 
 
+@pytest.mark.integration
 def test_a_docs_build_with_warnings_fails_with_one_line(tmp_path: Path) -> None:
     """Warnings are fatal in `invoke docs`: here every page names recipes that have no run."""
     (tmp_path / "data").mkdir()
@@ -301,6 +305,7 @@ def test_a_docs_build_with_warnings_fails_with_one_line(tmp_path: Path) -> None:
     assert "no run of recipe 'cherrypy-speed'" in result.stdout + result.stderr
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("port", "message"),
     [
@@ -334,6 +339,7 @@ def test_serve_refuses_a_port_in_use_and_names_the_bound_port(committed_site: Pa
     assert "http://127.0.0.1:0/" not in line and line.startswith(f"serving {committed_site} on http://127.0.0.1:")
 
 
+@pytest.mark.integration
 def test_extra_pytest_arguments_are_split_as_a_shell_would() -> None:
     result = run_invoke(
         "test", "--args", "--collect-only -q -k 'serve_refuses and not in_use' tests/test_strict_inputs.py", timeout=120

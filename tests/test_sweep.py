@@ -16,7 +16,10 @@ from benchsite.results.published import load_published
 from benchsite.results.releases import changes_against_newest, releases_of
 from benchsite.results.store import list_runs, load_run
 from benchsite.results.view import RunView
+from committed import COMMITTED_DATA
 from conftest import REPO, run_invoke
+
+pytestmark = pytest.mark.sweep
 
 RECIPE = "cherrypy-speed"
 RELEASES = ("17.4.2", "18.10.0")
@@ -55,7 +58,7 @@ def test_each_copy_records_its_release_file_and_patch(sweep_run: RunDocument) ->
 
 
 def test_the_claims_are_decided_per_release_and_releases_compared(sweep_run: RunDocument) -> None:
-    published = load_published(REPO / "data" / RECIPE / "published.toml")
+    published = load_published(COMMITTED_DATA / RECIPE / "published.toml")
     releases = releases_of(sweep_run, published)
     assert [r.release for r in releases] == list(RELEASES)
     for release in releases:

@@ -17,6 +17,8 @@ import pytest
 from benchsite.harness.signals import TEST_PAUSE
 from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, toy_subject
 
+pytestmark = pytest.mark.integration
+
 CTRL_C = b"\x03"
 
 

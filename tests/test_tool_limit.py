@@ -8,10 +8,10 @@ from benchsite.results.metrics import METRICS
 from benchsite.results.published import load_published
 from benchsite.results.store import load_run
 from benchsite.results.view import RunView
-from conftest import REPO
+from committed import COMMITTED_DATA
 
 # An AMD run where WsgiBoostServer's ab figure stood at 62 % of ab's ceiling with its own core 97 % busy.
-RUN = REPO / "data" / "wsgi-servers" / "20261123T020452.765734Z-full"
+RUN = COMMITTED_DATA / "wsgi-servers" / "20261123T020452.765734Z-full"
 CELL = ("wsgiboost", "c10")
 
 

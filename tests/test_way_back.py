@@ -13,6 +13,7 @@ from benchsite.results.machines import by_machine
 from benchsite.results.published import load_published
 from benchsite.results.store import recipe_views
 from benchsite.sphinxext.setup_steps import setup_command
+from committed import COMMITTED_DATA
 from conftest import REPO
 
 RECIPES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers", "http-clients", "cherokee-vs-apache")
@@ -22,7 +23,7 @@ RAW_PAGES["cherrypy-speed"] = "recipes/cherrypy-speed.html"
 
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_each_page_links_its_original_page(committed_site: Path, recipe: str) -> None:
-    published = load_published(REPO / "data" / recipe / "published.toml")
+    published = load_published(COMMITTED_DATA / recipe / "published.toml")
     assert published.source_url, f"{recipe}: published.toml names no source_url"
     html = unescape((committed_site / "recipes" / f"{recipe}.html").read_text())
     assert f'href="{published.source_url}"' in html
@@ -44,8 +45,8 @@ def test_every_repetitions_raw_output_is_a_link_to_the_stored_file(committed_sit
     html = (committed_site / RAW_PAGES[recipe]).read_text()
     page_dir = (committed_site / RAW_PAGES[recipe]).parent
     linked = {(page_dir / href).resolve().read_text() for href in re.findall(r'href="(\.\./_downloads/[^"]+)"', html)}
-    published = load_published(REPO / "data" / recipe / "published.toml")
-    shown = by_machine(recipe_views(REPO / "data" / recipe, "full"), published.reference_machine)[0].views[-1].run
+    published = load_published(COMMITTED_DATA / recipe / "published.toml")
+    shown = by_machine(recipe_views(COMMITTED_DATA / recipe, "full"), published.reference_machine)[0].views[-1].run
     stored = {shown.raw_text(rep) for s in shown.subjects for c in s.cells for rep in c.repetitions}
     assert stored <= linked
 
@@ -62,10 +63,10 @@ def test_no_page_names_a_load_tool_that_neither_its_runs_nor_its_original_used(
     named = {TOOL_WORDS[word] for word in re.findall(r"\b(ab|ApacheBench|wrk|h2load)\b", body)}
     ran = {
         cell.tool
-        for view in recipe_views(REPO / "data" / recipe, "full")
+        for view in recipe_views(COMMITTED_DATA / recipe, "full")
         for s in view.run.subjects
         for cell in s.cells
     }
-    published = load_published(REPO / "data" / recipe / "published.toml")
+    published = load_published(COMMITTED_DATA / recipe / "published.toml")
     original = {"ab"} if any(result.result is not None for result in published.results) else set()
     assert named <= ran | original, f"{recipe} names {sorted(named - ran - original)}"

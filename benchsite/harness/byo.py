@@ -305,6 +305,13 @@ def module_origin(module: str) -> Path | None:
     return Path(result.stdout) if result.returncode == 0 and result.stdout else None
 
 
+def local_path(portable: str, repo: Path) -> str:
+    """A stored record's path as it is on this machine (for the terminal): the placeholders filled in."""
+    site = sysconfig.get_paths()["purelib"]
+    shown = portable.replace("{site_packages}", site).replace("{repo}", str(repo))
+    return str(Path(shown).relative_to(repo)) if Path(shown).is_relative_to(repo) else shown
+
+
 def portable_path(path: Path, repo: Path) -> str:
     """A path as a stored record keeps it: the venv's site-packages and the project as placeholders."""
     paths = sysconfig.get_paths()

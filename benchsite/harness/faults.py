@@ -3,17 +3,20 @@
 Each trial starts `invoke recipe NAME --profile quick` into a scratch data folder, sends it SIGINT,
 SIGTERM, SIGHUP or SIGQUIT after a random delay, waits for it to end, and counts what it left:
 processes it started that still run, loopback ports still listening, staging folders, temporary
-folders. Every count must be zero.
+folders. Every count must be zero. Only the run's own processes count (its session, or its
+environment mark): a process someone else starts on the machine meanwhile is never a leftover.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,39 +47,48 @@ class Trial:
         return not (self.processes or self.ports or self.staging or self.workroots)
 
 
-def _listening() -> set[int]:
-    return {c.laddr.port for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN and c.laddr}
+def _listening(owners: set[int] | None = None) -> set[int]:
+    """Ports listening on this machine (or only those of the `owners` processes)."""
+    return {
+        c.laddr.port
+        for c in psutil.net_connections("tcp")
+        if c.status == psutil.CONN_LISTEN and c.laddr and (owners is None or c.pid in owners)
+    }
 
 
 def _workroots() -> set[Path]:
     return set(Path(tempfile.gettempdir()).glob("benchsite-*"))
 
 
-KTHREADD = 2  # the kernel's thread starter: its children are kernel threads, never the harness's
+TRIAL_MARK = "BENCH_FAULT_TRIAL"  # in the environment of the trial's run, and so of every process it starts
 
 
-def _started_since(moment: float, exclude: set[int]) -> list[psutil.Process]:
-    """Processes started since `moment`, but for the kernel's own threads (a worker the kernel starts meanwhile
-    is no leftover of the run)."""
+def _of_trial(session: int, mark: str) -> list[psutil.Process]:
+    """The live processes a trial's run started: those in its session (the run leads a new one), and any
+    that left the session but inherited its environment mark. Nothing else on the machine counts."""
     found = []
-    for process in psutil.process_iter(["create_time", "name", "ppid"]):
-        info = process.info
-        if info["ppid"] == KTHREADD or process.pid == KTHREADD:
-            continue
-        if info["create_time"] and info["create_time"] >= moment and process.pid not in exclude:
-            found.append(process)
+    for process in psutil.process_iter():
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if os.getsid(process.pid) == session or process.environ().get(TRIAL_MARK) == mark:
+                found.append(process)
+        except (psutil.Error, ProcessLookupError, PermissionError):
+            continue  # gone meanwhile, or not ours to read: not the run's
     return found
 
 
 def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path) -> Trial:
     """One run of a recipe, signalled after delay_s, and its leftovers counted a moment after it ended."""
     ports_before, roots_before = _listening(), _workroots()
-    moment = time.time() - 0.01
+    mark = uuid.uuid4().hex
     process = subprocess.Popen(
         [sys.executable, "-m", "invoke", "recipe", recipe, "--profile", "quick", "--data-dir", str(scratch)],
         cwd=repo,
+        env={**os.environ, TRIAL_MARK: mark},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     time.sleep(delay_s)
     signalled = process.poll() is None
@@ -88,11 +100,7 @@ def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path) -
         process.kill()
         code = process.wait()
     time.sleep(0.5)  # what is stopping has stopped by now
-    alive = [
-        p
-        for p in _started_since(moment, {process.pid})
-        if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and p.pid != psutil.Process().pid
-    ]
+    alive = _of_trial(process.pid, mark)
     return Trial(
         recipe=recipe,
         signal_name=signal.Signals(signum).name,
@@ -100,7 +108,7 @@ def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path) -
         signalled=signalled,
         exit_code=code,
         processes=tuple(f"{p.name()} ({p.pid})" for p in alive),
-        ports=tuple(sorted(_listening() - ports_before)),
+        ports=tuple(sorted(_listening({p.pid for p in alive}) - ports_before)),
         staging=len(list(scratch.glob(f"*/{STAGING_PREFIX}*"))),
         workroots=len(_workroots() - roots_before),
     )

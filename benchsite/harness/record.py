@@ -8,6 +8,7 @@ from typing import Any
 from benchsite.harness.hosts import Placement
 from benchsite.harness.start import Plan, Started, verification
 from benchsite.model.conf import Profile, Settings
+from benchsite.model.counting import Counting
 from benchsite.model.machine import Machine, MachineConf, fingerprint, machine_of
 from benchsite.model.recipe import AnySubject, Client, Recipe
 from benchsite.model.run import (
@@ -121,6 +122,7 @@ def document(
     origins: dict[str, tuple[Origin, ...]],
     skipped: list[SkippedSubject],
     rounds: Rounds | None,
+    counting: Counting | None = None,
 ) -> RunDocument:
     """The whole run as run.json stores it."""
     return RunDocument(
@@ -142,4 +144,5 @@ def document(
         skipped=tuple(skipped),
         rounds=rounds,
         topology=header.topology,
+        counting=counting,
     )

@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from benchsite.harness.byo import search_path
+from benchsite.harness.counting import count_instructions
 from benchsite.harness.environment import utc_now
 from benchsite.harness.hosts import Placement, on_this_machine
 from benchsite.harness.leftovers import forget_owner
@@ -22,6 +23,7 @@ from benchsite.harness.progress import Reporter, SilentReporter
 from benchsite.harness.record import RunHeader, document, machine, topology
 from benchsite.harness.signals import signal_for_test, signals_as_interrupt
 from benchsite.harness.start import Plan, start_subjects, trim_logs, without_failed
+from benchsite.model.counting import Counting
 from benchsite.model.machine import MachineConf
 from benchsite.model.portable import placeholders_of
 from benchsite.model.recipe import Client, Recipe
@@ -87,17 +89,19 @@ def run_recipe(
             for index in range(1, profile.repetitions + 1):
                 session.round(index, runnable)
 
-            def so_far(rounds: Rounds | None) -> RunDocument:
+            def so_far(rounds: Rounds | None, counting: Counting | None = None) -> RunDocument:
                 return document(
-                    header, utc_now(), warmups, runnable, started, session.measured, origins, skipped, rounds
+                    header, utc_now(), warmups, runnable, started, session.measured, origins, skipped, rounds, counting
                 )
 
             rounds = session.further_rounds(published, lambda: so_far(None))
+        # The timed servers are stopped: the exact count runs with nothing timed beside it.
+        counting = count_instructions(hosts, recipe, runnable, profile, settings, run_dir, reporter)
         placeholders = placeholders_of(hosts.load.values(recipe), None) | placeholders_of(
             hosts.server.values(recipe), workroot
         )
         make_files_portable(run_dir, placeholders)
-        write_portable(run_dir / RUN_FILE, so_far(rounds).to_json(), placeholders)
+        write_portable(run_dir / RUN_FILE, so_far(rounds, counting).to_json(), placeholders)
         forget_owner(run_dir)
     signal_for_test("run-kept")
     return data_dir / recipe.name / header.run_id

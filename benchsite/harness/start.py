@@ -105,7 +105,7 @@ def start_subjects(
         ports[f"port_{subject.name.replace('-', '_')}"] = str(port)
         reporter.status(f"starting {subject.label} on port {port}")
         try:
-            started[subject.name] = _start_one(hosts, recipe, subject, values, settings, stack, run_dir)
+            started[subject.name] = start_one(hosts, recipe, subject, values, settings, stack, run_dir)
         except BenchError as error:
             failed.append(
                 SkippedSubject(name=subject.name, label=subject.label, reason=FAILED_AT_START, detail=str(error))
@@ -117,7 +117,7 @@ def start_subjects(
 FAILED_AT_START = "it did not start or did not answer correctly on this machine"
 
 
-def _start_one(
+def start_one(
     hosts: Placement,
     recipe: Recipe,
     subject: HttpServerSubject,
@@ -125,9 +125,11 @@ def _start_one(
     settings: Settings,
     stack: ExitStack,
     run_dir: Path,
+    wrap: tuple[str, ...] = (),
+    log_name: str = "",
 ) -> Started:
-    """One subject started on the server host, probed and verified from the load host; stopped again
-    at once if any of it fails."""
+    """One subject started on the server host (its command after `wrap`, a program that runs it, such as
+    valgrind), probed and verified from the load host; stopped again at once if any of it fails."""
     host, load, address = hosts.server, hosts.load, hosts.server.address
     port = int(values["port"])
     prepared = host.prepare(recipe, subject, values)
@@ -135,7 +137,7 @@ def _start_one(
         write_text(run_dir / "logs" / f"{subject.name}-prepare.log", prepared)
     for target, text in host.render(recipe, subject, values).items():
         write_text(run_dir / "configs" / subject.name / target, text)
-    argv = subject.command(values)
+    argv = [*wrap, *subject.command(values)]
     on_start = (lambda started: record_owner(run_dir, server=started)) if hosts.one_machine else None
     with ExitStack() as own:
         with signals_held():  # no interrupt between the spawn and the registration for clean-up
@@ -145,7 +147,7 @@ def _start_one(
                     argv,
                     port,
                     settings.server_cpu,
-                    run_dir / "logs" / f"{subject.name}.log",
+                    run_dir / "logs" / f"{log_name or subject.name}.log",
                     Path(values["recipe_dir"]),
                     on_start,
                     tmpdir=Path(values["workdir"]),

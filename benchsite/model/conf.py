@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
+from benchsite.model.counting import CountPlan
 from benchsite.records import Name, Port, Record, Seq, Text
 from benchsite.tools import TOOLS, AnyCell
 from benchsite.tools.base import LoadTool
@@ -39,6 +40,8 @@ class Profile(Record):
     target_half_width: float = Field(ge=0, le=1)
     # A release sweep: every subject the conf's [sweep] names runs once per release of its package.
     releases: Seq[Release]
+    # Instructions per request, counted under Valgrind after the timed rounds (None: not counted).
+    counting: CountPlan | None
 
     @model_validator(mode="after")
     def _bounded_rounds(self) -> Profile:
@@ -66,6 +69,7 @@ PROFILE_DEFAULTS: dict[str, Any] = {
     "time_budget_s": 0,
     "target_half_width": 0,
     "releases": [],
+    "counting": None,
 }
 
 

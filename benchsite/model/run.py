@@ -1,4 +1,4 @@
-"""What a run stores: data/<recipe>/<run-id>/run.json, format version 3.
+"""What a run stores: data/<recipe>/<run-id>/run.json, format version 6.
 
 One document per run: the effective profile and settings, the machine, every subject with
 its verification and its cells, every repetition with its exact argv, the path of its raw
@@ -14,6 +14,7 @@ from pydantic import Field, PrivateAttr, StringConstraints, model_validator
 
 from benchsite.errors import BenchError
 from benchsite.model.conf import Profile, Settings
+from benchsite.model.counting import Counting
 from benchsite.model.machine import Machine
 from benchsite.records import Name, Pair, Record, Seq, Text
 from benchsite.tools import AnyCellRun, CellRun
@@ -30,7 +31,10 @@ from benchsite.tools.base import Count, Positive, Repetition
 # 4  each repetition says which clock its server CPU comes from (server_cpu_clock: "schedstat",
 #    nanoseconds, or "ticks", as every run before); the profile's target_half_width (0 before);
 #    the rounds say where each claim stood when they stopped (rounds.claims, empty before)
-FORMAT_VERSION: Literal[5] = 5
+# 5  profiles record the releases they sweep (releases, empty before)
+# 6  instructions per request counted under Valgrind (counting; None before), and the profile's
+#    counting plan (None before)
+FORMAT_VERSION: Literal[6] = 6
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -174,7 +178,7 @@ class Rounds(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[5]
+    format_version: Literal[6]
     recipe: Name
     title: Text
     run_id: RunId
@@ -189,6 +193,7 @@ class RunDocument(Record):
     rounds: Rounds | None  # None: recorded before runs said how they stopped
     machine: Machine  # where the servers ran (the server host of a two-host run)
     topology: Topology | None  # None: every role on one machine, servers on 127.0.0.1
+    counting: Counting | None  # None: made before instructions were counted
 
     _directory: Path | None = PrivateAttr(default=None)
 

@@ -204,9 +204,20 @@ def run_v4_to_v5(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def run_v5_to_v6(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 to 6: instructions per request came in; earlier runs counted none and planned none."""
+    return {**data, "format_version": 6, "profile": {**data["profile"], "counting": None}, "counting": None}
+
+
 # Each step takes a document of its version to the next one.
 Step = Callable[[dict[str, Any]], dict[str, Any]]
-_RUN_STEPS: dict[int, Step] = {1: run_v1_to_v2, 2: run_v2_to_v3, 3: run_v3_to_v4, 4: run_v4_to_v5}
+_RUN_STEPS: dict[int, Step] = {
+    1: run_v1_to_v2,
+    2: run_v2_to_v3,
+    3: run_v3_to_v4,
+    4: run_v4_to_v5,
+    5: run_v5_to_v6,
+}
 
 
 def _upgraded(data: Any, source: Path, steps: dict[int, Step], current: int, redo: str) -> Any:

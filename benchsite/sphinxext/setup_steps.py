@@ -52,12 +52,14 @@ class BenchSetup(ReportingDirective):
         if url:
             intro += nodes.Text("First, once: get the code (")
             intro += nodes.reference("", url, refuri=url)
-            intro += nodes.Text(") and set up a Debian 12 machine, as root, in the checkout (about three minutes):")
+            intro += nodes.Text(
+                ") and set up a Debian 12 machine, as root, in the checkout (about six minutes on a 2-CPU machine):"
+            )
             clone = f"$ git clone {url} benchsite && cd benchsite\n"
         else:
             intro += nodes.Text(
                 "First, once: in a checkout of this site's repository (its address is not recorded in this "
-                "build's pyproject.toml), set up a Debian 12 machine, as root (about three minutes):"
+                "build's pyproject.toml), set up a Debian 12 machine, as root (about six minutes on a 2-CPU machine):"
             )
             clone = ""
         steps = " \\\n    && ".join(command.split(" && "))

@@ -1,0 +1,205 @@
+"""The counting phase: instructions per request under Valgrind's callgrind, after the timed rounds.
+
+Each server subject starts once more under `valgrind --tool=callgrind --instr-atstart=no
+--trace-children=yes`, is verified like any start, warmed up, then counted over fixed batches of
+requests of a cell's own load command: before a batch every callgrind process of the server's tree
+is zeroed and switched on from outside (`callgrind_control -z`, `-i on`), after it switched off and
+dumped (`-i off`, `-d`); the batch's instructions are the sum of the dumps' `totals:` lines. Nothing
+is timed meanwhile, and a subject that cannot be counted keeps its timed results, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import psutil
+
+from benchsite.errors import BenchError
+from benchsite.harness.hosts import Placement
+from benchsite.harness.measure import cell_argv
+from benchsite.harness.processes import RunningServer
+from benchsite.harness.progress import Reporter
+from benchsite.harness.signals import checkpoint
+from benchsite.harness.start import Plan, start_one
+from benchsite.model.conf import Profile, Settings
+from benchsite.model.counting import CountedBatch, Counting, CountPlan, InstructionCount
+from benchsite.model.recipe import Recipe, Server
+from benchsite.tools.base import ExternalCell
+
+START_SLOWDOWN = 10  # a server under callgrind starts this many times slower, at the most
+CONTROL_TIMEOUT_S = 60.0
+_TOTALS = re.compile(r"^totals:\s*(\d+)", re.MULTILINE)
+
+
+def valgrind_version() -> str | None:
+    """`valgrind --version` ("valgrind-3.19.0"), or None where valgrind is not installed."""
+    try:
+        done = subprocess.run(["valgrind", "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
+def wrapper(dumps: Path) -> tuple[str, ...]:
+    """The command that runs a server under callgrind, counting nothing until told, its dumps in `dumps`."""
+    return (
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        "--trace-children=yes",
+        f"--callgrind-out-file={dumps}/callgrind.%p.out",
+    )
+
+
+def count_instructions(
+    hosts: Placement,
+    recipe: Recipe,
+    plan: Plan,
+    profile: Profile,
+    settings: Settings,
+    run_dir: Path,
+    reporter: Reporter,
+) -> Counting | None:
+    """Every server subject's count in the profile's counting cells (None: the profile counts nothing)."""
+    counting = profile.counting
+    if counting is None:
+        return None
+    version = valgrind_version()
+    if not hosts.one_machine:
+        return Counting(counter="valgrind callgrind", skipped="counted only when the servers run here", counts=())
+    if version is None:
+        return Counting(
+            counter="valgrind callgrind",
+            skipped="valgrind is not installed: apt-get install valgrind (conf/apt-packages.txt lists it)",
+            counts=(),
+        )
+    counts = []
+    for subject, cells in plan:
+        if not isinstance(subject, Server):
+            continue
+        for cell in cells:
+            if cell.name in counting.cells and isinstance(cell, ExternalCell):
+                reporter.status(f"counting instructions: {subject.label}, {cell.label}")
+                counts.append(_count_one(hosts, recipe, subject, cell, counting, settings, run_dir))
+                found = counts[-1]
+                said = f"{found.per_request:,.0f} instructions/request" if found.per_request else found.error
+                reporter.step(f"{subject.label} {cell.label} under callgrind: {said}")
+    return Counting(counter=f"{version} callgrind", skipped=None, counts=tuple(counts))
+
+
+def _count_one(
+    hosts: Placement,
+    recipe: Recipe,
+    subject: Server,
+    cell: ExternalCell,
+    counting: CountPlan,
+    settings: Settings,
+    run_dir: Path,
+) -> InstructionCount:
+    """One subject's count in one cell; any failure becomes the count's error, never the run's."""
+    host = hosts.server
+    argv: list[str] = []
+    batches: list[CountedBatch] = []
+    with ExitStack() as stack:
+        workroot = stack.enter_context(host.workroot())
+        dumps = workroot / "callgrind"
+        dumps.mkdir()
+        port = host.free_port()
+        values = {
+            **host.values(recipe),
+            "port": str(port),
+            "port2": str(host.free_port()),
+            "workdir": str(workroot / subject.name),
+        }
+        slow = settings.model_copy(update={"start_timeout_s": settings.start_timeout_s * START_SLOWDOWN})
+        try:
+            started = start_one(
+                hosts, recipe, subject, values, slow, stack, run_dir, wrapper(dumps), f"{subject.name}-callgrind"
+            )
+            server = started.server
+            argv = cell_argv(server, subject, cell, counting.requests, settings, host.address)
+            if counting.warmup_requests:
+                warmup = cell_argv(server, subject, cell, counting.warmup_requests, settings, host.address)
+                _load(hosts, server, warmup, settings)
+            for _ in range(counting.batches):
+                checkpoint()
+                batches.append(_batch(hosts, server, argv, settings, dumps, counting.requests))
+        except BenchError as error:
+            return InstructionCount(
+                subject=subject.name, cell=cell.name, argv=tuple(argv), batches=tuple(batches), error=str(error)
+            )
+    return InstructionCount(subject=subject.name, cell=cell.name, argv=tuple(argv), batches=tuple(batches), error=None)
+
+
+def _load(hosts: Placement, server: RunningServer, argv: list[str], settings: Settings) -> float:
+    """One load run against the server under callgrind; its wall time. A failure is a BenchError."""
+    run = hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
+    code = server.exit_code()
+    if code is not None:
+        raise BenchError(f"the server exited with code {code} under valgrind: {server.telling()}")
+    if run.exit_code != 0 or run.timed_out:
+        last = (run.stderr.strip().splitlines() or ["no message"])[-1]
+        raise BenchError(f"{argv[0]} failed against the server under valgrind (exit {run.exit_code}): {last}")
+    return run.wall_s
+
+
+def _batch(
+    hosts: Placement, server: RunningServer, argv: list[str], settings: Settings, dumps: Path, requests: int
+) -> CountedBatch:
+    """One counted batch: every callgrind process of the server's tree zeroed and switched on, the load,
+    then switched off and dumped; the instructions are the sum of the new dumps."""
+    pids = _callgrind_pids(server.pid)
+    for pid in pids:
+        _control("-z", pid)
+        _control("-i", "on", pid)
+    wall_s = _load(hosts, server, argv, settings)
+    for pid in pids:
+        _control("-i", "off", pid)
+    before = set(dumps.iterdir())
+    for pid in pids:
+        _control("-d", pid)
+    instructions = sum(_totals(path) for path in _new_dumps(dumps, before, len(pids)))
+    return CountedBatch(requests=requests, instructions=instructions, wall_s=round(max(wall_s, 1e-6), 6))
+
+
+def _callgrind_pids(root: int) -> list[int]:
+    """The server's process and its descendants (valgrind follows them all), oldest first."""
+    try:
+        process = psutil.Process(root)
+        return [process.pid, *(child.pid for child in process.children(recursive=True))]
+    except psutil.NoSuchProcess:
+        raise BenchError("the server exited under valgrind before it was counted") from None
+
+
+def _control(*args: str | int) -> None:
+    argv = ["callgrind_control", *map(str, args)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=CONTROL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"`{' '.join(argv)}` did not answer within {CONTROL_TIMEOUT_S:g} s") from None
+    if done.returncode != 0 or "OK" not in done.stdout:
+        said = " ".join((done.stdout + done.stderr).split())[:200]
+        raise BenchError(f"`{' '.join(argv)}` failed: {said or 'no message'}")
+
+
+def _new_dumps(dumps: Path, before: set[Path], expected: int) -> list[Path]:
+    """The dump files the last `-d` calls wrote (each process writes one; a moment may pass before it is whole)."""
+    deadline = time.monotonic() + CONTROL_TIMEOUT_S
+    while True:
+        new = sorted(set(dumps.iterdir()) - before)
+        if len(new) >= expected and all(_TOTALS.search(path.read_text(errors="replace")) for path in new):
+            return new
+        if time.monotonic() > deadline:
+            raise BenchError(f"callgrind wrote {len(new)} readable dumps of {expected} expected in {dumps.name}")
+        time.sleep(0.1)
+
+
+def _totals(path: Path) -> int:
+    found = _TOTALS.search(path.read_text(errors="replace"))
+    if found is None:
+        raise BenchError(f"the callgrind dump {path.name} has no totals line")
+    return int(found.group(1))

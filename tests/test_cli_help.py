@@ -1,0 +1,50 @@
+"""Every task answers -h and --help with its help, and no message carries an unfilled placeholder."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+
+from benchsite.harness.byo import local_path
+from conftest import REPO, run_invoke
+from tasks import ns
+
+TASKS = sorted(name.replace("_", "-") for name in ns.task_names)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+@pytest.mark.parametrize("name", TASKS)
+def test_every_task_shows_its_help(name: str, flag: str) -> None:
+    result = run_invoke(name, flag, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith(f"Usage: inv[oke] [--core-opts] {name} ")
+    docstring = ns[name].__doc__.split("\n")[0].split(":")[0]
+    assert docstring.split()[0] in result.stdout
+
+
+def test_no_short_flag_takes_h_from_help() -> None:
+    for name in TASKS:
+        flags = {flag for argument in copy.deepcopy(ns[name]).get_arguments() for flag in argument.names}
+        assert "h" not in flags, name
+
+
+def test_the_profile_help_names_every_profile_a_conf_defines() -> None:
+    profiles = {
+        match
+        for path in (REPO / "conf").glob("*.toml")
+        for match in re.findall(r"^\[profiles\.([\w-]+)\]", path.read_text(), re.MULTILINE)
+    }
+    arguments = copy.deepcopy(ns["recipe"]).get_arguments()  # a copy: invoke pops each help text as it reads it
+    [profile] = [argument for argument in arguments if argument.name == "profile"]
+    assert profiles and all(f"'{name}'" in profile.help for name in profiles), profile.help
+
+
+def test_a_stored_path_is_shown_with_its_placeholders_filled_in() -> None:
+    shown = local_path("{site_packages}/fapws/_evwsgi.so", REPO)
+    assert "{" not in shown and shown.endswith("site-packages/fapws/_evwsgi.so")
+    assert (
+        local_path("{repo}/build/byo/cherokee/prefix/sbin/cherokee", REPO) == "build/byo/cherokee/prefix/sbin/cherokee"
+    )
