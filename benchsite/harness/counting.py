@@ -35,24 +35,30 @@ CONTROL_TIMEOUT_S = 60.0
 _TOTALS = re.compile(r"^totals:\s*(\d+)", re.MULTILINE)
 
 
-def valgrind_version() -> str | None:
+def valgrind_version(program: str = "valgrind") -> str | None:
     """`valgrind --version` ("valgrind-3.19.0"), or None where valgrind is not installed."""
     try:
-        done = subprocess.run(["valgrind", "--version"], capture_output=True, text=True, timeout=30)
+        done = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
 def wrapper(dumps: Path) -> tuple[str, ...]:
-    """The command that runs a server under callgrind, counting nothing until told, its dumps in `dumps`."""
+    """The command that runs a server under callgrind, counting nothing until told, its dumps and its
+    control pipes in `dumps` (the server's own TMPDIR is elsewhere, so the pipes get an explicit prefix)."""
     return (
         "valgrind",
         "--tool=callgrind",
         "--instr-atstart=no",
         "--trace-children=yes",
+        f"--vgdb-prefix={_prefix(dumps)}",
         f"--callgrind-out-file={dumps}/callgrind.%p.out",
     )
+
+
+def _prefix(dumps: Path) -> str:
+    return str(dumps / "vgdb")
 
 
 def count_instructions(
@@ -154,14 +160,14 @@ def _batch(
     then switched off and dumped; the instructions are the sum of the new dumps."""
     pids = _callgrind_pids(server.pid)
     for pid in pids:
-        _control("-z", pid)
-        _control("-i", "on", pid)
+        _control(dumps, "-z", pid)
+        _control(dumps, "-i", "on", pid)
     wall_s = _load(hosts, server, argv, settings)
     for pid in pids:
-        _control("-i", "off", pid)
-    before = set(dumps.iterdir())
+        _control(dumps, "-i", "off", pid)
+    before = _dump_files(dumps)
     for pid in pids:
-        _control("-d", pid)
+        _control(dumps, "-d", pid)
     instructions = sum(_totals(path) for path in _new_dumps(dumps, before, len(pids)))
     return CountedBatch(requests=requests, instructions=instructions, wall_s=round(max(wall_s, 1e-6), 6))
 
@@ -175,27 +181,34 @@ def _callgrind_pids(root: int) -> list[int]:
         raise BenchError("the server exited under valgrind before it was counted") from None
 
 
-def _control(*args: str | int) -> None:
-    argv = ["callgrind_control", *map(str, args)]
+def _control(dumps: Path, *args: str | int) -> None:
+    """One callgrind_control command to one process (its answer ends in OK)."""
+    argv = ["callgrind_control", f"--vgdb-prefix={_prefix(dumps)}", *map(str, args)]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=CONTROL_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise BenchError(f"`{' '.join(argv)}` did not answer within {CONTROL_TIMEOUT_S:g} s") from None
+        raise BenchError(
+            f"callgrind_control {' '.join(map(str, args))} did not answer in {CONTROL_TIMEOUT_S:g} s"
+        ) from None
     if done.returncode != 0 or "OK" not in done.stdout:
         said = " ".join((done.stdout + done.stderr).split())[:200]
-        raise BenchError(f"`{' '.join(argv)}` failed: {said or 'no message'}")
+        raise BenchError(f"callgrind_control {' '.join(map(str, args))} failed: {said or 'no message'}")
 
 
 def _new_dumps(dumps: Path, before: set[Path], expected: int) -> list[Path]:
     """The dump files the last `-d` calls wrote (each process writes one; a moment may pass before it is whole)."""
     deadline = time.monotonic() + CONTROL_TIMEOUT_S
     while True:
-        new = sorted(set(dumps.iterdir()) - before)
+        new = sorted(_dump_files(dumps) - before)
         if len(new) >= expected and all(_TOTALS.search(path.read_text(errors="replace")) for path in new):
             return new
         if time.monotonic() > deadline:
             raise BenchError(f"callgrind wrote {len(new)} readable dumps of {expected} expected in {dumps.name}")
         time.sleep(0.1)
+
+
+def _dump_files(dumps: Path) -> set[Path]:
+    return set(dumps.glob("callgrind.*.out*"))
 
 
 def _totals(path: Path) -> int:

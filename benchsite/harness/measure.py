@@ -221,6 +221,7 @@ class Measuring:
     measured: dict[tuple[str, str], list[Repetition[Any]]] = field(default_factory=dict)
     rounds_made: int = 0
     further_repetitions: int = 0
+    reserved_s: float = 0.0  # of the time budget, kept for what follows the timed rounds (counting)
 
     def round(self, index: int, plan: Plan) -> None:
         """One round of the plan's cells. By default cell by cell: the subjects of a cell back to back, so
@@ -322,8 +323,9 @@ class Measuring:
         if self.rounds_made >= profile.max_rounds:
             return f"max_rounds ({profile.max_rounds}) reached"
         elapsed = time.monotonic() - self.run_started
-        if elapsed + self._round_estimate_s(needed) > profile.time_budget_s:
-            return f"the time budget ({profile.time_budget_s:g} s) would be overrun by another round"
+        if elapsed + self._round_estimate_s(needed) > profile.time_budget_s - self.reserved_s:
+            kept = f", {self.reserved_s:.0f} s of it kept for counting instructions" if self.reserved_s else ""
+            return f"the time budget ({profile.time_budget_s:g} s{kept}) would be overrun by another round"
         return ""
 
     def _round_estimate_s(self, needed: set[tuple[str, str]]) -> float:

@@ -86,6 +86,8 @@ def run_recipe(
             skipped += failed
             warmups = warm_up(hosts, runnable, started, profile, settings, reporter)
             session = Measuring(hosts, recipe, runnable, started, profile, settings, run_dir, reporter, run_started)
+            if profile.counting is not None:
+                session.reserved_s = profile.counting.reserve_s(len(servers))
             for index in range(1, profile.repetitions + 1):
                 session.round(index, runnable)
 

@@ -10,6 +10,7 @@ speed, so a ratio of them needs no timing to be trusted.
 from __future__ import annotations
 
 import statistics
+from typing import ClassVar
 
 from pydantic import Field
 
@@ -24,6 +25,15 @@ class CountPlan(Record):
     batches: int = Field(ge=3, le=50)
     requests: int = Field(ge=10, le=100_000)  # per batch (under callgrind a server serves ~40-100 req/s)
     warmup_requests: int = Field(ge=0, le=100_000)
+
+    # A conservative pace under callgrind (the cherrypy-speed framework serves about 40 req/s), and a start.
+    SLOWEST_RPS: ClassVar[float] = 30.0
+    START_S: ClassVar[float] = 20.0
+
+    def reserve_s(self, subjects: int) -> float:
+        """How long counting `subjects` servers may take: the timed rounds leave this much of the budget."""
+        requests = self.warmup_requests + self.batches * self.requests
+        return subjects * len(self.cells) * (self.START_S + requests / self.SLOWEST_RPS)
 
 
 class CountedBatch(Record):

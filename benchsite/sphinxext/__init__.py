@@ -52,6 +52,7 @@ from benchsite.sphinxext.results import BenchResults
 from benchsite.sphinxext.setup_steps import BenchSetup
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
 from benchsite.sphinxext.topology import BenchTopology
+from benchsite.sphinxext.work import BenchWork
 
 DIRECTIVES = {
     "bench-results": BenchResults,
@@ -79,6 +80,7 @@ DIRECTIVES = {
     "bench-topology": BenchTopology,
     "bench-forest": BenchForest,
     "bench-calibration": BenchCalibration,
+    "bench-work": BenchWork,
 }
 
 

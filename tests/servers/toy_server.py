@@ -1,12 +1,15 @@
 """A tiny real HTTP server for the tests' bad-input recipes.
 
-Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N]
---hang-after N answers the first N requests, then accepts connections and never answers.
+Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--exit-under-valgrind]
+--hang-after N answers the first N requests, then accepts connections and never answers;
+--exit-under-valgrind exits at once with code 3 when it runs under Valgrind (whose preload it sees).
 """
 
 import argparse
 import http.server
 import itertools
+import os
+import sys
 import threading
 
 parser = argparse.ArgumentParser()
@@ -14,7 +17,10 @@ parser.add_argument("port", type=int)
 parser.add_argument("--status", type=int, default=200)
 parser.add_argument("--body", default="hello")
 parser.add_argument("--hang-after", type=int, default=-1)
+parser.add_argument("--exit-under-valgrind", action="store_true")
 options = parser.parse_args()
+if options.exit_under_valgrind and "vgpreload" in os.environ.get("LD_PRELOAD", ""):
+    sys.exit(3)
 served = itertools.count(1)
 never = threading.Event()
 

@@ -1,0 +1,132 @@
+"""``.. bench-work::``: the work each server does per request, counted in instructions under callgrind,
+beside the timed server CPU of the same cell and, with :more: and :less:, the ratio that explains a claim."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+
+from benchsite.model.portable import shown_command
+from benchsite.results.view import RunView
+from benchsite.results.work import WorkRatio, WorkRow, work_ratio, work_rows
+from benchsite.sphinxext.base import BenchDirective
+from benchsite.sphinxext.nodes import data
+from benchsite.sphinxext.tables import table
+
+
+def _count(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def _row(row: WorkRow) -> list[str | nodes.Node]:
+    count = row.count
+    figure = _count(count.per_request)
+    return [
+        row.label,
+        count.cell,
+        nodes.inline("", "", data(nodes.Text(figure), metric="instructions", subject=count.subject, cell=count.cell))
+        if count.per_request is not None
+        else count.error or "—",
+        f"±{100 * count.spread:.2f} % ({len(count.batches)} × {count.batches[0].requests} requests)"
+        if count.spread is not None
+        else "—",
+        _count(row.server_cpu_us),
+        "—" if row.ns_per_instruction is None else f"{row.ns_per_instruction:.2f}",
+    ]
+
+
+def why_sentence(ratio: WorkRatio, labels: dict[str, str]) -> str:
+    """What the work ratio says about the timed one, in one paragraph."""
+    more, less = labels.get(ratio.more, ratio.more), labels.get(ratio.less, ratio.less)
+    said = (
+        f"Per request at {ratio.cell}, the {more} executes {ratio.instructions:.2f}× the instructions of the {less} "
+        f"(each count's batches within ±{100 * ratio.spread:.2f} % of their median: the ratio is exact to about that)."
+    )
+    timed = ratio.timed
+    if timed is None:
+        return said
+    direction = "below" if timed.value < ratio.instructions else "above"
+    return (
+        f"{said} Timed on this machine, the {less} answers {timed.value:.2f}× as many requests per second. The timed "
+        f"ratio sits {direction} the work ratio because timing adds what the count leaves out: the kernel's share of "
+        "each request (accepting, reading, writing and closing the connection costs about the same for both) and "
+        "the machine's time per instruction (the last column)."
+    )
+
+
+class BenchWork(BenchDirective):
+    """The run's instruction counts (the reference machine's latest run that has them), one row per subject,
+    then every machine's counts side by side; with :more: and :less:, the sentence that explains the claim."""
+
+    option_spec: ClassVar[dict] = {
+        **BenchDirective.option_spec,
+        "more": directives.unchanged,
+        "less": directives.unchanged,
+        "cell": directives.unchanged,
+    }
+
+    def render(self) -> list[nodes.Node]:
+        view = self._counted_view()
+        counting = view.run.counting
+        if counting is None or counting.skipped:
+            why = "it was made before instructions were counted" if counting is None else counting.skipped
+            return [nodes.paragraph(text=f"Run {view.run.run_id} counted no instructions: {why}.")]
+        rows = work_rows(view)
+        if not rows:
+            return [nodes.paragraph(text=f"Run {view.run.run_id} counted no subject (no server runs a counted cell).")]
+        first = next((row.count for row in rows if row.count.argv), None)
+        intro = nodes.paragraph(
+            text=f"Counted with {counting.counter} in run {view.run.run_id} ({view.run.machine.name}) after its "
+            "timed rounds, each server started again under callgrind, warmed up, then counted over fixed batches "
+            "of requests"
+            + (f" (one batch: {shown_command(first.argv)})" if first else "")
+            + ". Instructions are the server's own user-space work: they do not move with the machine's load."
+        )
+        headers = (
+            "Subject",
+            "Cell",
+            "Instructions per request (median)",
+            "Batches' spread",
+            "Server CPU µs/req (timed)",
+            "ns of CPU per instruction",
+        )
+        out: list[nodes.Node] = [intro, table(headers, [_row(row) for row in rows])]
+        more, less = self.options.get("more"), self.options.get("less")
+        if more and less:
+            ratio = work_ratio(view, more, less, self.options.get("cell", "c1"))
+            if ratio is not None:
+                out.append(nodes.paragraph(text=why_sentence(ratio, view.run.subject_labels)))
+        out += self._across_machines()
+        return out
+
+    def _counted_view(self) -> RunView:
+        """The run named by :run:, else the reference machine's latest run that counted, else its latest."""
+        if self.options.get("run"):
+            return self.load_view()
+        views = self.machine_runs()[0].views
+        counted = [view for view in views if view.run.counting is not None and view.run.counting.counts]
+        return (counted or list(views))[-1]
+
+    def _across_machines(self) -> list[nodes.Node]:
+        """Each machine's latest counted run side by side, where more than one machine counted."""
+        latest = []
+        for group in self.machine_runs():
+            counted = [v for v in group.views if v.run.counting is not None and v.run.counting.counts]
+            if counted:
+                latest.append((group.label, counted[-1]))
+        if len(latest) < 2:
+            return []
+        keys = list(dict.fromkeys((c.subject, c.cell) for _, v in latest for c in v.run.counting.counts))  # type: ignore[union-attr]
+        rows = []
+        for subject, cell in keys:
+            row: list[str | nodes.Node] = [f"{subject} {cell}"]
+            for _, view in latest:
+                found = view.run.counting.of(subject, cell) if view.run.counting else None
+                row.append(_count(found.per_request if found else None))
+            rows.append(row)
+        return [
+            nodes.paragraph(text="The same counts on every machine that made them (the latest counted run of each):"),
+            table(["Subject, cell", *(label for label, _ in latest)], rows),
+        ]

@@ -1,0 +1,89 @@
+"""Instructions per request under callgrind: counted in batches after the timed rounds, deaf to a CPU hog,
+and every way it can fail is one line in the run with the timed results kept."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from benchsite.errors import BenchError
+from benchsite.harness.counting import _totals, valgrind_version
+from benchsite.model.counting import CountedBatch, InstructionCount
+from benchsite.results.store import list_runs, load_run
+from conftest import ToyRecipes, processes_mentioning, run_invoke, toy_subject
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(valgrind_version() is None, reason="needs Debian's valgrind (conf/apt-packages.txt)"),
+]
+
+COUNTING = """
+[profiles.quick.counting]
+cells = ["c1"]
+batches = 3
+requests = 40
+warmup_requests = 20
+"""
+
+
+def counted_run(toy: ToyRecipes, *server_args: str) -> InstructionCount:
+    toy.add("counted", toy_subject(*server_args), conf=COUNTING)
+    result = run_invoke("recipe", "counted", "--profile", "quick", "--data-dir", str(toy.data_dir), env=toy.env)
+    assert result.returncode == 0, result.stderr
+    assert processes_mentioning(str(toy.root)) == []
+    run = load_run(list_runs(toy.data_dir / "counted")[-1])
+    assert run.subjects[0].cells[0].repetitions[0].ok  # the timed results are there either way
+    assert run.counting is not None and run.counting.skipped is None and run.counting.counter.startswith("valgrind-")
+    [count] = run.counting.counts
+    return count
+
+
+@contextmanager
+def cpu_hog(cpu: int, seconds: float) -> Iterator[None]:
+    """A real busy loop pinned to one CPU, bounded in time."""
+    hog = subprocess.Popen(
+        [sys.executable, "-c", f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"],
+        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+    )
+    try:
+        yield
+    finally:
+        hog.kill()
+        hog.wait()
+
+
+def test_a_count_is_three_batches_whose_instructions_per_request_agree_quiet_or_under_a_hog(toy: ToyRecipes) -> None:
+    quiet = counted_run(toy)
+    assert [b.requests for b in quiet.batches] == [40, 40, 40] and quiet.error is None
+    assert quiet.argv[0] == "ab" and "-n" in quiet.argv and "-c" in quiet.argv
+    assert quiet.per_request is not None and quiet.spread is not None and quiet.spread < 0.01
+    with cpu_hog(cpu=0, seconds=240):  # the server's CPU (conf: server_cpu = 0)
+        hogged = counted_run(ToyRecipes(toy.root / "again"))
+    assert hogged.per_request is not None
+    assert abs(hogged.per_request / quiet.per_request - 1) < 0.01
+
+
+def test_a_server_that_dies_under_valgrind_is_one_line_and_its_timed_results_stay(toy: ToyRecipes) -> None:
+    count = counted_run(toy, "--exit-under-valgrind")
+    assert count.batches == () and count.per_request is None
+    assert count.error is not None and "\n" not in count.error and "exited with code 3" in count.error
+
+
+def test_missing_valgrind_and_a_dump_without_totals_are_one_line(tmp_path: Path) -> None:
+    assert valgrind_version("/nonexistent/valgrind") is None
+    dump = tmp_path / "callgrind.1.out.1"
+    dump.write_text("events: Ir\n")
+    with pytest.raises(BenchError, match="has no totals line"):
+        _totals(dump)
+
+
+def test_the_median_and_spread_of_batches() -> None:
+    batches = tuple(CountedBatch(requests=100, instructions=n, wall_s=1.0) for n in (100_000, 101_000, 99_500))
+    count = InstructionCount(subject="s", cell="c1", argv=("ab",), batches=batches, error=None)
+    assert count.per_request == 1000 and count.spread == pytest.approx(0.01)
