@@ -509,9 +509,10 @@ def add_run(c: Context, path: str, data_dir: str = "") -> None:
     from benchsite.results.contribute import add_run as add
 
     target_dir = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
-    run, target = add(Path(path), target_dir, _path(c, "recipes_dir"), _path(c, "conf_dir"))
+    run, target, renamed_from = add(Path(path), target_dir, _path(c, "recipes_dir"), _path(c, "conf_dir"))
+    known = f"; the run called it {renamed_from!r}, data/ knows it by this name" if renamed_from else ""
     print(
-        f"added {_shown(target)} (machine {run.machine.name}, id {run.machine.id}); "
+        f"added {_shown(target)} (machine {run.machine.name}, id {run.machine.id}{known}); "
         "build the site with `.venv/bin/invoke docs` and commit the run directory",
         file=sys.stderr,
     )

@@ -41,6 +41,8 @@ def counted_run(toy: ToyRecipes, *server_args: str) -> InstructionCount:
     assert run.subjects[0].cells[0].repetitions[0].ok  # the timed results are there either way
     assert run.counting is not None and run.counting.skipped is None and run.counting.counter.startswith("valgrind-")
     [count] = run.counting.counts
+    log = (run.path / "logs" / f"{count.subject}-callgrind.log").read_text()
+    assert "Callgrind" in log and "/tmp/benchsite-" not in log  # kept, with the temporary folder as {workroot}
     return count
 
 

@@ -293,6 +293,15 @@ def test_the_docs_build_says_little_and_warns_of_nothing(committed_build: SiteBu
     assert committed_build.said[-1].startswith("built the site in ")
 
 
+def test_no_page_shows_an_exception_name(committed_site: Path) -> None:
+    shown = {
+        page.relative_to(committed_site): found
+        for page in committed_site.rglob("*.html")
+        for found in re.findall(r"\b\w+(?:Error|Exception)\b", unescape(page.read_text()))
+    }
+    assert shown == {}
+
+
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_the_site_builds_from_the_committed_full_runs_alone(committed_site: Path, recipe: str) -> None:
     committed, _, _ = shown_and_machines(recipe)

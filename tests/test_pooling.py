@@ -12,11 +12,12 @@ from benchsite.results.claims import State
 from benchsite.results.claims.fastest import FastestClaim
 from benchsite.results.claims.keepalive import KeepaliveClaim
 from benchsite.results.evidence import Pooled, log_ratio_estimate
-from benchsite.results.machines import across_machines, by_machine, overall
+from benchsite.results.machines import ACROSS_MACHINES_RULE, across_machines, by_machine, overall
 from benchsite.results.metrics import RPS
 from benchsite.results.published import parse_claim
 from benchsite.results.view import RunView
 from benchsite.sphinxext.forest import forest, keepalive_evidence
+from conftest import REPO
 
 TOP, BOTTOM = ("raw-wsgi", "c1"), ("framework", "c1")
 RATIO = parse_claim(
@@ -135,3 +136,50 @@ def test_a_keepalive_claim_is_explained_by_what_the_tool_saw_on_each_machine() -
     said = keepalive_evidence(claim, by_machine(views))
     assert said.startswith("Keeps alive. Decided on what the load tool reported")
     assert f"m: {'honoured' if True in seen else 'not honoured'} in all {count} repetitions" in said
+
+
+H, N, U, L, X = (State.HOLDS, State.DOES_NOT_HOLD, State.INCONCLUSIVE, State.LIMITED, State.COULD_NOT_RUN)
+
+
+@pytest.mark.parametrize(
+    ("states", "expected"),
+    [
+        ((H,), H),
+        ((H, H), H),
+        ((H, X), H),  # could not run on one: does not count
+        ((H, L), H),  # the load tool set the figure on one: does not count
+        ((N, N), N),
+        ((N, X), N),
+        ((H, N), State.DEPENDS),
+        ((H, N, U), State.DEPENDS),  # two disagree
+        ((H, U), U),  # the case the pages once got wrong: holds on one, inconclusive on another
+        ((N, U), U),
+        ((U, U), U),
+        ((U, X), U),
+        ((X, X), X),
+        ((L, X), L),
+    ],
+)
+def test_over_all_machines_each_combination_gives_what_the_pages_rule_says(
+    states: tuple[State, ...], expected: State
+) -> None:
+    assert overall(states) == expected
+    counted = [s for s in states if s not in (L, X)]
+    said = (  # the sentence every page states (ACROSS_MACHINES_RULE), applied word by word
+        H
+        if counted and all(s == H for s in counted)
+        else N
+        if counted and all(s == N for s in counted)
+        else State.DEPENDS
+        if H in counted and N in counted
+        else U
+        if U in counted
+        else None
+    )
+    assert said in (expected, None) and (said is not None or not counted)
+
+
+def test_every_page_states_the_rule_that_is_applied() -> None:
+    rule = " ".join(ACROSS_MACHINES_RULE.split())
+    for page in [*(REPO / "docs" / "recipes").glob("*.rst"), REPO / "docs" / "verdicts.rst"]:
+        assert rule in " ".join(page.read_text().split()), page.name

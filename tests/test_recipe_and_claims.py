@@ -81,6 +81,7 @@ def test_a_wrk_cell_says_nothing_about_keepalive() -> None:
         load_cpu_s=0.1,
         server_cpu_s=0.5,
         server_cpu_clock="ticks",
+        server_system_s=None,
         backend_cpu_s={},
         result=result,
         error=None,

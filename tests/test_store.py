@@ -64,6 +64,7 @@ def one_cell_document() -> dict:
         load_cpu_s=0.1,
         server_cpu_s=0.2,
         server_cpu_clock="ticks",
+        server_system_s=None,
         backend_cpu_s={},
         result=parse_ab_output(REPORT),
         error=None,
@@ -127,14 +128,26 @@ def test_the_committed_runs_are_version_6_and_equal_their_upgraded_version_1() -
         assert read_json(run_file)["format_version"] == 6, run_file
 
 
-def test_version_5_becomes_6_with_no_count_and_no_counting_plan() -> None:
+def test_version_5_becomes_6_saying_not_recorded_where_a_collector_left_an_exception_name() -> None:
+    version_5 = json.loads((RUNS / "v5-cherrypy-speed.json").read_text())
+    version_5["environment"]["git_commit"] = "unknown (CalledProcessError)"  # as two committed runs had it
+    version_6 = run_v5_to_v6(version_5)
+    assert version_6["environment"]["git_commit"] == "not recorded"
+    assert version_6["environment"]["python"] == version_5["environment"]["python"]
+
+
+def test_version_5_becomes_6_with_no_count_no_counting_plan_and_no_kernel_split() -> None:
     version_5 = json.loads((RUNS / "v5-cherrypy-speed.json").read_text())  # a committed run, frozen at version 5
     assert version_5["format_version"] == 5 and "counting" not in version_5
     version_6 = run_v5_to_v6(version_5)
     assert version_6["format_version"] == 6 and version_6["counting"] is None
     assert version_6["profile"] == {**version_5["profile"], "counting": None}
-    assert {key: value for key, value in version_6.items() if key not in ("format_version", "counting", "profile")} == {
-        key: value for key, value in version_5.items() if key not in ("format_version", "profile")
+    for subject_5, subject_6 in zip(version_5["subjects"], version_6["subjects"], strict=True):
+        for cell_5, cell_6 in zip(subject_5["cells"], subject_6["cells"], strict=True):
+            assert cell_6["repetitions"] == [{**rep, "server_system_s": None} for rep in cell_5["repetitions"]]
+    unchanged = ("format_version", "counting", "profile", "subjects", "environment")
+    assert {key: value for key, value in version_6.items() if key not in unchanged} == {
+        key: value for key, value in version_5.items() if key not in unchanged
     }
     assert RunDocument.from_json(version_6, RUNS / "v5").counting is None
 

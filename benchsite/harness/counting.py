@@ -69,8 +69,10 @@ def count_instructions(
     settings: Settings,
     run_dir: Path,
     reporter: Reporter,
+    workroots: list[Path],
 ) -> Counting | None:
-    """Every server subject's count in the profile's counting cells (None: the profile counts nothing)."""
+    """Every server subject's count in the profile's counting cells (None: the profile counts nothing);
+    the temporary folders the counted servers ran in are added to `workroots` (the run stores none of them)."""
     counting = profile.counting
     if counting is None:
         return None
@@ -90,7 +92,7 @@ def count_instructions(
         for cell in cells:
             if cell.name in counting.cells and isinstance(cell, ExternalCell):
                 reporter.status(f"counting instructions: {subject.label}, {cell.label}")
-                counts.append(_count_one(hosts, recipe, subject, cell, counting, settings, run_dir))
+                counts.append(_count_one(hosts, recipe, subject, cell, counting, settings, run_dir, workroots))
                 found = counts[-1]
                 said = f"{found.per_request:,.0f} instructions/request" if found.per_request else found.error
                 reporter.step(f"{subject.label} {cell.label} under callgrind: {said}")
@@ -105,6 +107,7 @@ def _count_one(
     counting: CountPlan,
     settings: Settings,
     run_dir: Path,
+    workroots: list[Path],
 ) -> InstructionCount:
     """One subject's count in one cell; any failure becomes the count's error, never the run's."""
     host = hosts.server
@@ -112,6 +115,7 @@ def _count_one(
     batches: list[CountedBatch] = []
     with ExitStack() as stack:
         workroot = stack.enter_context(host.workroot())
+        workroots.append(workroot)
         dumps = workroot / "callgrind"
         dumps.mkdir()
         port = host.free_port()

@@ -31,15 +31,26 @@ class CpuReading:
     ticks_s: float
     tasks_ns: dict[str, int] = field(default_factory=dict)
     processes: int = 1
+    system_ticks_s: float = 0.0  # the kernel's part of ticks_s (time in system calls on the tree's behalf)
 
     def to_json(self) -> dict[str, object]:
-        return {"ticks_s": self.ticks_s, "tasks_ns": self.tasks_ns, "processes": self.processes}
+        return {
+            "ticks_s": self.ticks_s,
+            "tasks_ns": self.tasks_ns,
+            "processes": self.processes,
+            "system_ticks_s": self.system_ticks_s,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> CpuReading:
         tasks = data["tasks_ns"]
         assert isinstance(tasks, dict)
-        return cls(float(str(data["ticks_s"])), {str(k): int(v) for k, v in tasks.items()}, int(str(data["processes"])))
+        return cls(
+            float(str(data["ticks_s"])),
+            {str(k): int(v) for k, v in tasks.items()},
+            int(str(data["processes"])),
+            float(str(data.get("system_ticks_s", 0.0))),
+        )
 
 
 def task_runtimes(pids: Iterable[int], proc: Path = PROC) -> dict[str, int]:
@@ -67,7 +78,7 @@ def tree_reading(root_pid: int, proc: Path = PROC) -> CpuReading:
         procs = [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
         return CpuReading(0.0)
-    ticks = 0.0
+    ticks = system = 0.0
     alive = []
     for process in procs:
         try:
@@ -75,8 +86,15 @@ def tree_reading(root_pid: int, proc: Path = PROC) -> CpuReading:
         except psutil.NoSuchProcess:
             continue
         ticks += times.user + times.system
+        system += times.system
         alive.append(process.pid)
-    return CpuReading(ticks, task_runtimes(alive, proc), len(alive))
+    return CpuReading(ticks, task_runtimes(alive, proc), len(alive), system)
+
+
+def system_between(before: CpuReading, after: CpuReading) -> float:
+    """The kernel CPU seconds between two readings, from the clock ticks (sum them over many repetitions:
+    one repetition's share is only good to a tick)."""
+    return max(0.0, after.system_ticks_s - before.system_ticks_s)
 
 
 def cpu_between(before: CpuReading, after: CpuReading) -> tuple[float, CpuClock]:

@@ -41,9 +41,11 @@ def git_commit(repo: Path) -> str:
     record = sync_record(repo)
     if record is not None:
         return f"{record['commit']} (synced by invoke hosts-setup at {record['synced_at']})"
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    found = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True)
+    if found.returncode != 0:  # not a checkout, or git refuses it (another user's folder): say what git said
+        said = (found.stderr.strip().splitlines() or ["no message"])[0].removeprefix("fatal: ")
+        return f"{NOT_RECORDED} (git: {said})"
+    commit = found.stdout.strip()
     dirty = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo, capture_output=True, text=True
     ).stdout.strip()
@@ -90,12 +92,15 @@ def virtualization() -> str:
     return "a hypervisor (unnamed)" if re.search(r"^flags\s*:.*\bhypervisor\b", flags, re.M) else "none"
 
 
+NOT_RECORDED = "not recorded"
+
+
 def _best_effort(collect: Callable[[], T]) -> T | str:
-    """Run one collector; a failure is recorded, never raised."""
+    """Run one collector; a failure is recorded in words (never an exception's name), never raised."""
     try:
         return collect()
     except Exception as error:
-        return f"unknown ({type(error).__name__})"
+        return f"{NOT_RECORDED} ({str(error).splitlines()[0] if str(error) else 'the collector failed'})"
 
 
 def collect_environment(

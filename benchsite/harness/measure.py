@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from benchsite.errors import BenchError
-from benchsite.harness.cputime import cpu_between
+from benchsite.harness.cputime import cpu_between, system_between
 from benchsite.harness.hosts import Placement
 from benchsite.harness.processes import RunningServer
 from benchsite.harness.progress import Reporter
@@ -85,6 +85,7 @@ def measure(
             load_cpu_s=0.0,
             server_cpu_s=0.0,
             server_cpu_clock="ticks",
+            server_system_s=0.0,
             backend_cpu_s={},
             result=None,
             error=f"the server had exited with code {code} before this repetition",
@@ -98,7 +99,8 @@ def measure(
     machine_before = hosts.cpu_times(settings.server_cpu, settings.tool_cpu)
     run = hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
     machine = hosts.cpu_times(settings.server_cpu, settings.tool_cpu) - machine_before
-    server_cpu_s, clock = cpu_between(cpu_before, server.tree_cpu())  # a child that exited takes its CPU along
+    cpu_after = server.tree_cpu()
+    server_cpu_s, clock = cpu_between(cpu_before, cpu_after)  # a child that exited takes its CPU along
     backend_cpu_s = {
         name: round(cpu_between(backends_before[name], process.tree_cpu())[0], 9) for name, process in backends.items()
     }
@@ -126,6 +128,7 @@ def measure(
         load_cpu_s=round(run.cpu_s, 6),
         server_cpu_s=round(server_cpu_s, 9),
         server_cpu_clock=clock,
+        server_system_s=round(system_between(cpu_before, cpu_after), 3),
         result=result,
         error=error,
         backend_cpu_s=backend_cpu_s,

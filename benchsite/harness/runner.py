@@ -28,6 +28,7 @@ from benchsite.model.machine import MachineConf
 from benchsite.model.portable import placeholders_of
 from benchsite.model.recipe import Client, Recipe
 from benchsite.model.run import RUN_FILE, Rounds, RunDocument, SkippedSubject
+from benchsite.results.contribute import known_machine_names
 from benchsite.results.published import Published
 from benchsite.results.store import make_files_portable, new_run_id, staged_run_directory, write_portable
 
@@ -61,6 +62,12 @@ def run_recipe(
         check_placeable(recipe)
     environment = hosts.server.environment(list(recipe.packages), tool_versions)
     server_machine = machine(environment, settings, named)
+    known = known_machine_names(data_dir).get(server_machine.id)
+    if known is not None and known != server_machine.name:  # one machine, one name: the one data/ knows
+        reporter.step(
+            f"this machine is {known!r} in {data_dir.name}/ (id {server_machine.id}): its runs keep that name"
+        )
+        server_machine = server_machine.model_copy(update={"name": known})
     header = RunHeader(
         recipe=recipe,
         run_id=new_run_id(profile.name),
@@ -98,10 +105,12 @@ def run_recipe(
 
             rounds = session.further_rounds(published, lambda: so_far(None))
         # The timed servers are stopped: the exact count runs with nothing timed beside it.
-        counting = count_instructions(hosts, recipe, runnable, profile, settings, run_dir, reporter)
+        counted_in: list[Path] = []
+        counting = count_instructions(hosts, recipe, runnable, profile, settings, run_dir, reporter, counted_in)
         placeholders = placeholders_of(hosts.load.values(recipe), None) | placeholders_of(
             hosts.server.values(recipe), workroot
         )
+        placeholders |= {str(folder): "{workroot}" for folder in counted_in}
         make_files_portable(run_dir, placeholders)
         write_portable(run_dir / RUN_FILE, so_far(rounds, counting).to_json(), placeholders)
         forget_owner(run_dir)

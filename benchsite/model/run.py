@@ -32,8 +32,8 @@ from benchsite.tools.base import Count, Positive, Repetition
 #    nanoseconds, or "ticks", as every run before); the profile's target_half_width (0 before);
 #    the rounds say where each claim stood when they stopped (rounds.claims, empty before)
 # 5  profiles record the releases they sweep (releases, empty before)
-# 6  instructions per request counted under Valgrind (counting; None before), and the profile's
-#    counting plan (None before)
+# 6  instructions per request counted under Valgrind (counting; None before), the profile's counting
+#    plan (None before), and each repetition's kernel CPU of the server (server_system_s; None before)
 FORMAT_VERSION: Literal[6] = 6
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
@@ -102,7 +102,7 @@ class SkippedSubject(Record):
 
 
 class Environment(Record):
-    """The machine and software of a run; a collector that failed left 'unknown (...)'."""
+    """The machine and software of a run; a collector that failed left 'not recorded (why)'."""
 
     LABELS: ClassVar[dict[str, tuple[str, str]]] = {
         "cpu_model": ("CPU model", ""),

@@ -205,8 +205,31 @@ def run_v4_to_v5(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_v5_to_v6(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 5 to 6: instructions per request came in; earlier runs counted none and planned none."""
-    return {**data, "format_version": 6, "profile": {**data["profile"], "counting": None}, "counting": None}
+    """Version 5 to 6: instructions per request came in, and the kernel's part of each repetition's server
+    CPU; earlier runs counted none, planned none and split nothing. An environment value a failed collector
+    left as an exception's name becomes "not recorded" (the commit of those runs cannot be recovered)."""
+    subjects = [
+        {
+            **subject,
+            "cells": [
+                {**cell, "repetitions": [{**rep, "server_system_s": None} for rep in cell["repetitions"]]}
+                for cell in subject["cells"]
+            ],
+        }
+        for subject in data["subjects"]
+    ]
+    environment = {  # a failed collector's exception name ("unknown (CalledProcessError)") says nothing to a reader
+        key: NOT_RECORDED if isinstance(value, str) and re.fullmatch(r"unknown \(\w+\)", value) else value
+        for key, value in data["environment"].items()
+    }
+    return {
+        **data,
+        "format_version": 6,
+        "environment": environment,
+        "subjects": subjects,
+        "profile": {**data["profile"], "counting": None},
+        "counting": None,
+    }
 
 
 # Each step takes a document of its version to the next one.

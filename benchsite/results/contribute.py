@@ -15,7 +15,8 @@ from pathlib import Path
 from benchsite.errors import BenchError
 from benchsite.model.recipe import load_recipe
 from benchsite.model.run import RUN_FILE, RunDocument
-from benchsite.results.store import STAGING_PREFIX, load_run, reparse_mismatches
+from benchsite.records import read_json
+from benchsite.results.store import STAGING_PREFIX, load_run, reparse_mismatches, write_json
 
 
 def checked_run(path: Path, recipes_dir: Path, conf_dir: Path) -> RunDocument:
@@ -48,9 +49,26 @@ def checked_run(path: Path, recipes_dir: Path, conf_dir: Path) -> RunDocument:
     return run
 
 
-def add_run(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path) -> tuple[RunDocument, Path]:
-    """Check a run made elsewhere and copy it into data/<recipe>/<run-id>/; the copy is whole or absent."""
+def known_machine_names(data_dir: Path) -> dict[str, str]:
+    """{machine id: name} of every run under data_dir, the oldest run's name where runs disagree."""
+    names: dict[str, str] = {}
+    for run_file in sorted(data_dir.glob(f"*/*/{RUN_FILE}"), key=lambda p: p.parent.name):
+        try:
+            machine = read_json(run_file).get("machine") or {}
+        except BenchError:
+            continue  # a damaged run is reported where it is read; it names no machine here
+        if isinstance(machine, dict) and isinstance(machine.get("id"), str) and isinstance(machine.get("name"), str):
+            names.setdefault(machine["id"], machine["name"])
+    return names
+
+
+def add_run(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path) -> tuple[RunDocument, Path, str | None]:
+    """Check a run made elsewhere and copy it into data/<recipe>/<run-id>/; the copy is whole or absent.
+    A run of a machine data/ already knows under another name takes the known name (one machine, one name);
+    the name it came with is returned."""
     run = checked_run(path.resolve(), recipes_dir, conf_dir)
+    known = known_machine_names(data_dir).get(run.machine.id)
+    renamed_from = run.machine.name if known is not None and known != run.machine.name else None
     target = data_dir / run.recipe / run.run_id
     if target.exists():
         raise BenchError(f"{target} already exists: this run was added before")
@@ -58,6 +76,10 @@ def add_run(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path) -> tu
     shutil.rmtree(staging, ignore_errors=True)
     try:
         shutil.copytree(path, staging, symlinks=False)
+        if renamed_from is not None:
+            document = read_json(staging / RUN_FILE)
+            document["machine"]["name"] = known
+            write_json(staging / RUN_FILE, document)
         staging.rename(target)
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)
@@ -67,4 +89,4 @@ def add_run(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path) -> tu
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return run, target
+    return load_run(target), target, renamed_from

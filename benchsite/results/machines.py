@@ -1,10 +1,9 @@
 """A recipe's runs machine by machine, and each claim's verdict on every machine and over all of them.
 
 Numbers are never joined across machines: the runs of one machine (one set-up: a two-host run is a
-set-up of its own) are pooled into one verdict per claim; across machines a claim holds on every
-machine, does not hold on any, or depends on the machine (named), besides inconclusive and could not
-run. A page's main results show its reference machine: the one its published.toml names, else the
-machine with the most runs.
+set-up of its own) are pooled into one verdict per claim; across machines, ACROSS_MACHINES_RULE below
+says how they combine (and every page says it the same way). A page's main results show its reference
+machine: the one its published.toml names, else the machine with the most runs.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ def by_machine(views: list[RunView], reference: str | None = None) -> list[Machi
     machines: dict[str, Machine] = {}
     for view in sorted(views, key=lambda v: v.run.run_id):
         machine = view.run.machine
-        machines[machine.id] = machine
+        machines.setdefault(machine.id, machine)  # one machine, one name: its oldest run's
         groups.setdefault((machine.id, view.run.topology is not None), []).append(view)
     found = [MachineRuns(machines[key[0]], key[1], tuple(group)) for key, group in groups.items()]
 
@@ -82,9 +81,18 @@ class ClaimAcross:
         return f"holds on {', '.join(holds)}; does not hold on {', '.join(fails)}"
 
 
+# The rule `overall` applies, as every page states it (reStructuredText: *emphasis* marks the states).
+ACROSS_MACHINES_RULE = (
+    "Over all machines a claim *holds* when it holds on every machine that measured it, *does not hold* when it "
+    "does not hold on every one of them, *depends on the machine* when it holds on one and does not hold on "
+    "another, and is *inconclusive* when any of them is inconclusive and no two of them disagree; a machine where "
+    "it could not run, or where the load tool set the figure, does not count."
+)
+
+
 def overall(states: Iterable[State]) -> State:
-    """Over machines: holds on every one, does not hold on any, depends on the machine, inconclusive, or
-    could not run (machines where it could not run do not count against the others)."""
+    """Over machines, as ACROSS_MACHINES_RULE says; where no machine measured it, limited by the load tool
+    (if that is why on some machine) or could not run."""
     states = list(states)
     decided = [s for s in states if not s.decided_nothing]
     if not decided:

@@ -16,19 +16,66 @@ from benchsite.results.view import RunView
 
 
 @dataclass(frozen=True)
+class CpuSplit:
+    """Where one subject's CPU per request goes in one cell: the server's user and kernel time, the load tool's."""
+
+    subject: str
+    label: str
+    cell: str
+    user_us: float
+    kernel_us: float
+    load_us: float | None
+
+    @property
+    def server_us(self) -> float:
+        return self.user_us + self.kernel_us
+
+
+def cpu_split(view: RunView, subject: str, cell: str) -> CpuSplit | None:
+    """The median server CPU per request split by the kernel's share of the cell's CPU, summed over its good
+    repetitions (clock ticks are fine enough in the total); None where the run did not record the split."""
+    found = view.run.subject(subject)
+    record = found.cell(cell) if found else None
+    summary = view.summaries.get((subject, cell))
+    if found is None or record is None or summary is None:
+        return None
+    reps = [rep for rep in record.repetitions if rep.ok and rep.server_system_s is not None]
+    total = sum(rep.server_cpu_s for rep in reps)
+    median = summary.median(METRICS["server-cpu"])
+    if not reps or total <= 0 or median is None:
+        return None
+    kernel_share = min(1.0, sum(rep.server_system_s or 0.0 for rep in reps) / total)
+    return CpuSplit(
+        subject,
+        found.label,
+        cell,
+        median * (1 - kernel_share),
+        median * kernel_share,
+        summary.median(METRICS["load-cpu"]),
+    )
+
+
+def cpu_splits(view: RunView, cells: tuple[str, ...]) -> list[CpuSplit]:
+    """Every measured server's split in these cells, in the run's order."""
+    found = (cpu_split(view, subject.name, cell) for subject in view.run.measured for cell in cells)
+    return [split for split in found if split is not None]
+
+
+@dataclass(frozen=True)
 class WorkRow:
     """One subject's counted cell: its instructions per request and what the timed rounds say beside it."""
 
     count: InstructionCount
     label: str
     server_cpu_us: float | None  # the timed rounds' median server CPU per request in the same cell
+    split: CpuSplit | None
 
     @property
-    def ns_per_instruction(self) -> float | None:
-        """Server CPU time per instruction: the machine's share of the timed figure (and the kernel's)."""
-        if self.count.per_request is None or self.server_cpu_us is None:
+    def user_ns_per_instruction(self) -> float | None:
+        """User CPU time per counted instruction: how fast this machine runs the server's own code."""
+        if self.count.per_request is None or self.split is None:
             return None
-        return 1000 * self.server_cpu_us / self.count.per_request
+        return 1000 * self.split.user_us / self.count.per_request
 
 
 def work_rows(view: RunView) -> list[WorkRow]:
@@ -41,7 +88,8 @@ def work_rows(view: RunView) -> list[WorkRow]:
     for count in counting.counts:
         summary = view.summaries.get((count.subject, count.cell))
         cpu = summary.median(METRICS["server-cpu"]) if summary is not None else None
-        rows.append(WorkRow(count, labels.get(count.subject, count.subject), cpu))
+        split = cpu_split(view, count.subject, count.cell)
+        rows.append(WorkRow(count, labels.get(count.subject, count.subject), cpu, split))
     return rows
 
 
@@ -55,6 +103,7 @@ class WorkRatio:
     instructions: float  # more's instructions per request ÷ less's
     spread: float  # the larger of the two counts' batch spreads, as a share
     timed: Interval | None  # less's req/s ÷ more's, from the timed rounds
+    cpu: tuple[CpuSplit, CpuSplit] | None  # more's and less's CPU per request, split (None: not recorded)
 
 
 def work_ratio(view: RunView, more: str, less: str, cell: str) -> WorkRatio | None:
@@ -66,4 +115,7 @@ def work_ratio(view: RunView, more: str, less: str, cell: str) -> WorkRatio | No
     if a is None or b is None or a.per_request is None or b.per_request is None:
         return None
     spread = max(a.spread or 0.0, b.spread or 0.0)
-    return WorkRatio(more, less, cell, a.per_request / b.per_request, spread, view.ratio((less, cell), (more, cell)))
+    split_more, split_less = cpu_split(view, more, cell), cpu_split(view, less, cell)
+    cpu = (split_more, split_less) if split_more and split_less else None
+    timed = view.ratio((less, cell), (more, cell))
+    return WorkRatio(more, less, cell, a.per_request / b.per_request, spread, timed, cpu)

@@ -52,7 +52,7 @@ from benchsite.sphinxext.results import BenchResults
 from benchsite.sphinxext.setup_steps import BenchSetup
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
 from benchsite.sphinxext.topology import BenchTopology
-from benchsite.sphinxext.work import BenchWork
+from benchsite.sphinxext.work import BenchCpuSplit, BenchWork
 
 DIRECTIVES = {
     "bench-results": BenchResults,
@@ -81,6 +81,7 @@ DIRECTIVES = {
     "bench-forest": BenchForest,
     "bench-calibration": BenchCalibration,
     "bench-work": BenchWork,
+    "bench-cpu-split": BenchCpuSplit,
 }
 
 

@@ -9,7 +9,7 @@ from docutils import nodes
 
 from benchsite.errors import BenchError
 from benchsite.results.claims import State
-from benchsite.results.machines import ClaimAcross, MachineRuns
+from benchsite.results.machines import ACROSS_MACHINES_RULE, ClaimAcross, MachineRuns
 from benchsite.sphinxext.base import PublishedDirective
 from benchsite.sphinxext.nodes import bench_details, block, data
 from benchsite.sphinxext.tables import table
@@ -18,8 +18,7 @@ VERDICT_NOTE = (
     "A claim holds on a machine when the whole 95 % interval of that machine's runs, pooled, clears the "
     "rule's threshold, does not hold when the whole interval misses it, and is inconclusive when the "
     "interval straddles it; a figure the load tool, not the server, set decides nothing (limited by the load "
-    "tool), nor does a failed, flagged or missing one (could not run). Over all machines "
-    "a claim holds on every one, does not hold on any, or depends on the machine."
+    "tool), nor does a failed, flagged or missing one (could not run). " + ACROSS_MACHINES_RULE.replace("*", "")
 )
 
 

@@ -10,8 +10,10 @@ from docutils.parsers.rst import directives
 
 from benchsite.model.portable import shown_command
 from benchsite.results.view import RunView
-from benchsite.results.work import WorkRatio, WorkRow, work_ratio, work_rows
-from benchsite.sphinxext.base import BenchDirective
+from benchsite.results.work import WorkRatio, WorkRow, cpu_splits, work_ratio, work_rows
+from benchsite.sphinxext.base import BenchDirective, selected
+from benchsite.sphinxext.chart_directive import chart_node
+from benchsite.sphinxext.chartspec import Chart, Series
 from benchsite.sphinxext.nodes import data
 from benchsite.sphinxext.tables import table
 
@@ -21,7 +23,7 @@ def _count(value: float | None) -> str:
 
 
 def _row(row: WorkRow) -> list[str | nodes.Node]:
-    count = row.count
+    count, split = row.count, row.split
     figure = _count(count.per_request)
     return [
         row.label,
@@ -33,12 +35,13 @@ def _row(row: WorkRow) -> list[str | nodes.Node]:
         if count.spread is not None
         else "—",
         _count(row.server_cpu_us),
-        "—" if row.ns_per_instruction is None else f"{row.ns_per_instruction:.2f}",
+        "—" if split is None else f"{split.user_us:,.0f} + {split.kernel_us:,.0f}",
+        "—" if row.user_ns_per_instruction is None else f"{row.user_ns_per_instruction:.3f}",
     ]
 
 
 def why_sentence(ratio: WorkRatio, labels: dict[str, str]) -> str:
-    """What the work ratio says about the timed one, in one paragraph."""
+    """What the work ratio says about the timed one: the parts each request's time is made of."""
     more, less = labels.get(ratio.more, ratio.more), labels.get(ratio.less, ratio.less)
     said = (
         f"Per request at {ratio.cell}, the {more} executes {ratio.instructions:.2f}× the instructions of the {less} "
@@ -48,11 +51,19 @@ def why_sentence(ratio: WorkRatio, labels: dict[str, str]) -> str:
     if timed is None:
         return said
     direction = "below" if timed.value < ratio.instructions else "above"
-    return (
-        f"{said} Timed on this machine, the {less} answers {timed.value:.2f}× as many requests per second. The timed "
-        f"ratio sits {direction} the work ratio because timing adds what the count leaves out: the kernel's share of "
-        "each request (accepting, reading, writing and closing the connection costs about the same for both) and "
-        "the machine's time per instruction (the last column)."
+    said += (
+        f" Timed on this machine, the {less} answers {timed.value:.2f}× as many requests per second: the timed "
+        f"ratio sits {direction} the work ratio because timing adds what the count leaves out"
+    )
+    if ratio.cpu is None:
+        return said + ": the kernel's share of each request and the machine's time per instruction."
+    top, bottom = ratio.cpu
+    return said + (
+        f". Of each request's server CPU, the kernel's share (accepting, reading, writing and closing the "
+        f"connection) is {top.kernel_us:,.0f} µs for the {more} and {bottom.kernel_us:,.0f} µs for the {less}; "
+        f"their own code takes {top.user_us:,.0f} and {bottom.user_us:,.0f} µs. The CPU ratio "
+        f"{top.server_us / bottom.server_us:.2f} is those parts' sum; what is left between it and the timed ratio "
+        "is time neither spends on the CPU (waiting on the load tool and the network stack)."
     )
 
 
@@ -90,7 +101,8 @@ class BenchWork(BenchDirective):
             "Instructions per request (median)",
             "Batches' spread",
             "Server CPU µs/req (timed)",
-            "ns of CPU per instruction",
+            "of it user + kernel µs",
+            "User ns per instruction",
         )
         out: list[nodes.Node] = [intro, table(headers, [_row(row) for row in rows])]
         more, less = self.options.get("more"), self.options.get("less")
@@ -130,3 +142,47 @@ class BenchWork(BenchDirective):
             nodes.paragraph(text="The same counts on every machine that made them (the latest counted run of each):"),
             table(["Subject, cell", *(label for label, _ in latest)], rows),
         ]
+
+
+class BenchCpuSplit(BenchDirective):
+    """Where each server's CPU per request goes in the chosen cells: its own code (user), the kernel, and
+    beside it the load tool's own CPU per request; a chart and its table."""
+
+    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "cells": directives.unchanged}
+
+    def render(self) -> list[nodes.Node]:
+        view = self.load_view()
+        run = view.run
+        cells = selected(self.options.get("cells"), run.cell_names, "cells", run.run_file)
+        splits = cpu_splits(view, cells)
+        if not splits:
+            return [nodes.paragraph(text=f"Run {run.run_id} did not record the kernel's part of the server's CPU.")]
+        many_cells = len(cells) > 1
+        categories = tuple(f"{s.label}, {run.cell_label(s.cell)}" if many_cells else s.label for s in splits)
+        parts = (
+            ("server: own code (user)", tuple(s.user_us for s in splits)),
+            ("server: kernel", tuple(s.kernel_us for s in splits)),
+            ("load tool", tuple(s.load_us for s in splits)),
+        )
+        chart = Chart(
+            kind="bar",
+            title=f"{run.title}: CPU per request — run {run.run_id}",
+            x_label="subject" if not many_cells else "subject, load setting",
+            y_label="median CPU per request (µs)",
+            categories=categories,
+            series=tuple(
+                Series(label, values, (None,) * len(values), (None,) * len(values), colour=index)
+                for index, (label, values) in enumerate(parts)
+            ),
+            values_in="the table below it",
+        )
+        rows = [
+            [category, _count(s.user_us), _count(s.kernel_us), _count(s.server_us), _count(s.load_us)]
+            for category, s in zip(categories, splits, strict=True)
+        ]
+        headers = ("Subject", "Server user µs/req", "Server kernel µs/req", "Server CPU µs/req", "Load tool µs/req")
+        caption = nodes.paragraph(
+            text="The server's median CPU per request, split by the kernel's share of its CPU summed over the "
+            "cell's repetitions (clock ticks of 10 ms, fine over the total), beside the load tool's own CPU."
+        )
+        return [chart_node(chart, "µs"), caption, table(headers, rows)]

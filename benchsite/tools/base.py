@@ -81,6 +81,9 @@ class Repetition(Record, Generic[ResultT]):
     # Where server_cpu_s comes from: the scheduler's per-thread nanoseconds, or clock ticks (10 ms steps:
     # every run before format version 4, and a repetition in which a server's thread exited)
     server_cpu_clock: Literal["schedstat", "ticks"]
+    # The kernel's part of the server's CPU, from clock ticks (10 ms steps: sum it over a cell's repetitions);
+    # None in runs made before format version 6.
+    server_system_s: Positive | None
     backend_cpu_s: dict[str, Positive]  # CPU of each backend over this repetition
     result: ResultT | None
     error: str | None
