@@ -189,5 +189,7 @@ def read_json(path: Path) -> Any:
         raise BenchError(f"{path}: not UTF-8 text: restore it from git or delete the run") from None
     except json.JSONDecodeError as error:
         raise BenchError(f"{path}: not valid JSON ({error}): restore it from git or delete the run") from None
+    except RecursionError:
+        raise BenchError(f"{path}: JSON nested too deep to be a run: restore it from git or delete the run") from None
     except OSError as error:
         raise BenchError(f"{path}: cannot be read ({error.strerror}): check the file") from None

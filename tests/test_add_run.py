@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,51 @@ def test_a_known_machine_under_another_name_joins_under_the_name_data_knows(tmp_
     assert added.machine.name == "amd-epyc-2cpu" and added.machine.id == document["machine"]["id"]
     names = {view.run.machine.name for view in recipe_views(data / RECIPE, "full")}
     assert "other-box" not in names
+
+
+def _deep_json(run_dir: Path) -> None:
+    (run_dir / RUN_FILE).write_text("[" * 100_000 + "]" * 100_000)
+
+
+def _extra(run_dir: Path) -> None:
+    (run_dir / "logs" / "notes.txt").write_text("not part of the run")
+
+
+def _hard_link(run_dir: Path) -> None:
+    os.link("/etc/passwd", run_dir / "logs" / "hard.log")
+
+
+def _fifo(run_dir: Path) -> None:
+    raw = next(run_dir.glob("raw/*/*/rep-1.txt"))
+    raw.unlink()
+    os.mkfifo(raw)
+
+
+def _sparse(run_dir: Path) -> None:
+    raw = next(run_dir.glob("raw/*/*/rep-1.txt"))
+    with raw.open("r+b") as handle:
+        handle.truncate(1024**3)  # 1 GB, nearly all of it a hole
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (_extra, "not part of the run (its run.json names no such file)"),
+        (_hard_link, "a hard link to a file elsewhere"),
+        (_fifo, "not a regular file (a pipe, socket or device)"),
+        (_sparse, "1,073,741,824 bytes, over the"),
+        (_deep_json, "JSON nested too deep"),
+    ],
+    ids=["extra file", "hard link", "fifo", "sparse 1 GB", "1000-deep JSON"],
+)
+def test_anything_a_run_does_not_describe_is_refused_in_one_line_and_nothing_is_copied(
+    tmp_path: Path, damage: Callable[[Path], None], message: str
+) -> None:
+    data, run_dir = site_data(tmp_path), elsewhere(tmp_path)
+    damage(run_dir)
+    before = sorted(p.relative_to(data) for p in data.rglob("*"))
+    result = run_invoke("add-run", str(run_dir), "--data-dir", str(data), timeout=60)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and message in line, line
+    assert sorted(p.relative_to(data) for p in data.rglob("*")) == before

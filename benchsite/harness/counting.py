@@ -169,10 +169,10 @@ def _batch(
     wall_s = _load(hosts, server, argv, settings)
     for pid in pids:
         _control(dumps, "-i", "off", pid)
-    before = _dump_files(dumps)
+    before = {pid: _dumps_of(dumps, pid) for pid in pids}
     for pid in pids:
         _control(dumps, "-d", pid)
-    instructions = sum(_totals(path) for path in _new_dumps(dumps, before, len(pids)))
+    instructions = sum(_totals(_new_dump(dumps, pid, before[pid])) for pid in pids)
     return CountedBatch(requests=requests, instructions=instructions, wall_s=round(max(wall_s, 1e-6), 6))
 
 
@@ -199,20 +199,21 @@ def _control(dumps: Path, *args: str | int) -> None:
         raise BenchError(f"callgrind_control {' '.join(map(str, args))} failed: {said or 'no message'}")
 
 
-def _new_dumps(dumps: Path, before: set[Path], expected: int) -> list[Path]:
-    """The dump files the last `-d` calls wrote (each process writes one; a moment may pass before it is whole)."""
+def _dumps_of(dumps: Path, pid: int) -> set[Path]:
+    """The numbered dumps one process has written (callgrind.PID.out.N)."""
+    return set(dumps.glob(f"callgrind.{pid}.out.*"))
+
+
+def _new_dump(dumps: Path, pid: int, before: set[Path]) -> Path:
+    """The dump a process wrote for the last `-d` (a moment may pass before it is whole)."""
     deadline = time.monotonic() + CONTROL_TIMEOUT_S
     while True:
-        new = sorted(_dump_files(dumps) - before)
-        if len(new) >= expected and all(_TOTALS.search(path.read_text(errors="replace")) for path in new):
-            return new
+        new = sorted(_dumps_of(dumps, pid) - before)
+        if new and _TOTALS.search(new[-1].read_text(errors="replace")):
+            return new[-1]
         if time.monotonic() > deadline:
-            raise BenchError(f"callgrind wrote {len(new)} readable dumps of {expected} expected in {dumps.name}")
+            raise BenchError(f"callgrind wrote no readable dump for process {pid} within {CONTROL_TIMEOUT_S:g} s")
         time.sleep(0.1)
-
-
-def _dump_files(dumps: Path) -> set[Path]:
-    return set(dumps.glob("callgrind.*.out*"))
 
 
 def _totals(path: Path) -> int:

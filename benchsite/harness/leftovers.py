@@ -69,7 +69,13 @@ class Leftover:
 
 
 def _same_process(pid: int, started: float | None) -> bool:
-    return started is not None and _started(pid) == started
+    """The recorded process is still there and alive (a zombie that no parent reaped runs nothing)."""
+    if started is None or _started(pid) != started:
+        return False
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def find_leftovers(data_dir: Path) -> list[Leftover]:

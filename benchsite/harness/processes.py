@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import http.client
 import os
 import resource
@@ -26,11 +27,26 @@ LOOPBACK = "127.0.0.1"
 POLL_INTERVAL_S = 0.05
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that made it dies
+
+
+def _die_with(parent: int) -> None:
+    """In a child between fork and exec: be sent SIGTERM when the harness dies, however it dies (a SIGKILL,
+    the OOM killer, a CI time-out); TERM, not KILL, so that a server stops its own workers. If the harness
+    is already gone, stop now."""
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _prepare_child(cpu: int | None) -> Callable[[], None]:
-    """A preexec function: pin the child (and so its children) to one CPU, and lift its
-    open-files soft limit to the hard limit (ab and servers need >1000 sockets at -c 1000)."""
+    """A preexec function: die with the harness, pin the child (and so its children) to one CPU, and lift
+    its open-files soft limit to the hard limit (ab and servers need >1000 sockets at -c 1000)."""
+    parent = os.getpid()
 
     def prepare() -> None:
+        _die_with(parent)
         unblock_in_child()  # the parent may hold its signals back while it registers this child
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
@@ -349,6 +365,7 @@ def run_tool(argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
         raise BenchError(
             f"no {argv[0]} on this system: run `.venv/bin/invoke setup` (needs root) to install the load tools"
         ) from None
+    signal_for_test("tool-started")
     timed_out = False
     try:
         stdout, stderr = popen.communicate(timeout=timeout_s)

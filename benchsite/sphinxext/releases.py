@@ -53,6 +53,7 @@ class BenchReleases(PublishedDirective):
         top, base = self.options["top"], self.options["base"]
         return [
             self._about(view, releases),
+            *self._instructions(view, releases, (base, top)),
             self._chart(view, releases, cells, (base, top)),
             self._figures(view, releases, cells, (base, top)),
             self._ratio_chart(view, releases, cells, top, base),
@@ -75,6 +76,49 @@ class BenchReleases(PublishedDirective):
                 else "No release needed a patch."
             )
         )
+
+    def _instructions(self, view: RunView, releases: list[Release], subjects: tuple[str, ...]) -> list[nodes.Node]:
+        """Instructions per request by release, where the sweep counted them: a line per subject and counted
+        cell, exact to its batches' spread, so a step between two releases is real."""
+        counting = view.run.counting
+        if counting is None or not counting.counts:
+            return []
+        cells = tuple(dict.fromkeys(count.cell for count in counting.counts))
+        series, rows = [], []
+        for subject in subjects:
+            for cell in cells:
+                counts = [counting.of(r.copy(subject) or "", cell) for r in releases]
+                values = tuple(c.per_request if c else None for c in counts)
+                series.append(Series(f"{subject}, {view.run.cell_label(cell)}", values, values, values))
+                rows.append((subject, cell, counts))
+        chart = Chart(
+            kind="line",
+            title=f"{view.run.title}: instructions per request by release (counted under callgrind)",
+            x_label="release, oldest first",
+            y_label="instructions per request",
+            categories=tuple(r.release for r in releases),
+            series=tuple(series),
+            values_in="the table below it",
+        )
+        headers = ["Release", *(f"{s}, {view.run.cell_label(c)}" for s, c, _ in rows)]
+        body = []
+        for index, release in enumerate(releases):
+            line: list[object] = [release.release]
+            for subject, cell, counts in rows:
+                count = counts[index]
+                shown = "—" if count is None else count.error or "—"
+                if count is not None and count.per_request is not None:
+                    shown = f"{count.per_request:,.0f} (±{100 * (count.spread or 0):.2f} %)"
+                line.append(data(shown, release=release.release, subject=subject, cell=cell, metric="instructions"))
+            body.append(line)
+        spreads = [c.spread for _, _, counts in rows for c in counts if c is not None and c.spread is not None]
+        note = nodes.paragraph(
+            text="Instructions per request, counted under callgrind after the timed rounds (each figure the median "
+            "of its batches, their largest distance from it in brackets"
+            + (f"; at most ±{100 * max(spreads):.2f} % here" if spreads else "")
+            + "): unlike the timed lines below, a step between two releases larger than that is real."
+        )
+        return [chart_node(chart, "instructions"), note, table(headers, body, classes=["bench-releases"])]
 
     def _chart(
         self, view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
