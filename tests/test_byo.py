@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.harness.byo import Builder, module_origin, portable_path, read_builds, search_path
+from benchsite.harness.byo import Builder, module_origin, portable_path, read_builds, search_path, sha256_of
 from benchsite.model.byo import BUILD_RECORD, ByoBuild, load_byo_conf
 from conftest import REPO, run_invoke
 
@@ -214,3 +214,44 @@ def exchange(port: int, payload: bytes, retry_s: float = 0) -> bytes:
         while chunk := connection.recv(65536):
             chunks.append(chunk)
     return b"".join(chunks)
+
+
+@pytest.mark.integration
+def test_a_failed_compile_keeps_the_working_build_its_record_and_its_log(tmp_path: Path) -> None:
+    module = "benchsite_byo_toy"  # installed into the project's environment by the first build, removed after
+    write_conf(
+        tmp_path / "conf",
+        f'[toy]\nkind = "python"\nsummary = "a toy"\nupstream = "https://example.org/toy"\n'
+        f'provides = {{ modules = ["{module}"] }}\n',
+    )
+    source = tmp_path / "checkout"
+    source.mkdir()
+    setup = (
+        "from setuptools import Extension, setup\n"
+        f"setup(name='{module}', version='1.0', ext_modules=[Extension('{module}', ['toy.c'])])\n"
+    )
+    (source / "setup.py").write_text(setup)
+    good = (
+        "#include <Python.h>\n"
+        f'static struct PyModuleDef m = {{PyModuleDef_HEAD_INIT, "{module}", 0, -1, 0}};\n'
+        f"PyMODINIT_FUNC PyInit_{module}(void) {{ return PyModule_Create(&m); }}\n"
+    )
+    (source / "toy.c").write_text(good)
+    folder = tmp_path / "build" / "byo" / "toy"
+    try:
+        working = Builder(tmp_path, tmp_path / "conf", "toy").build(source)
+        record = (folder / BUILD_RECORD).read_text()
+        (source / "toy.c").write_text(good.replace("return PyModule_Create(&m);", "return undeclared_thing;"))
+        with pytest.raises(BenchError) as raised:
+            Builder(tmp_path, tmp_path / "conf", "toy").build(source)
+        message = str(raised.value)
+        assert "\n" not in message and "toy.c:" in message and "error:" in message, message  # the compiler's line
+        assert "undeclared_thing" in message
+        assert (folder / BUILD_RECORD).read_text() == record  # the working build keeps its record...
+        imported = subprocess.run(
+            [sys.executable, "-c", f"import {module}; print({module}.__file__)"], text=True, capture_output=True
+        )
+        assert imported.returncode == 0 and working.files[0].sha256 == sha256_of(Path(imported.stdout.strip()))
+        assert (folder / "build.last-good.log").is_file() and "undeclared_thing" in (folder / "build.log").read_text()
+    finally:
+        subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", module], capture_output=True)

@@ -330,12 +330,16 @@ def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None
         _, _, decided = shown_and_machines(recipe)
         counts = {status: sum(claim.state == status for claim in decided) for status in State}
         shown = one(html, recipe=recipe, tally="verdicts").text
-        assert shown == ", ".join(f"{count} {status}" for status, count in counts.items() if count)
+        assert shown == ", ".join(status.counted(count) for status, count in counts.items() if count)
     verdict_page = unescape((committed_site / "verdicts.html").read_text())
     assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
     every = [claim.state for recipe in RECIPES for claim in shown_and_machines(recipe)[2]]
-    tally = ", ".join(f"{every.count(status)} {status}" for status in State if every.count(status))
+    tally = ", ".join(status.counted(every.count(status)) for status in State if every.count(status))
     assert one(verdict_page, tally="all-verdicts").text == f"{len(every)} conclusions: {tally}."
+    for page in committed_site.rglob("*.html"):  # no count disagrees with its verb anywhere
+        assert not re.search(r"\b(?:[2-9]|\d\d+) (?:holds|does not hold|depends on)\b", unescape(page.read_text())), (
+            page
+        )
 
 
 def test_a_run_ends_with_its_verdicts_in_the_terminal(tmp_path: Path) -> None:

@@ -186,3 +186,13 @@ def test_a_recipe_with_only_a_quick_run_shows_that_run(tmp_path: Path) -> None:
     (tmp_path / "20260103T000000Z-quick").mkdir()
     (tmp_path / "20260103T000000Z-quick" / RUN_FILE).write_text("{}")
     assert runs_shown(tmp_path, "full") == [tmp_path / "20260103T000000Z-quick"]
+
+
+def test_a_count_of_claims_agrees_with_its_verb() -> None:
+    assert [HOLDS.counted(1), HOLDS.counted(4), DOES_NOT_HOLD.counted(1), DOES_NOT_HOLD.counted(4)] == [
+        "1 holds",
+        "4 hold",
+        "1 does not hold",
+        "4 do not hold",
+    ]
+    assert State.DEPENDS.counted(2) == "2 depend on the machine" and INCONCLUSIVE.counted(3) == "3 inconclusive"

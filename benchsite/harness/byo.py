@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -28,6 +29,7 @@ from benchsite.model.portable import make_portable
 
 BYO_DIR = Path("build") / "byo"
 LOG = "build.log"
+LAST_GOOD_LOG = "build.last-good.log"  # the log of the build that is installed, while a new one is tried
 
 
 def byo_root(repo: Path) -> Path:
@@ -192,11 +194,16 @@ class Builder:
             ).stdout.strip()
             shutil.rmtree(self.src / "third-party" / "pybind11", ignore_errors=True)
             shutil.copytree(Path(include) / "pybind11", self.src / "third-party" / "pybind11")
-        self.forget_installed()
+        wheels = self.folder / "wheel"
+        shutil.rmtree(wheels, ignore_errors=True)
+        # Compile first: a failed compile leaves the installed build and its record as they were.
         self.run(
-            [python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--force-reinstall", str(self.src)],
+            [python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(wheels), str(self.src)],
             cwd=self.folder,
         )
+        (wheel,) = wheels.glob("*.whl")
+        self.forget_installed()
+        self.run([python, "-m", "pip", "install", "--no-deps", "--force-reinstall", str(wheel)], cwd=self.folder)
         return [self.provided_module(module) for module in self.system.provides.modules]
 
     def provided_module(self, module: str) -> ProvidedFile:
@@ -208,12 +215,13 @@ class Builder:
     def build_autotools(self) -> list[ProvidedFile]:
         env = {**os.environ, "LIBTOOL": "libtoolize", "NO_CONFIGURE": "1"}
         self.run(["sh", "./autogen.sh"], cwd=self.src, env=env)
-        self.forget_installed()
-        if self.prefix.exists():
-            shutil.rmtree(self.prefix)
         self.run(["./configure", f"--prefix={self.prefix}", *self.system.configure], cwd=self.src)
         for arguments in self.system.make:
             self.run(["make", f"-j{os.cpu_count() or 1}", *arguments], cwd=self.src)
+        # Compiled: only now is the installed build (and its record) replaced.
+        self.forget_installed()
+        if self.prefix.exists():
+            shutil.rmtree(self.prefix)
         for arguments in self.system.install:
             self.run(["make", *arguments], cwd=self.src)
         provided = []
@@ -230,6 +238,8 @@ class Builder:
         self.check_debian_packages()
         self.check_source(source)  # before anything of a working build is touched
         self.folder.mkdir(parents=True, exist_ok=True)
+        if self.log.is_file() and (self.folder / BUILD_RECORD).is_file():  # the working build's log stays beside
+            self.log.replace(self.folder / LAST_GOOD_LOG)
         self.log.write_text(f"invoke byo {self.name}, {utc_now()}\n")
         where = self.fetch_source(source)
         patches = self.apply_patches()
@@ -271,10 +281,20 @@ def _why_patch(lines: list[str]) -> str:
     return (failed or [line.strip() for line in lines if line.strip()] or ["no output"])[0][:200]
 
 
+_COMPILER_ERROR = re.compile(r":\d+(:\d+)?: (fatal )?error: ")
+
+
 def _why_build(lines: list[str]) -> str:
-    """The compiler's first "error:", else the last line that mentions an error, else the last line."""
-    first = [line.strip() for line in lines if "error:" in line.lower()][:1]
-    return (first or [line.strip() for line in lines if "error" in line.lower()] or lines or ["no output"])[-1]
+    """The compiler's first error line (file:line: error: ...), else the first "error:", else the last line
+    that mentions an error, else the last line (pip's own "error: subprocess-exited-with-error" says nothing)."""
+    for found in (
+        [line.strip() for line in lines if _COMPILER_ERROR.search(line)],
+        [line.strip() for line in lines if "error:" in line.lower() and "subprocess-exited-with-error" not in line],
+        [line.strip() for line in lines if "error" in line.lower()][-1:],
+    ):
+        if found:
+            return found[0]
+    return (lines or ["no output"])[-1]
 
 
 def describe_checkout(source: Path, upstream: str | None) -> str:

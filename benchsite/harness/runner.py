@@ -15,6 +15,7 @@ from pathlib import Path
 from benchsite.harness.byo import search_path
 from benchsite.harness.counting import count_instructions
 from benchsite.harness.environment import utc_now
+from benchsite.harness.flames import record_flames
 from benchsite.harness.hosts import Placement, on_this_machine
 from benchsite.harness.leftovers import forget_owner
 from benchsite.harness.measure import Measuring, warm_up
@@ -104,6 +105,7 @@ def run_recipe(
                 )
 
             rounds = session.further_rounds(published, lambda: so_far(None))
+            record_flames(hosts, recipe, profile_name, runnable, started, settings, run_dir, reporter)
         # The timed servers are stopped: the exact count runs with nothing timed beside it.
         counted_in: list[Path] = []
         counting = count_instructions(hosts, recipe, runnable, profile, settings, run_dir, reporter, counted_in)

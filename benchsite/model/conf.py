@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from benchsite.model.counting import CountPlan
+from benchsite.model.counting import CountPlan, FlamePlan
 from benchsite.records import Name, Port, Record, Seq, Text
 from benchsite.tools import TOOLS, AnyCell
 from benchsite.tools.base import LoadTool
@@ -129,6 +129,7 @@ class ConfFile(Record):
     settings: Settings
     profiles: dict[str, Profile] = Field(min_length=1)
     sweep: Sweep | None = None
+    flame: FlamePlan | None = None
 
     @model_validator(mode="after")
     def _sweep_named(self) -> ConfFile:

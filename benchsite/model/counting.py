@@ -36,6 +36,15 @@ class CountPlan(Record):
         return subjects * len(self.cells) * (self.START_S + requests / self.SLOWEST_RPS)
 
 
+class FlamePlan(Record):
+    """[flame] in a recipe's conf: a py-spy flame graph of each Python server, recorded by PID under a load
+    window of its own after the timed rounds (the files go to flame/ in the run; run.json is unchanged)."""
+
+    profiles: Seq[Name] = Field(min_length=1)  # the profiles that record them (full: what the site shows)
+    cells: Seq[Name] = Field(min_length=1)  # each cell's own load command makes the load
+    seconds: int = Field(ge=1, le=60)  # of sampling, per subject and cell
+
+
 class CountedBatch(Record):
     """One counted batch: its requests, the instructions the server's processes ran for them, its wall time."""
 

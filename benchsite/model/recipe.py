@@ -16,6 +16,7 @@ from pydantic import Discriminator, Field, Tag, model_validator
 
 from benchsite.errors import BenchError
 from benchsite.model.conf import ConfFile, Profile, Settings, Sweep
+from benchsite.model.counting import FlamePlan
 from benchsite.records import InnerPath, Name, Record, Seq, Text, UrlPath, read_toml
 from benchsite.tools import AnyCell, Cell
 from benchsite.tools.ab import AbCell
@@ -189,6 +190,7 @@ class Recipe:
     profiles: dict[str, Profile]
     settings: Settings
     sweep: Sweep | None = None  # the package a sweep profile's releases are of
+    flame: FlamePlan | None = None  # py-spy flame graphs after the timed rounds
 
     @property
     def recipe_path(self) -> Path:
@@ -327,6 +329,7 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
         profiles=conf.profiles,
         settings=conf.settings,
         sweep=conf.sweep,
+        flame=conf.flame,
     )
     recipe._check_profiles()
     recipe._check_sweep()

@@ -42,8 +42,8 @@ def _plain_file(path: Path) -> os.stat_result:
 
 
 def described_files(run: RunDocument) -> tuple[set[str], tuple[str, ...]]:
-    """The files a run's record names (relative paths), and the folders whose files it keeps whole
-    (each subject's rendered configs)."""
+    """The files a run's record names (relative paths), and the prefixes of those it keeps whole (each
+    subject's rendered configs and its flame graphs)."""
     names = [s.name for s in run.subjects] + [s.name for s in run.skipped]
     files = {RUN_FILE}
     for subject in run.subjects:
@@ -52,7 +52,9 @@ def described_files(run: RunDocument) -> tuple[set[str], tuple[str, ...]]:
                 files |= {rep.raw_output, str(Path(rep.raw_output).with_suffix(".stderr.txt"))}
     for name in names:
         files |= {f"logs/{name}{suffix}.log" for suffix in ("", "-prepare", "-callgrind")}
-    return files, tuple(f"configs/{name}/" for name in names)
+    return files, tuple(
+        f"{folder}/{name}{sep}" for name in names for folder, sep in (("configs", "/"), ("flame", "__"))
+    )
 
 
 def _check_files(path: Path, run: RunDocument) -> list[str]:

@@ -52,7 +52,7 @@ from benchsite.sphinxext.results import BenchResults
 from benchsite.sphinxext.setup_steps import BenchSetup
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
 from benchsite.sphinxext.topology import BenchTopology
-from benchsite.sphinxext.work import BenchCpuSplit, BenchWork
+from benchsite.sphinxext.work import BenchCpuSplit, BenchFlame, BenchWork
 
 DIRECTIVES = {
     "bench-results": BenchResults,
@@ -82,6 +82,7 @@ DIRECTIVES = {
     "bench-calibration": BenchCalibration,
     "bench-work": BenchWork,
     "bench-cpu-split": BenchCpuSplit,
+    "bench-flame": BenchFlame,
 }
 
 

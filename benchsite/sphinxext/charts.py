@@ -245,6 +245,34 @@ def _time_span(chart: Chart) -> str:
     return f" ({days[0]})" if len(days) == 1 else f" ({days[0]} to {days[-1]})"
 
 
+STACK_ROW_INCHES = 0.34
+
+
+def _render_stack(chart: Chart) -> plt.Figure:
+    """One horizontal bar per category, top to bottom in the given order, the series' parts end to end (a part
+    a category lacks is left out); each part's value printed in it where it is wide enough."""
+    rows = len(chart.categories)
+    figure, axes = plt.subplots(figsize=(7.5, 1.4 + STACK_ROW_INCHES * rows), layout="constrained")
+    positions = list(range(rows))[::-1]
+    starts = [0.0] * rows
+    reach = max([sum(s.medians[i] or 0.0 for s in chart.series) for i in range(rows)] + [1.0])
+    for index, series in enumerate(chart.series):
+        widths = [value or 0.0 for value in series.medians]
+        bars = axes.barh(
+            positions, widths, left=starts, height=0.7, label=series.label, color=_series_colour(series, index)
+        )
+        labels = [f"{w:,.{chart.decimals}f}" if w >= 0.06 * reach else "" for w in widths]
+        axes.bar_label(bars, labels=labels, label_type="center", fontsize=7, color="white")
+        starts = [start + width for start, width in zip(starts, widths, strict=True)]
+    axes.set_yticks(positions, chart.categories, fontsize=8)
+    axes.set_xlabel(chart.y_label)
+    axes.set_ylabel(chart.x_label)
+    axes.set_title(chart.title, loc="left", fontsize=9)
+    axes.grid(axis="x", alpha=0.3)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.9 / (1 + rows)), ncols=len(chart.series), fontsize=8)
+    return figure
+
+
 def _label_axes(axes: plt.Axes, chart: Chart) -> None:
     """Ticks, labels, title and grid of a single-panel chart."""
     # Labels that would not fit side by side stand upright, so that none covers another.
@@ -277,6 +305,8 @@ def render(chart: Chart, file_format: str) -> bytes:
                 figure = _render_hbars(chart)
             case "forest":
                 figure = _render_forest(chart)
+            case "stack":
+                figure = _render_stack(chart)
             case "line" | "bar":
                 figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
                 (_draw_lines if chart.kind == "line" else _draw_bars)(axes, chart)

@@ -21,8 +21,9 @@ _MATPLOTLIB = metadata.version("matplotlib")
 
 
 # grouped bars; one sorted panel per category; lines; a forest plot (one row per category, estimates
-# with their intervals against the thresholds)
-ChartKind = Literal["bar", "hbar", "line", "forest"]
+# with their intervals against the thresholds); stacked horizontal bars (one row per category, the series
+# its parts end to end)
+ChartKind = Literal["bar", "hbar", "line", "forest", "stack"]
 ALT_MAX = 300  # characters of alt text: a screen reader reads it whole
 CHART_KINDS: tuple[str, ...] = get_args(ChartKind)
 _SHAPES: dict[ChartKind, str] = {
@@ -30,6 +31,7 @@ _SHAPES: dict[ChartKind, str] = {
     "hbar": "Sorted bar chart",
     "line": "Line chart",
     "forest": "Forest plot",
+    "stack": "Stacked bar chart",
 }
 
 

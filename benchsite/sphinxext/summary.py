@@ -91,7 +91,7 @@ class BenchSummary(AcrossRecipes):
                     "—" if headline is None or headline.published in ("", "—") else headline.published,
                     "—" if headline is None else verdict_node(headline.state),
                     data(
-                        ", ".join(f"{counts[status]} {status}" for status in State if counts[status]) or "—",
+                        ", ".join(status.counted(counts[status]) for status in State if counts[status]) or "—",
                         recipe=recipe.name,
                         tally="verdicts",
                     ),
@@ -129,7 +129,7 @@ class BenchVerdicts(AcrossRecipes):
                     ]
                 )
         headers = ("Page", "Conclusion", "Rule", "Published", "On each machine [95 % interval]", "Verdict")
-        tally = ", ".join(f"{counts[state]} {state}" for state in State if counts[state])
+        tally = ", ".join(state.counted(counts[state]) for state in State if counts[state])
         totals = nodes.paragraph()
         totals += nodes.strong(text="In all: ")
         totals += data(f"{sum(counts.values())} conclusions: {tally}.", tally="all-verdicts")

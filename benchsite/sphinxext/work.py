@@ -3,12 +3,15 @@ beside the timed server CPU of the same cell and, with :more: and :less:, the ra
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
 
 from benchsite.model.portable import shown_command
+from benchsite.results.flames import SAMPLE_RATE, flames_of, top_functions
 from benchsite.results.view import RunView
 from benchsite.results.work import WorkRatio, WorkRow, cpu_splits, work_ratio, work_rows
 from benchsite.sphinxext.base import BenchDirective, selected
@@ -58,12 +61,18 @@ def why_sentence(ratio: WorkRatio, labels: dict[str, str]) -> str:
     if ratio.cpu is None:
         return said + ": the kernel's share of each request and the machine's time per instruction."
     top, bottom = ratio.cpu
+    per_instruction = (top.user_us / bottom.user_us) / ratio.instructions  # the two's user time per instruction
+    pace = (
+        ", at about the same time per instruction (last column)."
+        if abs(per_instruction - 1) < 0.05
+        else f"; per instruction the {more}'s code takes {per_instruction:.2f}× the {less}'s time (last column)."
+    )
     return said + (
         f". Of each request's server CPU, the kernel's share (accepting, reading, writing and closing the "
         f"connection) is {top.kernel_us:,.0f} µs for the {more} and {bottom.kernel_us:,.0f} µs for the {less}; "
-        f"their own code takes {top.user_us:,.0f} and {bottom.user_us:,.0f} µs. The CPU ratio "
-        f"{top.server_us / bottom.server_us:.2f} is those parts' sum; what is left between it and the timed ratio "
-        "is time neither spends on the CPU (waiting on the load tool and the network stack)."
+        f"their own code takes {top.user_us:,.0f} and {bottom.user_us:,.0f} µs{pace} Their whole CPU per request "
+        f"gives a ratio of {top.server_us / bottom.server_us:.2f}; what is left between it and the timed ratio is "
+        "time outside the server's CPU that every request pays alike (the load tool's own work and the wait for it)."
     )
 
 
@@ -165,14 +174,13 @@ class BenchCpuSplit(BenchDirective):
             ("load tool", tuple(s.load_us for s in splits)),
         )
         chart = Chart(
-            kind="bar",
-            title=f"{run.title}: CPU per request — run {run.run_id}",
+            kind="stack",
+            title=f"CPU per request, run {run.run_id}",
             x_label="subject" if not many_cells else "subject, load setting",
-            y_label="median CPU per request (µs)",
+            y_label="median CPU per request (µs): the server's own code, the kernel, the load tool",
             categories=categories,
             series=tuple(
-                Series(label, values, (None,) * len(values), (None,) * len(values), colour=index)
-                for index, (label, values) in enumerate(parts)
+                Series(label, values, values, values, colour=index) for index, (label, values) in enumerate(parts)
             ),
             values_in="the table below it",
         )
@@ -186,3 +194,40 @@ class BenchCpuSplit(BenchDirective):
             "cell's repetitions (clock ticks of 10 ms, fine over the total), beside the load tool's own CPU."
         )
         return [chart_node(chart, "µs"), caption, table(headers, rows)]
+
+
+class BenchFlame(BenchDirective):
+    """Each Python server's py-spy flame graph (shown, and linked at full size) and the ten functions most
+    often innermost in its samples, from the reference machine's latest run that recorded them."""
+
+    def render(self) -> list[nodes.Node]:
+        views = [self.load_view()] if self.options.get("run") else list(self.machine_runs()[0].views)
+        recorded = [view for view in views if flames_of(view.run.path)]
+        if not recorded:
+            return [nodes.paragraph(text="No run of this page recorded flame graphs yet (the conf's [flame] table).")]
+        view = recorded[-1]
+        labels = view.run.subject_labels
+        out: list[nodes.Node] = [
+            nodes.paragraph(
+                text=f"Sampled by py-spy ({SAMPLE_RATE} samples a second of the thread holding Python's lock, the "
+                "server not paused) in run "
+                f"{view.run.run_id} after its timed rounds, under a load window of each cell's own command. "
+                "Width is the share of samples a function was on the stack; the table counts where a sample "
+                "was innermost."
+            )
+        ]
+        page_dir = Path(self.env.doc2path(self.env.docname)).parent
+        for flame in flames_of(view.run.path):
+            title = f"{labels.get(flame.subject, flame.subject)}, {view.run.cell_label(flame.cell)}"
+            out.append(nodes.rubric(text=title))
+            if flame.note:
+                out.append(nodes.paragraph(text=flame.note))
+            if flame.svg is not None:
+                self.note(flame.svg)
+                out.append(nodes.image(uri=os.path.relpath(flame.svg, page_dir), alt=f"flame graph of {title}"))
+            if flame.stacks is not None:
+                self.note(flame.stacks)
+                total, top = top_functions(flame.stacks.read_text(errors="replace"))
+                rows = [[share.function, f"{100 * share.share:.1f} %"] for share in top]
+                out.append(table((f"Innermost function ({total:,} samples)", "Share of samples"), rows))
+        return out

@@ -32,6 +32,11 @@ class State(StrEnum):
     LIMITED = "limited by the load tool"  # the figures ran, but the load tool, not the server, set them
     COULD_NOT_RUN = "could not run"
 
+    def counted(self, number: int) -> str:
+        """'1 holds', '4 hold', '4 do not hold': a count of claims in this state, the verb agreeing."""
+        plural = {State.HOLDS: "hold", State.DOES_NOT_HOLD: "do not hold", State.DEPENDS: "depend on the machine"}
+        return f"{number} {plural.get(self, self.value) if number != 1 else self.value}"
+
     @property
     def decided_nothing(self) -> bool:
         """A state that says nothing about the claim (the figures it needs are missing or not the server's)."""

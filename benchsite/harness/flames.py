@@ -1,0 +1,106 @@
+"""Flame graphs: where a Python server's time goes, sampled by py-spy from outside, by PID.
+
+After the timed rounds, while the servers still run, each server under a load window of its own (its
+cell's load command, repeated until the window ends): py-spy records it twice, once as an SVG flame
+graph, once as collapsed stacks (`raw`) from which the page counts each function's share of samples.
+Nothing is timed meanwhile. The files go to flame/ in the run; a server py-spy cannot sample (not
+Python, or py-spy missing) gets a note there instead.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchsite.harness.hosts import Placement
+from benchsite.harness.measure import cell_argv
+from benchsite.harness.progress import Reporter
+from benchsite.harness.signals import checkpoint
+from benchsite.harness.start import Plan, Started
+from benchsite.model.conf import Settings
+from benchsite.model.recipe import Recipe, Server
+from benchsite.results.flames import FLAME_DIR, SAMPLE_RATE
+from benchsite.results.store import write_text
+from benchsite.tools.base import ExternalCell
+
+WINDOW_REQUESTS = 500  # one load run of a window; runs repeat until py-spy is done
+
+
+def py_spy() -> str | None:
+    """The py-spy of the project's environment (beside its Python), else one on PATH."""
+    beside = Path(sys.executable).parent / "py-spy"
+    return str(beside) if beside.is_file() else shutil.which("py-spy")
+
+
+def record_flames(
+    hosts: Placement,
+    recipe: Recipe,
+    profile_name: str,
+    plan: Plan,
+    started: dict[str, Started],
+    settings: Settings,
+    run_dir: Path,
+    reporter: Reporter,
+) -> None:
+    """A flame graph and collapsed stacks per server and flame cell, where the conf's [flame] asks for them."""
+    flame = recipe.flame
+    if flame is None or profile_name not in flame.profiles or not hosts.one_machine:
+        return
+    program = py_spy()
+    for subject, cells in plan:
+        if not isinstance(subject, Server) or subject.name not in started:
+            continue
+        for cell in cells:
+            if cell.name not in flame.cells or not isinstance(cell, ExternalCell):
+                continue
+            stem = run_dir / FLAME_DIR / f"{subject.name}__{cell.name}"
+            if program is None:
+                write_text(stem.with_suffix(".note.txt"), "py-spy is not installed: pip install -r requirements.txt\n")
+                continue
+            reporter.status(f"sampling {subject.label}, {cell.label} with py-spy")
+            server = started[subject.name].server
+            argv = cell_argv(server, subject, cell, WINDOW_REQUESTS, settings, hosts.server.address)
+            said = [
+                _sample(hosts, program, server.pid, argv, settings, flame.seconds, stem.with_suffix(suffix), kind)
+                for suffix, kind in ((".svg", "flamegraph"), (".txt", "raw"))
+            ]
+            problems = [problem for problem in said if problem]
+            if problems:
+                write_text(stem.with_suffix(".note.txt"), problems[0] + "\n")
+            reporter.step(f"{subject.label} {cell.label}: " + (problems[0] if problems else "flame graph recorded"))
+
+
+def _sample(
+    hosts: Placement, program: str, pid: int, argv: list[str], settings: Settings, seconds: int, out: Path, kind: str
+) -> str:
+    """One py-spy recording under load; "" when it worked, else why not (in one line)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # The SVG's title repeats the command: it names the program and the file plainly, no path of this machine.
+    command = ["py-spy", "record", "--pid", str(pid), "--duration", str(seconds), "--rate", str(SAMPLE_RATE)]
+    # --gil: only the thread running Python code; idle worker threads would fill the picture otherwise.
+    command += ["--format", kind, "--output", out.name, "--nonblocking", "--gil"]
+    sampler = subprocess.Popen(
+        command,
+        executable=program,
+        cwd=out.parent,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + seconds + 30
+    try:
+        while sampler.poll() is None and time.monotonic() < deadline:
+            checkpoint()
+            hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
+    finally:
+        if sampler.poll() is None:
+            sampler.kill()
+        output = sampler.communicate()[0].decode(errors="replace")
+    if sampler.returncode != 0 or not out.is_file():
+        lines = [line.strip() for line in output.splitlines() if line.strip()]
+        out.unlink(missing_ok=True)
+        return f"py-spy could not sample this server: {lines[-1] if lines else f'exit {sampler.returncode}'}"
+    return ""
