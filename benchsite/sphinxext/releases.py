@@ -88,14 +88,14 @@ class BenchReleases(PublishedDirective):
         for subject in subjects:
             for cell in cells:
                 counts = [counting.of(r.copy(subject) or "", cell) for r in releases]
-                values = tuple(c.per_request if c else None for c in counts)
+                values = tuple(c.per_request / 1000 if c and c.per_request else None for c in counts)
                 series.append(Series(f"{subject}, {view.run.cell_label(cell)}", values, values, values))
                 rows.append((subject, cell, counts))
         chart = Chart(
             kind="line",
             title=f"{view.run.title}: instructions per request by release (counted under callgrind)",
             x_label="release, oldest first",
-            y_label="instructions per request",
+            y_label="thousands of instructions per request",
             categories=tuple(r.release for r in releases),
             series=tuple(series),
             values_in="the table below it",
@@ -118,7 +118,7 @@ class BenchReleases(PublishedDirective):
             + (f"; at most ±{100 * max(spreads):.2f} % here" if spreads else "")
             + "): unlike the timed lines below, a step between two releases larger than that is real."
         )
-        return [chart_node(chart, "instructions"), note, table(headers, body, classes=["bench-releases"])]
+        return [chart_node(chart, "thousand instructions"), note, table(headers, body, classes=["bench-releases"])]
 
     def _chart(
         self, view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
