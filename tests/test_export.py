@@ -7,12 +7,12 @@ import io
 
 from benchsite.results.export import COLUMNS, results_csv
 from benchsite.results.metrics import METRICS
-from benchsite.results.store import latest_run, load_view
+from benchsite.results.store import load_view
 from committed import COMMITTED_DATA
 
 
 def test_the_csv_has_one_row_per_cell_with_the_tables_figures() -> None:
-    view = load_view(latest_run(COMMITTED_DATA / "wsgi-servers", "full"))
+    view = load_view(COMMITTED_DATA / "wsgi-servers" / "20261123T020452.765734Z-full")  # pinned by its id
     run = view.run
     rows = list(csv.DictReader(io.StringIO(results_csv(view))))
     assert tuple(rows[0]) == COLUMNS

@@ -25,13 +25,13 @@ from benchsite.results.machines import by_machine
 from benchsite.results.metrics import METRICS, RPS
 from benchsite.results.published import load_published
 from benchsite.results.stats import summarize
-from benchsite.results.store import latest_run, list_runs, load_run, load_view, recipe_views
+from benchsite.results.store import list_runs, load_run, load_view, recipe_views
 from benchsite.results.view import RunView
 from committed import COMMITTED_DATA
 from conftest import REPO
 
 RECIPE = "cherrypy-speed"
-RUN = latest_run(COMMITTED_DATA / RECIPE, "full")
+RUN = COMMITTED_DATA / RECIPE / "20261123T071248.420032Z-full"  # pinned by its id
 
 
 @dataclass(frozen=True)

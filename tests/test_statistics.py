@@ -13,11 +13,11 @@ from benchsite.results.claims import State, Verdict
 from benchsite.results.claims import decide as decide_on_view
 from benchsite.results.intervals import median_interval, paired_rounds, ratio_interval, unpaired_ratio_interval
 from benchsite.results.published import load_published, parse_claim
-from benchsite.results.store import list_runs, load_run, runs_shown
+from benchsite.results.store import load_run, runs_shown
 from benchsite.results.view import RunView
 from committed import COMMITTED_DATA
 
-COMMITTED = list_runs(COMMITTED_DATA / "cherrypy-speed", "full")[-1]  # never a quick run a user made
+COMMITTED = COMMITTED_DATA / "cherrypy-speed" / "20261123T071248.420032Z-full"  # pinned by its id
 PUBLISHED = load_published(COMMITTED_DATA / "cherrypy-speed" / "published.toml")
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, COULD_NOT_RUN = (
     State.HOLDS,

@@ -6,6 +6,7 @@ import getpass
 import grp
 import os
 import pwd
+import re
 import shlex
 import shutil
 import string
@@ -45,7 +46,10 @@ def missing_requirement(recipe: Recipe, subject: AnySubject, values: dict[str, s
         result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
             lines = result.stderr.strip().splitlines()
-            return f"import {module} failed: {lines[-1] if lines else f'exit code {result.returncode}'}"
+            last = (
+                re.sub(r"^[A-Z]\w*(?:Error|Exception): ", "", lines[-1]) if lines else f"exit code {result.returncode}"
+            )
+            return f"import {module} failed: {last}"
     return None
 
 

@@ -7,6 +7,7 @@ output and the parsed result. Written by the runner, read by the store, shown by
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -99,6 +100,11 @@ class SkippedSubject(Record):
     label: Text
     reason: str
     detail: str
+
+    @property
+    def said(self) -> str:
+        """The detail as a page says it: without Python's exception names ("ModuleNotFoundError: ...")."""
+        return re.sub(r"\b[A-Z]\w*(?:Error|Exception): ", "", self.detail)
 
 
 class Environment(Record):

@@ -206,5 +206,5 @@ class BenchSubjects(BenchDirective):
             banner = "—" if subject.role == "client" else subject.server_software or "(none sent)"
             rows.append([subject.label + role, banner, keepalive, software(subject.origins, recorded), "ran"])
         for skipped in run.skipped:
-            rows.append([skipped.label, "—", "—", "—", f"did not run: {skipped.reason} ({skipped.detail})"])
+            rows.append([skipped.label, "—", "—", "—", f"did not run: {skipped.reason} ({skipped.said})"])
         return [table(("Subject", "Server banner", "Keep-alive (measured by)", "Software", "Status"), rows)]

@@ -82,7 +82,7 @@ class BenchResults(BenchDirective):
                     ]
                 )
         for skipped in run.skipped:
-            reason = f"DID NOT RUN: {skipped.reason} ({skipped.detail})".replace(" ()", "")
+            reason = f"DID NOT RUN: {skipped.reason} ({skipped.said})".replace(" ()", "")
             rows.append(
                 [skipped.label, *["—"] * 9, data(reason, recipe=run.recipe, subject=skipped.name, status="skipped")]
             )
