@@ -136,7 +136,7 @@ def test_a_subject_whose_module_is_missing_is_skipped_with_its_reason(toy: ToyRe
     [skipped] = document["skipped"]
     assert skipped["reason"] == "it was never installed"
     assert skipped["detail"] == (
-        "import no_such_module_here failed: ModuleNotFoundError: No module named 'no_such_module_here'"
+        "import no_such_module_here failed: No module named 'no_such_module_here'"
     )
 
 
