@@ -135,9 +135,7 @@ def test_a_subject_whose_module_is_missing_is_skipped_with_its_reason(toy: ToyRe
     assert [s["name"] for s in document["subjects"]] == ["toy"]
     [skipped] = document["skipped"]
     assert skipped["reason"] == "it was never installed"
-    assert skipped["detail"] == (
-        "import no_such_module_here failed: No module named 'no_such_module_here'"
-    )
+    assert skipped["detail"] == ("import no_such_module_here failed: No module named 'no_such_module_here'")
 
 
 def test_a_template_with_an_unknown_field_is_a_one_line_error(toy: ToyRecipes) -> None:
