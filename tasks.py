@@ -75,7 +75,8 @@ def _apt_packages() -> list[str]:
     help={
         "name": "the recipe to run (see `invoke recipes`), or 'all' for every recipe",
         "profile": "'full' (the default: what the site publishes), 'quick' (a smoke run, never committed), or "
-        "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases), "
+        "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases) and "
+        "'timed' (full's timed rounds alone), "
         "calibration 'sliced'",
         "data_dir": "where the new run directory goes (default: data/)",
         "clean": "first stop the servers and remove the folders that a killed earlier run left",
@@ -85,6 +86,10 @@ def _apt_packages() -> list[str]:
         "made from the CPU model and count",
         "keep_going": "exit 0 even when a subject whose software is here failed to start or to answer correctly "
         "(the run is kept either way, with the reason in the subject's row)",
+        "wait": "on a busy machine, wait up to the conf's settle_wait_s for it to settle before measuring "
+        "(--no-wait: start at once; the check is recorded either way)",
+        "accept_busy": "let this run be a page's main run and join its machine's verdicts even if it was measured "
+        "on a busy machine (recorded in the run)",
     }
 )
 @reported
@@ -97,6 +102,8 @@ def recipe(
     hosts: str = "",
     machine: str = "",
     keep_going: bool = False,
+    wait: bool = True,
+    accept_busy: bool = False,
 ) -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
     from benchsite.harness.leftovers import clean as clean_leftover
@@ -104,7 +111,7 @@ def recipe(
     from benchsite.harness.preflight import check_placeable
     from benchsite.harness.progress import RichReporter
     from benchsite.harness.remote import placed
-    from benchsite.harness.runner import run_recipe
+    from benchsite.harness.runner import RunChoices, run_recipe
     from benchsite.harness.signals import checkpoint, signal_for_test, signals_as_interrupt
     from benchsite.harness.start import FAILED_AT_START
     from benchsite.harness.sweep import swept
@@ -143,13 +150,16 @@ def recipe(
                 file=sys.stderr,
             )
     broken: list[str] = []
+    choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy)
     with signals_as_interrupt(), placed(placement, ROOT) as where:  # every host reached before anything starts
         for each in loaded:
             print(f"{each.name}: {each.title} (profile {profile})", file=sys.stderr)
             before = set(list_runs(target / each.name))
             try:
                 with RichReporter() as reporter:
-                    run_dir = run_recipe(each, profile, target, ROOT, reporter, claims[each.name], where, named)
+                    run_dir = run_recipe(
+                        each, profile, target, ROOT, reporter, claims[each.name], where, named, choices
+                    )
                 if claims[each.name] is not None:
                     _print_verdicts(run_dir, claims[each.name])
                 print(f"wrote {_shown(run_dir)}; build the site with `.venv/bin/invoke docs`", file=sys.stderr)
@@ -179,13 +189,24 @@ def _print_verdicts(run_dir: Path, published: Any) -> None:
 
     view = load_view(run_dir)
     rounds = view.run.rounds
-    table = Table(title=f"Verdicts of this run ({view.run.machine.name}); the site pools them with every run of it")
+    pooled = (
+        "MEASURED ON A BUSY MACHINE: the site leaves it out"
+        if view.busy
+        else "the site pools them with every run of it"
+    )
+    table = Table(title=f"Verdicts of this run ({view.run.machine.name}); {pooled}")
     for header in ("Claim", "Verdict", "This run [95 % interval]", "Rule"):
         table.add_column(header, overflow="fold")
     for verdict in published.verdicts(view):
         table.add_row(verdict.claim.id, str(verdict.status), verdict.today, verdict.claim.threshold)
     console = Console(stderr=True)
     console.print(table)
+    if view.busy:
+        console.print(
+            f"{view.interference_said()}: this run is kept, but its machine's verdicts and the page's main results "
+            "leave it out (re-run on a quiet machine, or pass --accept-busy to use it anyway)",
+            highlight=False,
+        )
     if rounds is not None and rounds.further_repetitions:
         console.print(
             f"{rounds.made} rounds in all ({rounds.further_repetitions} repetitions in further rounds for "
@@ -368,6 +389,31 @@ def new_page(c: Context, name: str, title: str = "") -> None:
 
 @task(
     help={
+        "name": "the recipe (default: cherrypy-speed)",
+        "profile": "its profile for every run (default: timed, full's timed rounds alone)",
+        "pairs": "quiet runs, each followed by a hogged one (default 6)",
+        "seed": "seed of the hogs' random start and length",
+    }
+)
+@reported
+def hogbench(c: Context, name: str = "cherrypy-speed", profile: str = "timed", pairs: int = 6, seed: int = 1) -> None:
+    """Benchmark the interference rule: quiet runs, each followed by one with a CPU hog on the servers' CPU for a
+    random 30-60 % of it; writes data/method/interference.toml for the calibration page."""
+    from benchsite.harness.hogbench import hogged_pairs, method_record
+    from benchsite.model.method import METHOD_DIR
+    from benchsite.model.recipe import load_recipe
+    from benchsite.results.store import write_text
+
+    settings = load_recipe(name, _path(c, "recipes_dir"), _path(c, "conf_dir")).settings
+    cpu = settings.server_cpu if settings.server_cpu is not None else 0
+    data_dir = _path(c, "data_dir")
+    quiet, hogged = hogged_pairs(ROOT, data_dir, name, profile, pairs, cpu, seed, say=print)
+    write_text(data_dir / METHOD_DIR / "interference.toml", method_record(name, quiet, hogged, profile))
+    print(f"wrote {_shown(data_dir / METHOD_DIR / 'interference.toml')} and {2 * pairs} runs")
+
+
+@task(
+    help={
         "run_a": "the first run: a run directory, or RECIPE/RUN-ID under data/",
         "run_b": "the second run, likewise (e.g. your machine's run against the published one)",
     }
@@ -378,7 +424,7 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from benchsite.results.compare import compare_runs, describe_change, different_setups
+    from benchsite.results.compare import busy_runs, compare_runs, describe_change, different_setups
     from benchsite.results.store import load_view
 
     runs = []
@@ -392,9 +438,9 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
     a, b = (view.run for view in runs)
     if a.recipe != b.recipe:
         raise BenchError(f"{a.run_id} is a run of {a.recipe}, {b.run_id} of {b.recipe}: compare runs of one recipe")
-    warning = different_setups(*runs)
-    if warning:
-        print(warning, file=sys.stderr)
+    for warning in (busy_runs(*runs), different_setups(*runs)):
+        if warning:
+            print(warning, file=sys.stderr)
     changes = compare_runs(*runs)
     if not changes:
         raise BenchError(
@@ -403,7 +449,8 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
         )
     table = Table(
         title=f"{a.title}: B ÷ A, req/s (A = {a.run_id}, B = {b.run_id}); change = B's geometric mean ÷ A's, "
-        f"its interval simultaneous over the {len(changes)} cells compared (Bonferroni)"
+        f"its interval simultaneous over the {len(changes)} cells compared (Bonferroni); disturbed repetitions "
+        "left out"
     )
     for header in ("Subject", "Cell", "A geometric mean", "B geometric mean", "Change [simultaneous 95 %]"):
         table.add_column(header)
@@ -581,6 +628,7 @@ ns = Collection(
     overhead,
     compare,
     faults,
+    hogbench,
     new_page,
     upgrade_data,
     add_run,

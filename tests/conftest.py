@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,3 +126,17 @@ def toy_subject(*extra_args: str, name: str = "toy") -> str:
     """A [[subjects]] table running the toy server with extra arguments."""
     extra = "".join(f', "{arg}"' for arg in extra_args)
     return (TOY_SUBJECT % extra).replace('name = "toy"', f'name = "{name}"')
+
+
+@contextmanager
+def cpu_hog(cpu: int, seconds: float) -> Iterator[subprocess.Popen[bytes]]:
+    """A real busy loop pinned to one CPU, bounded in time."""
+    hog = subprocess.Popen(
+        [sys.executable, "-c", f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"],
+        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+    )
+    try:
+        yield hog
+    finally:
+        hog.kill()
+        hog.wait()

@@ -3,11 +3,6 @@ and every way it can fail is one line in the run with the timed results kept."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,7 +11,7 @@ from benchsite.errors import BenchError
 from benchsite.harness.counting import _totals, valgrind_version
 from benchsite.model.counting import CountedBatch, InstructionCount
 from benchsite.results.store import list_runs, load_run
-from conftest import ToyRecipes, processes_mentioning, run_invoke, toy_subject
+from conftest import ToyRecipes, cpu_hog, processes_mentioning, run_invoke, toy_subject
 
 pytestmark = [
     pytest.mark.integration,
@@ -44,20 +39,6 @@ def counted_run(toy: ToyRecipes, *server_args: str) -> InstructionCount:
     log = (run.path / "logs" / f"{count.subject}-callgrind.log").read_text()
     assert "Callgrind" in log and "/tmp/benchsite-" not in log  # kept, with the temporary folder as {workroot}
     return count
-
-
-@contextmanager
-def cpu_hog(cpu: int, seconds: float) -> Iterator[None]:
-    """A real busy loop pinned to one CPU, bounded in time."""
-    hog = subprocess.Popen(
-        [sys.executable, "-c", f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"],
-        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
-    )
-    try:
-        yield
-    finally:
-        hog.kill()
-        hog.wait()
 
 
 def test_a_count_is_three_batches_whose_instructions_per_request_agree_quiet_or_under_a_hog(toy: ToyRecipes) -> None:

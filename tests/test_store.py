@@ -12,7 +12,15 @@ import pytest
 from benchsite.errors import BenchError
 from benchsite.model.portable import inferred_placeholders, make_portable
 from benchsite.model.run import FORMAT_VERSION, RUN_FILE, RunDocument
-from benchsite.model.upgrade import read_overhead, read_run, run_v1_to_v2, run_v2_to_v3, run_v4_to_v5, run_v5_to_v6
+from benchsite.model.upgrade import (
+    read_overhead,
+    read_run,
+    run_v1_to_v2,
+    run_v2_to_v3,
+    run_v4_to_v5,
+    run_v5_to_v6,
+    run_v6_to_v7,
+)
 from benchsite.records import read_json
 from benchsite.results.metrics import METRICS
 from benchsite.results.store import (
@@ -25,6 +33,7 @@ from benchsite.results.store import (
     write_json,
     write_text,
 )
+from benchsite.results.view import RunView
 from benchsite.tools import parse_report
 from benchsite.tools.ab import AbCellRun, parse_ab_output
 from benchsite.tools.base import Repetition
@@ -71,6 +80,7 @@ def one_cell_document() -> dict:
         started_after_s=None,
         steal_s=None,
         other_busy_s=None,
+        disturbed=False,
     )
     failed = ok.model_copy(
         update={
@@ -104,7 +114,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 6
+    assert run.format_version == FORMAT_VERSION == 7
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -118,14 +128,14 @@ def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -
     assert [s.name for s in run.skipped] == [s["name"] for s in old.get("skipped_subjects", [])]
 
 
-def test_the_committed_runs_are_version_6_and_equal_their_upgraded_version_1() -> None:
+def test_the_committed_runs_are_version_7_and_equal_their_upgraded_version_1() -> None:
     text = (RUNS / "v1-first-shape-cherrypy-speed.json").read_text()
     committed = read_json(COMMITTED_CHERRYPY / RUN_FILE)
-    assert committed["format_version"] == 6
+    assert committed["format_version"] == 7
     upgraded = read_run(json.loads(text), RUNS / "v1").to_json()
     assert json.loads(make_portable(json.dumps(upgraded), inferred_placeholders(text))) == committed
     for run_file in sorted((COMMITTED_DATA).glob(f"**/{RUN_FILE}")):
-        assert read_json(run_file)["format_version"] == 6, run_file
+        assert read_json(run_file)["format_version"] == 7, run_file
 
 
 def test_version_5_becomes_6_saying_not_recorded_where_a_collector_left_an_exception_name() -> None:
@@ -149,7 +159,7 @@ def test_version_5_becomes_6_with_no_count_no_counting_plan_and_no_kernel_split(
     assert {key: value for key, value in version_6.items() if key not in unchanged} == {
         key: value for key, value in version_5.items() if key not in unchanged
     }
-    assert RunDocument.from_json(version_6, RUNS / "v5").counting is None
+    assert RunDocument.from_json(run_v6_to_v7(version_6), RUNS / "v5").counting is None
 
 
 def test_version_2_becomes_3_in_an_explicit_step_and_3_has_no_defaults_for_it() -> None:
@@ -302,3 +312,33 @@ def test_version_4_becomes_5_with_no_releases_unless_it_named_them() -> None:
     assert run_v4_to_v5(version_4)["profile"]["releases"] == []
     swept = {**version_4, "profile": {**version_4["profile"], "releases": ["3.2.4", "18.10.0"]}}
     assert run_v4_to_v5(swept)["profile"]["releases"] == ["3.2.4", "18.10.0"]
+
+
+def test_version_6_becomes_7_judging_each_repetition_by_the_frozen_default_rule() -> None:
+    version_6 = json.loads((RUNS / "v6-cherokee-vs-apache.json").read_text())  # a committed run, frozen at version 6
+    assert version_6["format_version"] == 6 and "machine_check" not in version_6
+    version_7 = run_v6_to_v7(version_6)
+    assert version_7["format_version"] == 7
+    assert version_7["machine_check"] is None and version_7["accepted_busy"] is False
+    assert version_7["settings"] == {
+        **version_6["settings"],
+        "disturbed_share": 0.25,
+        "disturbed_floor_s": 0.1,
+        "busy_share": 0.25,
+        "settle_wait_s": 30.0,
+    }
+    judged = []
+    for subject_6, subject_7 in zip(version_6["subjects"], version_7["subjects"], strict=True):
+        for cell_6, cell_7 in zip(subject_6["cells"], subject_7["cells"], strict=True):
+            for rep_6, rep_7 in zip(cell_6["repetitions"], cell_7["repetitions"], strict=True):
+                assert {key: value for key, value in rep_7.items() if key != "disturbed"} == rep_6
+                others = rep_6["other_busy_s"] + rep_6["steal_s"]
+                assert rep_7["disturbed"] == (others > 0.1 and others > 0.25 * rep_6["wall_s"])
+                judged.append(rep_7["disturbed"])
+    assert judged.count(True) == 1  # the one repetition of this run that others' work disturbed
+    unchanged = ("format_version", "settings", "subjects", "machine_check", "accepted_busy")
+    assert {k: v for k, v in version_7.items() if k not in unchanged} == {
+        k: v for k, v in version_6.items() if k not in unchanged
+    }
+    run = RunDocument.from_json(version_7, RUNS / "v6")
+    assert RunView(run).disturbed == (1, 45) and not RunView(run).busy

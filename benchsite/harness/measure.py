@@ -92,6 +92,7 @@ def measure(
             started_after_s=started_after_s,
             steal_s=None,
             other_busy_s=None,
+            disturbed=False,
         )
     backends = {name: process for name, process in (backends or {}).items() if process is not server}
     cpu_before = server.tree_cpu()
@@ -104,6 +105,8 @@ def measure(
     backend_cpu_s = {
         name: round(cpu_between(backends_before[name], process.tree_cpu())[0], 9) for name, process in backends.items()
     }
+    steal_s = round(max(0.0, machine.steal_s), 3)
+    other_busy_s = round(max(0.0, machine.busy_s - server_cpu_s - run.cpu_s - sum(backend_cpu_s.values())), 3)
     write_text(run_dir / raw_output, run.stdout)
     result: AnyResult | None = None
     error = None
@@ -133,8 +136,9 @@ def measure(
         error=error,
         backend_cpu_s=backend_cpu_s,
         started_after_s=started_after_s,
-        steal_s=round(max(0.0, machine.steal_s), 3),
-        other_busy_s=round(max(0.0, machine.busy_s - server_cpu_s - run.cpu_s - sum(backend_cpu_s.values())), 3),
+        steal_s=steal_s,
+        other_busy_s=other_busy_s,
+        disturbed=settings.disturbed(other_busy_s + steal_s, run.wall_s),
     )
 
 
@@ -253,6 +257,8 @@ class Measuring:
             )
             self.measured.setdefault((subject.name, cell.name), []).append(rep)
             outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"
+            if rep.disturbed:
+                outcome += f" (disturbed: others took {rep.interference_s:.2f} s of CPU; measured again later)"
             self.reporter.step(f"{subject.label} {cell.label} round {index}: {outcome}")
         self.rounds_made = index
 
@@ -270,7 +276,8 @@ class Measuring:
         profile = self.profile
         while True:
             verdicts = published.verdicts(RunView(document())) if published is not None else []
-            needed = {cell for verdict in verdicts for cell in self._needs(verdict)} if profile.max_rounds else set()
+            needed = {cell for verdict in verdicts for cell in self._needs(verdict)} | self._disturbed_cells()
+            needed = needed if profile.max_rounds else set()
             stopped = self._why_stop(needed, published)
             if stopped:
                 return Rounds(
@@ -292,6 +299,17 @@ class Measuring:
             self.reporter.begin(done + sum(len(cells) for _, cells in plan))
             self.round(self.rounds_made + 1, plan)
             self.further_repetitions += sum(len(cells) for _, cells in plan)
+
+    def _disturbed_cells(self) -> set[tuple[str, str]]:
+        """Every (subject, cell) of the cells with fewer undisturbed rounds than the profile's repetitions: a
+        round in which others took the CPUs is measured again, every subject of its cell side by side."""
+        rounds: dict[str, set[int]] = {}
+        disturbed: dict[str, set[int]] = {}
+        for (_, cell), reps in self.measured.items():
+            rounds.setdefault(cell, set()).update(rep.index for rep in reps)
+            disturbed.setdefault(cell, set()).update(rep.index for rep in reps if rep.disturbed)
+        short = {cell for cell, made in rounds.items() if len(made - disturbed[cell]) < self.profile.repetitions}
+        return {key for key in self.measured if key[1] in short}
 
     def _needs(self, verdict: Verdict) -> tuple[tuple[str, str], ...]:
         """The cells further rounds should measure for a claim: an inconclusive one's, or those of an
@@ -318,11 +336,10 @@ class Measuring:
         profile = self.profile
         if not profile.max_rounds:
             return "this profile makes no further rounds"
-        if published is None:
-            return "no published claims to decide"
         if not needed:
             target = f" or wider than ±{100 * profile.target_half_width:g} %" if profile.target_half_width else ""
-            return f"no claim left undecided{target}"
+            decided = f"no claim left undecided{target}" if published is not None else "no published claims to decide"
+            return f"{decided} and no disturbed round to measure again"
         if self.rounds_made >= profile.max_rounds:
             return f"max_rounds ({profile.max_rounds}) reached"
         elapsed = time.monotonic() - self.run_started

@@ -9,6 +9,7 @@ from benchsite.harness.hosts import Placement
 from benchsite.harness.start import Plan, Started, verification
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.counting import Counting
+from benchsite.model.interference import MachineCheck
 from benchsite.model.machine import Machine, MachineConf, fingerprint, machine_of
 from benchsite.model.recipe import AnySubject, Client, Recipe
 from benchsite.model.run import (
@@ -110,6 +111,8 @@ class RunHeader:
     environment: Environment
     machine: Machine
     topology: Topology | None
+    machine_check: MachineCheck | None
+    accepted_busy: bool
 
 
 def document(
@@ -145,4 +148,6 @@ def document(
         rounds=rounds,
         topology=header.topology,
         counting=counting,
+        machine_check=header.machine_check,
+        accepted_busy=header.accepted_busy,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchsite.harness.byo import search_path
@@ -21,6 +22,7 @@ from benchsite.harness.leftovers import forget_owner
 from benchsite.harness.measure import Measuring, warm_up
 from benchsite.harness.preflight import check_placeable, check_port_used, check_tools, effective_settings
 from benchsite.harness.progress import Reporter, SilentReporter
+from benchsite.harness.quiet import check_machine
 from benchsite.harness.record import RunHeader, document, machine, topology
 from benchsite.harness.signals import signal_for_test, signals_as_interrupt
 from benchsite.harness.start import Plan, start_subjects, trim_logs, without_failed
@@ -34,6 +36,15 @@ from benchsite.results.published import Published
 from benchsite.results.store import make_files_portable, new_run_id, staged_run_directory, write_portable
 
 
+@dataclass(frozen=True)
+class RunChoices:
+    """What the user chose about a busy machine: wait for it to settle first (bounded by the settings), and
+    whether a run measured on one may still be a page's main run and join its machine's verdicts."""
+
+    wait_for_quiet: bool = True
+    accept_busy: bool = False
+
+
 def run_recipe(
     recipe: Recipe,
     profile_name: str,
@@ -43,6 +54,7 @@ def run_recipe(
     published: Published | None = None,
     hosts: Placement | None = None,
     named: MachineConf | None = None,
+    choices: RunChoices = RunChoices(),
 ) -> Path:
     """Measure every subject and cell of a recipe; return the new run directory.
 
@@ -69,6 +81,8 @@ def run_recipe(
             f"this machine is {known!r} in {data_dir.name}/ (id {server_machine.id}): its runs keep that name"
         )
         server_machine = server_machine.model_copy(update={"name": known})
+    machine_check = check_machine(hosts, settings, choices.wait_for_quiet, reporter.step)
+    reporter.step(f"{'quiet' if machine_check.quiet else 'BUSY'} machine: {machine_check.summary()}")
     header = RunHeader(
         recipe=recipe,
         run_id=new_run_id(profile.name),
@@ -80,6 +94,8 @@ def run_recipe(
         topology=None
         if hosts.one_machine
         else topology(hosts, recipe, tool_versions, server_machine, environment, settings),
+        machine_check=machine_check,
+        accepted_busy=choices.accept_busy,
     )
     os.environ["PATH"] = search_path(repo_dir)  # programs built by `invoke byo` come first
     skipped, runnable = _present(hosts, recipe, plan, reporter)

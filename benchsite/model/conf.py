@@ -86,6 +86,23 @@ class Settings(Record):
     # The order within a round: "cell" (every subject of a cell back to back, the order turning round
     # every other round) or "subject" (every cell of a subject back to back, as the first runs did).
     interleave: Literal["cell", "subject"]
+    # Interference: a repetition is disturbed when the CPU time others took on the pinned CPUs (their busy
+    # time not spent by the run's own processes, plus steal) exceeds disturbed_share of its wall time and
+    # disturbed_floor_s (below it, /proc/stat's 10 ms ticks on two CPUs are all it measures). The defaults
+    # come from the committed calibration runs of a quiet machine: they mark 0.75 % of those repetitions.
+    disturbed_share: float = Field(gt=0, le=2)
+    disturbed_floor_s: float = Field(ge=0, le=60)
+    # A run with more than this share of its repetitions disturbed was measured on a busy machine: kept and
+    # shown, but neither pooled into its machine's verdicts nor a page's main run (unless accepted).
+    busy_share: float = Field(gt=0, le=1)
+    # Before a run: how long to wait for a busy machine to settle (0: do not wait).
+    settle_wait_s: float = Field(ge=0, le=3600)
+
+    def disturbed(self, interference_s: float | None, wall_s: float) -> bool:
+        """Whether a repetition with this much of others' CPU time on its CPUs was disturbed."""
+        if interference_s is None:
+            return False  # not recorded: nothing to say it was
+        return interference_s > self.disturbed_floor_s and interference_s > self.disturbed_share * wall_s
 
     @model_validator(mode="after")
     def _known_tools(self) -> Settings:
@@ -109,6 +126,10 @@ SETTINGS_DEFAULTS: dict[str, Any] = {
     "start_timeout_s": 20.0,
     "tool_paths": {},
     "interleave": "cell",
+    "disturbed_share": 0.25,
+    "disturbed_floor_s": 0.1,
+    "busy_share": 0.25,
+    "settle_wait_s": 30.0,
 }
 
 

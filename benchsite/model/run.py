@@ -1,4 +1,4 @@
-"""What a run stores: data/<recipe>/<run-id>/run.json, format version 6.
+"""What a run stores: data/<recipe>/<run-id>/run.json, format version 7.
 
 One document per run: the effective profile and settings, the machine, every subject with
 its verification and its cells, every repetition with its exact argv, the path of its raw
@@ -16,6 +16,7 @@ from pydantic import Field, PrivateAttr, StringConstraints, model_validator
 from benchsite.errors import BenchError
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.counting import Counting
+from benchsite.model.interference import MachineCheck
 from benchsite.model.machine import Machine
 from benchsite.records import Name, Pair, Record, Seq, Text
 from benchsite.tools import AnyCellRun, CellRun
@@ -35,7 +36,10 @@ from benchsite.tools.base import Count, Positive, Repetition
 # 5  profiles record the releases they sweep (releases, empty before)
 # 6  instructions per request counted under Valgrind (counting; None before), the profile's counting
 #    plan (None before), and each repetition's kernel CPU of the server (server_system_s; None before)
-FORMAT_VERSION: Literal[6] = 6
+# 7  interference acted on: each repetition says whether it was disturbed (earlier runs: judged by the
+#    default rule of version 7), the settings carry that rule, the run its pre-run check of the machine
+#    (machine_check; None before) and whether a busy run was accepted as one (accepted_busy; false before)
+FORMAT_VERSION: Literal[7] = 7
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -184,7 +188,7 @@ class Rounds(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[6]
+    format_version: Literal[7]
     recipe: Name
     title: Text
     run_id: RunId
@@ -200,6 +204,8 @@ class RunDocument(Record):
     machine: Machine  # where the servers ran (the server host of a two-host run)
     topology: Topology | None  # None: every role on one machine, servers on 127.0.0.1
     counting: Counting | None  # None: made before instructions were counted
+    machine_check: MachineCheck | None  # None: made before runs checked the machine first
+    accepted_busy: bool  # `invoke recipe --accept-busy`: pages may use it though it was measured on a busy machine
 
     _directory: Path | None = PrivateAttr(default=None)
 

@@ -232,6 +232,48 @@ def run_v5_to_v6(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# The interference rule of version 7, as its settings' defaults were when it came in (frozen: a later change
+# of the defaults must not re-judge the runs this step upgrades).
+_INTERFERENCE_V7: dict[str, float] = {
+    "disturbed_share": 0.25,
+    "disturbed_floor_s": 0.1,
+    "busy_share": 0.25,
+    "settle_wait_s": 30.0,
+}
+
+
+def _disturbed_v7(rep: dict[str, Any]) -> bool:
+    """Whether version 7's default rule calls a repetition disturbed (never one that recorded nothing)."""
+    if rep.get("other_busy_s") is None:
+        return False
+    interference = rep["other_busy_s"] + (rep.get("steal_s") or 0.0)
+    share, floor = _INTERFERENCE_V7["disturbed_share"], _INTERFERENCE_V7["disturbed_floor_s"]
+    return bool(interference > floor and interference > share * rep["wall_s"])
+
+
+def run_v6_to_v7(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 6 to 7: interference acted on. Each repetition is judged by version 7's default rule, which
+    the settings now carry; earlier runs made no pre-run check and accepted no busy run."""
+    subjects = [
+        {
+            **subject,
+            "cells": [
+                {**cell, "repetitions": [{**rep, "disturbed": _disturbed_v7(rep)} for rep in cell["repetitions"]]}
+                for cell in subject["cells"]
+            ],
+        }
+        for subject in data["subjects"]
+    ]
+    return {
+        **data,
+        "format_version": 7,
+        "settings": {**data["settings"], **_INTERFERENCE_V7},
+        "subjects": subjects,
+        "machine_check": None,
+        "accepted_busy": False,
+    }
+
+
 # Each step takes a document of its version to the next one.
 Step = Callable[[dict[str, Any]], dict[str, Any]]
 _RUN_STEPS: dict[int, Step] = {
@@ -240,6 +282,7 @@ _RUN_STEPS: dict[int, Step] = {
     3: run_v3_to_v4,
     4: run_v4_to_v5,
     5: run_v5_to_v6,
+    6: run_v6_to_v7,
 }
 
 

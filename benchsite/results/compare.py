@@ -91,11 +91,24 @@ def different_setups(a: RunView, b: RunView) -> str:
     )
 
 
+def busy_runs(a: RunView, b: RunView) -> str:
+    """A warning naming each run measured on a busy machine ("" when neither was)."""
+    busy = [
+        f"{side} ({view.run.run_id}): {view.interference_said()}" for side, view in (("A", a), ("B", b)) if view.busy
+    ]
+    if not busy:
+        return ""
+    return (
+        f"warning: {'; '.join(busy)}; each side rests on its undisturbed repetitions, but a busy machine can bias "
+        "what remains: re-run it on a quiet machine before reading a change"
+    )
+
+
 def describe_change(change: CellChange) -> str:
     """+12.3 % [+4.1 % … +21.0 %], significant; or why there is no estimate."""
     if change.change is None or change.change.low is None or change.change.high is None:
         return change.note or "—"
-    verdict = "significant" if change.significant else "not significant"  # after Holm's correction
+    verdict = "significant" if change.significant else "not significant"  # after Bonferroni's correction
     text = (
         f"{100 * (change.change.value - 1):+.1f} % [{100 * (change.change.low - 1):+.1f} % … "
         f"{100 * (change.change.high - 1):+.1f} %], {verdict}"

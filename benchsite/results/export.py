@@ -18,6 +18,7 @@ COLUMNS = (
     "requests_per_cell",
     "repetitions_ok",
     "repetitions_failed",
+    "repetitions_disturbed",
     "rps_median",
     "rps_interval_low",
     "rps_interval_high",
@@ -54,6 +55,7 @@ def results_csv(view: RunView) -> str:
                     cell.requests if cell.requests is not None else "",
                     s.repetitions_ok,
                     s.repetitions_failed,
+                    s.repetitions_disturbed,
                     *(
                         "" if value is None else f"{value:.6g}"
                         for value in (

@@ -20,11 +20,27 @@ from benchsite.results.view import RunView
 
 @dataclass(frozen=True)
 class MachineRuns:
-    """The runs of one machine in one set-up, oldest first."""
+    """The runs of one machine in one set-up, oldest first: those its verdicts and main results rest on
+    (`views`), and those measured on a busy machine that were set aside (`busy`). Where every run of a
+    machine was busy, they are all it has: `views` holds them and `only_busy` says so."""
 
     machine: Machine
     two_hosts: bool
     views: tuple[RunView, ...]
+    busy: tuple[RunView, ...] = ()
+    only_busy: bool = False
+
+    @classmethod
+    def of(cls, machine: Machine, two_hosts: bool, views: list[RunView]) -> MachineRuns:
+        quiet = tuple(view for view in views if not view.busy)
+        if not quiet:
+            return cls(machine, two_hosts, tuple(views), (), True)
+        return cls(machine, two_hosts, quiet, tuple(view for view in views if view.busy))
+
+    @property
+    def every_run(self) -> tuple[RunView, ...]:
+        """Every run of it, set aside or not, oldest first."""
+        return tuple(sorted(self.views + self.busy, key=lambda view: view.run.run_id))
 
     @property
     def label(self) -> str:
@@ -44,7 +60,7 @@ def by_machine(views: list[RunView], reference: str | None = None) -> list[Machi
         machine = view.run.machine
         machines.setdefault(machine.id, machine)  # one machine, one name: its oldest run's
         groups.setdefault((machine.id, view.run.topology is not None), []).append(view)
-    found = [MachineRuns(machines[key[0]], key[1], tuple(group)) for key, group in groups.items()]
+    found = [MachineRuns.of(machines[key[0]], key[1], group) for key, group in groups.items()]
 
     def rank(group: MachineRuns) -> tuple[bool, bool, int, str]:
         named = reference in (group.machine.name, group.machine.id)

@@ -162,10 +162,10 @@ def metric(name: str) -> Metric:
 
 
 def metric_values(cell: AnyCellRun, of: Metric) -> dict[int, float]:
-    """Each good repetition's value on a metric, by round."""
+    """Each counted repetition's value on a metric (worked, not disturbed), by round."""
     values = {}
     for rep in cell.repetitions:
-        if rep.ok:
+        if rep.counted:
             value = of.read(rep)
             if value is not None:
                 values[rep.index] = value

@@ -17,8 +17,9 @@ MIN_USABLE = 3  # fewer usable repetitions than this, likewise
 class CellSummary:
     """What a results table shows for one subject's cell run: every metric's values, counts and flags."""
 
-    repetitions_ok: int
+    repetitions_ok: int  # worked and counted
     repetitions_failed: int
+    repetitions_disturbed: int  # worked, but others took the CPUs meanwhile: shown, not counted
     values: dict[MetricName, tuple[float, ...]]  # each good repetition's value, in round order
     failed_requests: int
     non_2xx_responses: int
@@ -42,7 +43,7 @@ class CellSummary:
         """Why a reader must not take this cell at face value: failed runs, failed or non-2xx requests."""
         problems = []
         if self.repetitions_failed:
-            total = self.repetitions_ok + self.repetitions_failed
+            total = self.repetitions_ok + self.repetitions_failed + self.repetitions_disturbed
             problems.append(f"failed {self.repetitions_failed} of {total} runs: {'; '.join(self.failure_reasons)}")
         if self.failed_requests:
             problems.append(f"{self.failed_requests:,} failed requests")
@@ -76,13 +77,15 @@ def coefficient_of_variation_percent(values: list[float]) -> float | None:
 
 
 def summarize(cell: AnyCellRun) -> CellSummary:
-    """Every metric of a cell run's good repetitions; failed ones are counted, not averaged."""
-    good = [rep for rep in cell.repetitions if rep.ok]
-    results = [rep.result for rep in good if rep.result is not None]
+    """Every metric of a cell run's counted repetitions; failed and disturbed ones are counted, not averaged."""
+    worked = [rep for rep in cell.repetitions if rep.ok]
+    good = [rep for rep in worked if not rep.disturbed]
+    results = [rep.result for rep in worked if rep.result is not None]
     honoured = [result.keepalive_honoured for result in results if result.keepalive_honoured is not None]
     return CellSummary(
         repetitions_ok=len(good),
-        repetitions_failed=len(cell.repetitions) - len(good),
+        repetitions_failed=len(cell.repetitions) - len(worked),
+        repetitions_disturbed=len(worked) - len(good),
         values={name: tuple(metric_values(cell, of).values()) for name, of in METRICS.items()},
         failed_requests=sum(r.failed_requests for r in results),
         non_2xx_responses=sum(r.non_2xx_responses for r in results),

@@ -25,6 +25,36 @@ class RunView:
         self._figures: dict[Cell, Figure | None] = {}
 
     @cached_property
+    def disturbed(self) -> tuple[int, int]:
+        """How many of the run's repetitions were disturbed, of how many that recorded interference."""
+        reps = [rep for s in self.run.subjects for c in s.cells for rep in c.repetitions]
+        judged = [rep for rep in reps if rep.interference_s is not None]
+        return sum(rep.disturbed for rep in judged), len(judged)
+
+    @property
+    def disturbed_share(self) -> float:
+        disturbed, judged = self.disturbed
+        return disturbed / judged if judged else 0.0
+
+    @property
+    def busy(self) -> bool:
+        """Measured on a busy machine (more of its repetitions disturbed than its settings allow) and not
+        accepted as such: kept and shown, but not pooled into verdicts nor a page's main run."""
+        return self.disturbed_share > self.run.settings.busy_share and not self.run.accepted_busy
+
+    def interference_said(self) -> str:
+        """The run's disturbed repetitions in words: "3 of 215 repetitions disturbed (1.4 %)"."""
+        disturbed, judged = self.disturbed
+        if not judged:
+            return "not recorded"
+        said = f"{disturbed} of {judged} repetitions disturbed ({100 * disturbed / judged:.1f} %)"
+        if self.busy:
+            return f"measured on a busy machine: {said}, above its limit of {100 * self.run.settings.busy_share:g} %"
+        if self.run.accepted_busy and self.disturbed_share > self.run.settings.busy_share:
+            return f"measured on a busy machine and accepted as such (--accept-busy): {said}"
+        return said
+
+    @cached_property
     def summaries(self) -> dict[Cell, CellSummary]:
         return {(s.name, c.name): summarize(c) for s in self.run.subjects for c in s.cells}
 

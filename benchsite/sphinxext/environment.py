@@ -27,7 +27,8 @@ class BenchEnvironment(BenchDirective):
     """The machine, software and settings of the run."""
 
     def render(self) -> list[nodes.Node]:
-        run = self.load_view().run
+        view = self.load_view()
+        run = view.run
         env, settings, profile = run.environment, run.settings, run.profile
         rows: list[list[str]] = [
             ["Run", f"{run.run_id} ({profile.name} profile)"],
@@ -39,7 +40,9 @@ class BenchEnvironment(BenchDirective):
             ],
             ["Rounds", _rounds(run)],
             ["Order within a round", _interleave(settings)],
+            ["The machine before the run", run.machine_check.summary() if run.machine_check else "not checked"],
             ["Other work on the measured CPUs", _other_work(run)],
+            ["Disturbed repetitions", f"{view.interference_said()}; {_disturbed_rule(settings)}"],
             ["CPU pinning", _pinning(settings)],
             [
                 "Load tool socket timeout / run time limit",
@@ -103,6 +106,14 @@ def _other_work(run: RunDocument) -> str:
         f"CPU steal at most {steal:.2f} s in a repetition; busy time not spent by the run's own processes "
         f"(the harness itself, the kernel's network work, anything else): median {other[len(other) // 2]:.2f} s, "
         f"at most {other[-1]:.2f} s per repetition"
+    )
+
+
+def _disturbed_rule(settings: Settings) -> str:
+    return (
+        f"a repetition is disturbed when others took more than {100 * settings.disturbed_share:g} % of its wall "
+        f"time and {settings.disturbed_floor_s:g} s of CPU on the measured CPUs; a run with more than "
+        f"{100 * settings.busy_share:g} % of them disturbed was measured on a busy machine"
     )
 
 

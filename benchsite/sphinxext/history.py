@@ -24,6 +24,15 @@ def short_run_name(run_id: str) -> str:
     return f"{day[:4]}-{day[4:6]}-{day[6:]} {time[:2]}:{time[2:4]}:{time[4:]} {rest}".strip()
 
 
+def interference(view: RunView) -> str:
+    """What a run's history row says of the machine's state: its disturbed repetitions, and the pre-run check."""
+    check = view.run.machine_check
+    said = view.interference_said()
+    if check is None:
+        return said
+    return f"{said}; before it: {'quiet' if check.quiet else 'busy'}, {100 * check.busy_cpus:.0f} % of a CPU taken"
+
+
 class BenchHistory(BenchDirective):
     """Every stored run of a recipe, machine by machine: when, with what versions, and each cell's median,
     one table and one chart per machine (numbers of different machines are never joined)."""
@@ -39,7 +48,9 @@ class BenchHistory(BenchDirective):
                 text=f"The page shows {latest.run_id}, the latest run of its reference machine, "
                 f"{latest.machine.name}. Each machine's runs below, with the median req/s of every cell and its "
                 "interval (95 %; with five repetitions, the min–max range: 93.8 %). Runs of one machine on other "
-                "days differ in more than noise: compare two with `invoke compare`."
+                "days differ in more than noise: compare two with `invoke compare`. A run measured on a busy "
+                "machine (more than its limit of repetitions disturbed by other work) is listed, but the "
+                "verdicts and the main results leave it out."
             )
         ]
         for group in groups:
@@ -47,13 +58,16 @@ class BenchHistory(BenchDirective):
         return output
 
     def _machine(self, group: MachineRuns, cells: tuple[str, ...]) -> list[nodes.Node]:
-        views = list(group.views)
+        views = list(group.every_run)
         runs = [view.run for view in views]
         heading = nodes.rubric(text=f"{group.label}: {len(runs)} run{'s' * (len(runs) != 1)}")
         about = nodes.paragraph(text=f"{group.machine.description} (machine {group.machine.id}).")
         listing = table(
-            ("Run", "Profile", "Started (UTC)", "Versions"),
-            [[run.run_id, run.profile.name, run.started_at, run.environment.shown("packages")] for run in runs],
+            ("Run", "Profile", "Started (UTC)", "Versions", "Interference"),
+            [
+                [run.run_id, run.profile.name, run.started_at, run.environment.shown("packages"), interference(view)]
+                for view, run in zip(views, runs, strict=True)
+            ],
         )
         latest = runs[-1]
         rows = []

@@ -78,7 +78,12 @@ class BenchResults(BenchDirective):
                         tagged(TIME.fmt(s.median(TIME)), TIME.name),
                         f"{P50.fmt(s.median(P50))} / {P99.fmt(s.median(P99))}",
                         fmt_keepalive(s.keepalive_honoured),
-                        data(found.status, recipe=run.recipe, subject=subject.name, cell=cell.name, status="figure"),
+                        _status(
+                            data(
+                                found.status, recipe=run.recipe, subject=subject.name, cell=cell.name, status="figure"
+                            ),
+                            s.repetitions_disturbed,
+                        ),
                     ]
                 )
         for skipped in run.skipped:
@@ -114,11 +119,20 @@ class BenchResults(BenchDirective):
             f"{reps} repetition{'s' if reps != '1' else ''} per cell, each {loads_run(run)}{warmup}; "
             "medians over the repetitions with a distribution-free interval at its level (95 % where the "
             "repetitions allow it; with five, the min–max range, which covers the median 93.8 % of the time); "
-            "CV = standard deviation / mean, of req/s and of server CPU per request; "
+            "CV = standard deviation / mean, of req/s and of server CPU per request; a repetition disturbed by "
+            "other work on the measured CPUs is left out of both (its status says how many); "
             f"{_load_cpu_is(run)} "
             "Each median links to the raw output of the repetition at the median (with an even count, the one "
             "just below it)."
         )
+
+
+def _status(status: nodes.Node, disturbed: int) -> nodes.Node:
+    """A figure's status, and how many of its repetitions were disturbed and left out."""
+    if not disturbed:
+        return status
+    said = f"{disturbed} repetition{'s' * (disturbed != 1)} disturbed, left out"
+    return nodes.paragraph("", "", status, nodes.Text(" · "), nodes.inline(text=said, classes=["bench-disturbed"]))
 
 
 def _load_cpu_is(run: RunDocument) -> str:

@@ -91,10 +91,25 @@ class Repetition(Record, Generic[ResultT]):
     started_after_s: Positive | None  # seconds after the run started
     steal_s: Positive | None  # CPU time the hypervisor gave to others, on the measured CPUs
     other_busy_s: Positive | None  # busy CPU time on the measured CPUs not spent by this run's processes
+    # Others took more CPU time on the measured CPUs than the run's settings allow (settings.disturbed): its
+    # figures are kept and shown, but intervals and claims leave it out and its round is measured again.
+    disturbed: bool
 
     @property
     def ok(self) -> bool:
         return self.result is not None and self.error is None
+
+    @property
+    def counted(self) -> bool:
+        """Whether its figures count: it worked and was not disturbed."""
+        return self.ok and not self.disturbed
+
+    @property
+    def interference_s(self) -> float | None:
+        """The CPU time others took on the measured CPUs meanwhile (busy and steal); None: not recorded."""
+        if self.other_busy_s is None:
+            return None
+        return self.other_busy_s + (self.steal_s or 0.0)
 
     def per_request_us(self, cpu_s: float) -> float | None:
         """CPU seconds spread over this repetition's completed requests, in µs (None without any)."""

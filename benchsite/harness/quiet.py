@@ -1,0 +1,118 @@
+"""Before a run: is the machine quiet? Load, others' CPU time on the CPUs the run pins, steal, and the
+frequency policy, sampled for a second (after pyperf's `system show`); on a busy machine, a bounded wait
+for it to settle."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+
+from benchsite.harness.hosts import LocalHost, Placement
+from benchsite.harness.machine import measured_cpus
+from benchsite.model.conf import Settings
+from benchsite.model.interference import MachineCheck
+
+SAMPLE_S = 1.0
+NOT_EXPOSED = "not exposed"
+CPU_SYSFS = Path("/sys/devices/system/cpu")
+
+
+def governor(cpu: int, sysfs: Path = CPU_SYSFS) -> str:
+    """The CPU's frequency governor ("performance", "powersave"...), where the kernel exposes one."""
+    try:
+        return (sysfs / f"cpu{cpu}" / "cpufreq" / "scaling_governor").read_text().strip() or NOT_EXPOSED
+    except OSError:
+        return NOT_EXPOSED
+
+
+def boost(sysfs: Path = CPU_SYSFS) -> str:
+    """Turbo/boost ("on", "off"), from cpufreq's boost switch or intel_pstate's no_turbo."""
+    for path, on in ((sysfs / "cpufreq" / "boost", "1"), (sysfs / "intel_pstate" / "no_turbo", "0")):
+        try:
+            return "on" if path.read_text().strip() == on else "off"
+        except OSError:
+            continue
+    return NOT_EXPOSED
+
+
+def _own_pids() -> set[int]:
+    me = psutil.Process()
+    return {me.pid, *(child.pid for child in me.children(recursive=True))}
+
+
+def _busiest(primed: dict[int, psutil.Process], limit: int = 2) -> tuple[str, ...]:
+    """The other processes that took most CPU since they were primed: "python3 (87 %)" (names only)."""
+    own = _own_pids()
+    found = []
+    for pid, process in primed.items():
+        if pid in own:
+            continue
+        try:
+            found.append((process.cpu_percent(None), process.name()))
+        except psutil.Error:
+            continue  # it ended meanwhile
+    found.sort(reverse=True)
+    return tuple(f"{name} ({percent:.0f} %)" for percent, name in found[:limit] if percent >= 5)
+
+
+def _primed() -> dict[int, psutil.Process]:
+    primed = {}
+    for process in psutil.process_iter():
+        try:
+            process.cpu_percent(None)
+            primed[process.pid] = process
+        except psutil.Error:
+            continue
+    return primed
+
+
+def sample(hosts: Placement, settings: Settings, waited_s: float) -> MachineCheck:
+    """Others' CPU time on the run's CPUs over one second, with the load average and frequency policy."""
+    local = isinstance(hosts.server, LocalHost) and hosts.one_machine
+    primed = _primed() if local else {}
+    before = hosts.cpu_times(settings.server_cpu, settings.tool_cpu)
+    started = time.monotonic()
+    time.sleep(SAMPLE_S)
+    taken = hosts.cpu_times(settings.server_cpu, settings.tool_cpu) - before
+    elapsed = time.monotonic() - started
+    busy, steal = max(0.0, taken.busy_s) / elapsed, max(0.0, taken.steal_s) / elapsed
+    cpus = tuple(c for c in (settings.server_cpu, settings.tool_cpu) if c is not None)
+    first_cpu = measured_cpus(settings.server_cpu, settings.tool_cpu)[0]
+    return MachineCheck(
+        load_average=tuple(round(value, 2) for value in os.getloadavg()),
+        cpus=cpus,
+        sample_s=round(elapsed, 3),
+        busy_cpus=round(busy, 3),
+        steal_cpus=round(steal, 3),
+        busiest=_busiest(primed) if local else (),
+        governor=governor(first_cpu) if local else "not read on a remote host",
+        boost=boost() if local else "not read on a remote host",
+        waited_s=round(waited_s, 1),
+        quiet=busy + steal <= settings.disturbed_share,
+    )
+
+
+def check_machine(
+    hosts: Placement,
+    settings: Settings,
+    wait: bool,
+    say: Callable[[str], None],
+    clock: Callable[[], float] = time.monotonic,
+) -> MachineCheck:
+    """The machine's state before a run; on a busy machine, wait up to settings.settle_wait_s (unless told not
+    to) for others' CPU time on the run's CPUs to fall below the share that marks a repetition disturbed."""
+    started = clock()
+    found = sample(hosts, settings, 0.0)
+    if found.quiet or not wait or not settings.settle_wait_s:
+        return found
+    say(
+        f"the machine is busy ({found.summary()}): waiting up to {settings.settle_wait_s:g} s for it to settle "
+        "(--no-wait starts at once)"
+    )
+    while not found.quiet and clock() - started < settings.settle_wait_s:
+        found = sample(hosts, settings, clock() - started)
+    return found

@@ -1,0 +1,116 @@
+"""Interference acted on: the pre-run check, disturbed repetitions measured again and left out, busy runs
+kept off verdicts and main tables. With real CPU hogs; the rule's default checked on the committed runs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from benchsite.harness.quiet import boost, governor
+from benchsite.model.conf import SETTINGS_DEFAULTS, Settings
+from benchsite.results.machines import by_machine
+from benchsite.results.store import list_runs, load_view
+from benchsite.results.view import RunView
+from committed import COMMITTED_DATA
+from conftest import ToyRecipes, cpu_hog, run_invoke, toy_subject
+
+# Repetitions of about half a second each (the toy server answers ab -c 1 at roughly 2,000 req/s): long
+# enough that a hog's share of them stands well above /proc/stat's 10 ms ticks.
+HOGGED_CONF = """
+[settings]
+settle_wait_s = 20
+
+[profiles.timed]
+requests = 1000
+repetitions = 2
+warmup_requests = 0
+max_rounds = 4
+time_budget_s = 60
+"""
+
+
+def test_the_default_rule_marks_at_most_one_percent_of_the_quiet_calibration_runs() -> None:
+    reps = [
+        rep
+        for path in list_runs(COMMITTED_DATA / "calibration", "full")
+        for subject in load_view(path).run.subjects
+        for cell in subject.cells
+        for rep in cell.repetitions
+    ]
+    rule = Settings.from_json(SETTINGS_DEFAULTS, "defaults")
+    marked = [rep for rep in reps if rule.disturbed(rep.interference_s, rep.wall_s)]
+    assert len(reps) == 1200 and [rep.disturbed for rep in reps].count(True) == len(marked)
+    assert 0 < len(marked) <= 0.01 * len(reps)  # a quiet machine loses almost nothing: 9 of 1,200
+
+
+def test_no_committed_run_is_busy_and_every_disturbed_repetition_is_left_out_of_its_figures() -> None:
+    for path in sorted(COMMITTED_DATA.glob("*/*/run.json")):
+        view = load_view(path.parent)
+        assert not view.busy, path
+        for subject in view.run.subjects:
+            for cell in subject.cells:
+                summary = view.summaries[(subject.name, cell.name)]
+                disturbed = [rep for rep in cell.repetitions if rep.ok and rep.disturbed]
+                assert summary.repetitions_disturbed == len(disturbed)
+                assert len(summary.values["rps"]) == len([rep for rep in cell.repetitions if rep.counted])
+
+
+def test_frequency_policy_reads_what_the_kernel_exposes(tmp_path: Path) -> None:
+    assert governor(0, tmp_path) == "not exposed" and boost(tmp_path) == "not exposed"
+    (tmp_path / "cpu0" / "cpufreq").mkdir(parents=True)
+    (tmp_path / "cpu0" / "cpufreq" / "scaling_governor").write_text("performance\n")
+    (tmp_path / "intel_pstate").mkdir()
+    (tmp_path / "intel_pstate" / "no_turbo").write_text("1\n")
+    assert governor(0, tmp_path) == "performance" and boost(tmp_path) == "off"
+
+
+def timed_run(toy: ToyRecipes, *options: str) -> tuple[Path, str]:
+    result = run_invoke(
+        "recipe", "toy", "--profile", "timed", "--data-dir", str(toy.data_dir), *options, env=toy.env, timeout=240
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return list_runs(toy.data_dir / "toy")[-1], result.stderr
+
+
+@pytest.mark.integration
+def test_a_hog_on_the_servers_cpu_marks_its_repetitions_and_the_run_busy_and_a_quiet_run_stays_the_main_one(
+    toy: ToyRecipes,
+) -> None:
+    toy.add("toy", toy_subject() + toy_subject(name="second"), conf=HOGGED_CONF)
+    quiet_dir, said = timed_run(toy)
+    quiet = load_view(quiet_dir)
+    assert quiet.run.machine_check is not None and "machine: load average" in said
+    with cpu_hog(cpu=0, seconds=200):  # the server's CPU, for the whole run
+        hogged_dir, said = timed_run(toy, "--no-wait")
+    hogged = load_view(hogged_dir)
+    check = hogged.run.machine_check
+    assert check is not None and not check.quiet and check.busy_cpus > 0.5 and check.waited_s == 0
+    assert any(name.startswith("python") for name in check.busiest)  # the hog, by name
+    disturbed, judged = hogged.disturbed
+    assert judged >= 4 and disturbed > judged / 2 and hogged.busy
+    assert hogged.run.rounds is not None and hogged.run.rounds.made == 4  # disturbed rounds measured again
+    assert "MEASURED ON A BUSY MACHINE" in said and "measured on a busy machine" in said
+    for subject in hogged.run.subjects:
+        summary = hogged.summaries[(subject.name, "c1")]
+        assert summary.repetitions_disturbed == sum(rep.disturbed for rep in subject.cells[0].repetitions)
+    [machine] = by_machine([quiet, hogged])
+    assert [v.run.run_id for v in machine.views] == [quiet.run.run_id]  # verdicts and main results: quiet
+    assert [v.run.run_id for v in machine.busy] == [hogged.run.run_id]  # kept and listed, set aside
+    assert [v.run.run_id for v in machine.every_run] == [quiet.run.run_id, hogged.run.run_id]
+    assert not RunView(hogged.run.model_copy(update={"accepted_busy": True})).busy  # what --accept-busy records
+
+
+@pytest.mark.integration
+def test_on_a_busy_machine_the_run_waits_for_it_to_settle_then_records_a_quiet_start(toy: ToyRecipes) -> None:
+    toy.add("toy", toy_subject(), conf=HOGGED_CONF.replace("repetitions = 2", "repetitions = 1"))
+    with cpu_hog(cpu=0, seconds=3) as hog:
+        started = time.monotonic()
+        run_dir, said = timed_run(toy, "--accept-busy")
+        assert hog.poll() is not None  # the hog ended before the measuring did
+    run = load_view(run_dir).run
+    check = run.machine_check
+    assert check is not None and check.quiet and 1 <= check.waited_s <= 20 and run.accepted_busy
+    assert "the machine is busy" in said and "waiting up to 20 s" in said
+    assert time.monotonic() - started < 120
