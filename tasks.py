@@ -20,8 +20,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from invoke import Collection, Context, Exit, Task
 from invoke import task as invoke_task
 
-from benchsite.errors import BenchError
-from benchsite.harness.signals import ignore_signals
+from benchsite.harness.signals import handle_signals_from_the_start, ignore_signals, task_began
+
+handle_signals_from_the_start()  # before anything else of the project is imported, let alone spawned
+
+from benchsite.errors import BenchError  # noqa: E402 - after the signal handlers, on purpose
 
 if TYPE_CHECKING:
     from benchsite.model.overhead import OverheadRecord
@@ -48,6 +51,7 @@ def reported(body: F) -> F:
 
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> Any:
+        task_began()
         try:
             return body(*args, **kwargs)
         except BenchError as error:

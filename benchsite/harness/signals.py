@@ -23,6 +23,7 @@ HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 class _State:
     received: int | None = None
+    task_running: bool = False
 
 
 _state = _State()
@@ -31,6 +32,25 @@ _state = _State()
 def _interrupt(signum: int, frame: object) -> None:
     _state.received = signum
     raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def _before_the_task(signum: int, frame: object) -> None:
+    if _state.task_running:
+        _interrupt(signum, frame)
+    os.write(2, f"interrupted ({signal.Signals(signum).name}) before the task began: nothing was started\n".encode())
+    os._exit(130)
+
+
+def handle_signals_from_the_start() -> None:
+    """From the moment the tasks are imported, before any task runs: a handled signal ends the process with one
+    line and exit 130 (nothing has started yet), or, once a task runs (`task_began`), stops it as an interrupt."""
+    for signum in HANDLED:
+        signal.signal(signum, _before_the_task)
+
+
+def task_began() -> None:
+    """A task's body runs from here: a handled signal now raises KeyboardInterrupt, so its clean-up runs."""
+    _state.task_running = True
 
 
 @contextmanager

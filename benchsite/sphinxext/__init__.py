@@ -24,7 +24,7 @@ from benchsite.sphinxext.exports import setup_exports
 from benchsite.sphinxext.forest import BenchForest
 from benchsite.sphinxext.history import BenchHistory
 from benchsite.sphinxext.listings import setup_listings
-from benchsite.sphinxext.method import BenchPairing, BenchStability
+from benchsite.sphinxext.method import BenchHogged, BenchPairing, BenchStability
 from benchsite.sphinxext.nodes import (
     BenchDetails,
     bench_block,
@@ -75,6 +75,7 @@ DIRECTIVES = {
     "bench-verdicts": BenchVerdicts,
     "bench-stability": BenchStability,
     "bench-pairing": BenchPairing,
+    "bench-hogged": BenchHogged,
     "bench-details": BenchDetails,
     "bench-recipe": BenchRecipe,
     "bench-topology": BenchTopology,

@@ -9,13 +9,16 @@ from docutils import nodes
 from benchsite.errors import BenchError
 from benchsite.model.method import METHOD_DIR, MethodRecord, RunSet
 from benchsite.model.run import RunDocument
+from benchsite.results.claims import State
 from benchsite.results.claims.ratio import RatioClaim
+from benchsite.results.interference import hog_experiment
 from benchsite.results.method import median_spread, stability
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
 from benchsite.results.store import load_run
 from benchsite.sphinxext.base import ReportingDirective
 from benchsite.sphinxext.claims import verdict_node
 from benchsite.sphinxext.history import short_run_name
+from benchsite.sphinxext.nodes import data
 from benchsite.sphinxext.tables import table
 
 
@@ -121,3 +124,60 @@ class BenchPairing(MethodDirective):
                 "number of rounds."
             ),
         ]
+
+
+class BenchHogged(MethodDirective):
+    """Quiet runs and runs under a CPU hog: each claim's verdict with the interference rule and without it,
+    against the quiet runs pooled, and what compare says of each quiet/hogged pair."""
+
+    def render(self) -> list[nodes.Node]:
+        record = self.record()
+        sets = {run_set.label: run_set for run_set in record.sets}
+        if set(sets) != {"quiet", "hogged"} or len({s.recipe for s in record.sets}) != 1:
+            raise BenchError(f"{self.arguments[0]}: a hog record has a 'quiet' and a 'hogged' set of one recipe")
+        found = hog_experiment(
+            self.runs(sets["quiet"]), self.runs(sets["hogged"]), self.published(sets["quiet"].recipe)
+        )
+        claims = [verdict.claim.id for verdict in found.reference]
+        rows: list[list[str | nodes.Node]] = [
+            ["Quiet runs pooled", "—", *(_verdict(v.status, v.today) for v in found.reference)]
+        ]
+        for label, runs in (("quiet", found.quiet), ("hogged", found.hogged)):
+            for run in runs:
+                cells: list[str | nodes.Node] = [
+                    f"{label}: {short_run_name(run.view.run.run_id)}",
+                    run.view.interference_said(),
+                ]
+                for with_rule, without in zip(run.with_rule, run.without_rule, strict=True):
+                    cell = _verdict(with_rule.status, "with the rule")
+                    if without.status != with_rule.status:
+                        cell += nodes.Text("; without it ")
+                        cell += verdict_node(without.status)
+                    cells.append(cell)
+                rows.append(cells)
+        wrong = [found.opposite(found.hogged, rule) for rule in (True, False)]
+        widths = [found.median_half_width(found.hogged, rule) for rule in (True, False)]
+        pairs = [found.pairs_flagged(rule) for rule in (True, False)]
+        verdicts = len(found.hogged) * len(claims)
+        return [
+            nodes.paragraph(text=record.question),
+            table(("Run", "Interference", *claims), rows, classes=["bench-stability"]),
+            data(
+                f"Of {verdicts} verdicts of the hogged runs, {wrong[0]} decided the other way from the quiet runs "
+                f"pooled with the rule, {wrong[1]} without it; their intervals' median half-width "
+                f"{_width(widths[0])} with the rule, {_width(widths[1])} without. `invoke compare` flagged a change "
+                f"in {pairs[0][0]} of {pairs[0][1]} quiet/hogged pairs with the rule, {pairs[1][0]} without it.",
+                method="hogged",
+            ),
+        ]
+
+
+def _verdict(state: State, said: str) -> nodes.paragraph:
+    entry = nodes.paragraph()
+    entry += verdict_node(state)
+    entry += nodes.Text(f" {said}")
+    return entry
+
+
+def _width(width: float | None) -> str:
+    return "—" if width is None else f"±{100 * width:.1f} %"
