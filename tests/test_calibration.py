@@ -8,10 +8,14 @@ from pathlib import Path
 import pytest
 from pages import one
 
+from benchsite.model.method import METHOD_DIR, MethodRecord
 from benchsite.results.calibration import AtRounds, aa_intervals, calibrate, variant
 from benchsite.results.compare import compare_runs
+from benchsite.results.interference import hog_experiment
 from benchsite.results.intervals import Interval, half_width
-from benchsite.results.store import list_runs, load_view
+from benchsite.results.published import PUBLISHED_FILE, load_published
+from benchsite.results.store import list_runs, load_run, load_view
+from benchsite.results.view import RunView
 from committed import COMMITTED_DATA
 
 DATA = COMMITTED_DATA / "calibration"
@@ -66,3 +70,16 @@ def test_the_calibration_page_shows_the_committed_runs_figures(committed_site: P
     assert compared == f"{found.compare.pairs_flagged} of {found.compare.pairs} pairs flagged a change"
     sliced = variant("sliced", [load_view(path) for path in list_runs(DATA, "sliced")])
     assert f"±{100 * sliced.median_half_width:.1f} %" in html
+
+
+def test_the_hog_experiment_on_the_calibration_page_is_recomputed_from_its_runs(committed_site: Path) -> None:
+    record = MethodRecord.read(COMMITTED_DATA / METHOD_DIR / "interference.toml")
+    quiet, hogged = ([load_run(path) for path in run_set.run_dirs(COMMITTED_DATA)] for run_set in record.sets)
+    found = hog_experiment(quiet, hogged, load_published(COMMITTED_DATA / "cherrypy-speed" / PUBLISHED_FILE))
+    assert len(found.hogged) == 6 and sum(RunView(r).disturbed[0] for r in hogged) > 0  # the hogs disturbed them
+    assert all(RunView(r).disturbed[0] <= 1 for r in quiet)  # the quiet runs, next to nothing
+    assert found.opposite(found.hogged, with_rule=True) == 0  # the rule's promise: never the other way
+    said = one(unescape((committed_site / "calibration.html").read_text()), method="hogged").text
+    flagged = found.pairs_flagged(True)
+    assert said.startswith(f"Of {6 * len(found.reference)} verdicts of the hogged runs, 0 decided the other way")
+    assert f"flagged a change in {flagged[0]} of {flagged[1]} quiet/hogged pairs with the rule" in said

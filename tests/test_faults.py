@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchsite.harness.faults import TRIAL_MARK, _of_trial, trial
+from benchsite.harness.faults import TRIAL_MARK, Trial, _of_trial, trial
 from benchsite.harness.signals import TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX, list_runs
 from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, run_invoke, toy_subject
@@ -189,3 +189,54 @@ def test_a_sigkilled_harness_takes_its_servers_with_it(toy: ToyRecipes, point: s
     while processes_mentioning(str(toy.root)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert processes_mentioning(str(toy.root)) == []
+
+
+def leftovers_after(recipe: str, signum: int, at: str, scratch: Path) -> tuple[Trial, list[str]]:
+    """A real quick run signalled at a point of its own code; what of it still runs once its children had up to
+    15 s to stop (Apache's mod_wsgi takes a while), and the trial as counted."""
+    found = trial(recipe, signum, 0.0, REPO, scratch, at=at)
+    deadline = time.monotonic() + 15
+    left = list(found.processes)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.5)
+        left = [name for name in left if psutil.pid_exists(int(name.rsplit("(", 1)[1].rstrip(")")))]
+    return found, left
+
+
+# (recipe, the spawn the harness is killed at): cherrypy-speed's and wsgi-servers' first server, a load tool,
+# cherokee-vs-apache's SCGI backend (spawned first) and its Apache server (the third spawn, after both backends).
+SPAWNS = [
+    ("cherrypy-speed", "server-started"),
+    ("cherrypy-speed", "tool-started"),
+    ("wsgi-servers", "server-started"),
+    ("cherokee-vs-apache", "server-started"),
+    ("cherokee-vs-apache", "server-started#3"),
+    ("cherokee-vs-apache", "tool-started"),
+]
+
+
+@pytest.mark.parametrize(("recipe", "at"), SPAWNS)
+def test_sigkill_at_each_kind_of_spawn_leaves_no_process_and_no_port(recipe: str, at: str, tmp_path: Path) -> None:
+    found, left = leftovers_after(recipe, signal.SIGKILL, at, tmp_path)
+    assert found.exit_code == -signal.SIGKILL, found  # killed at that spawn: no handler, no clean-up of its own
+    assert left == [] and found.ports == (), found  # its children died with it (the parent-death signal)
+
+
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGQUIT", "SIGTERM"])
+def test_a_signal_in_the_first_second_exits_130_with_one_line_and_leaves_nothing(name: str, tmp_path: Path) -> None:
+    for delay in (0.15, 0.5, 0.9):
+        process = subprocess.Popen(
+            [*INVOKE, "recipe", "cherrypy-speed", "--profile", "quick", "--data-dir", str(tmp_path)],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        time.sleep(delay)
+        process.send_signal(signal.Signals[name])
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, (delay, stderr)
+        assert stderr.strip().splitlines()[-1].startswith("interrupted") and "Traceback" not in stderr
+        assert processes_mentioning(str(tmp_path)) == []
+    assert list_runs(tmp_path / "cherrypy-speed") == []

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import psutil
 
+from benchsite.harness.signals import TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -78,21 +79,23 @@ def _of_trial(session: int, mark: str) -> list[psutil.Process]:
     return found
 
 
-def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path) -> Trial:
-    """One run of a recipe, signalled after delay_s, and its leftovers counted a moment after it ended."""
+def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path, at: str = "") -> Trial:
+    """One run of a recipe, signalled after delay_s (or by itself at the point `at` of its code, such as
+    "server-started#2": see signals.signal_for_test), and its leftovers counted a moment after it ended."""
     ports_before, roots_before = _listening(), _workroots()
     mark = uuid.uuid4().hex
+    at_point = {TEST_SIGNAL: f"{at}:{signal.Signals(signum).name}"} if at else {}
     process = subprocess.Popen(
         [sys.executable, "-m", "invoke", "recipe", recipe, "--profile", "quick", "--data-dir", str(scratch)],
         cwd=repo,
-        env={**os.environ, TRIAL_MARK: mark},
+        env={**os.environ, TRIAL_MARK: mark, **at_point},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    time.sleep(delay_s)
+    time.sleep(0.0 if at else delay_s)
     signalled = process.poll() is None
-    if signalled:
+    if signalled and not at:
         process.send_signal(signum)
     try:
         code = process.wait(timeout=180)

@@ -1,8 +1,9 @@
 """A benchmark of the interference rule: quiet runs of a recipe, each followed by a run during part of
 which a CPU hog (a bounded busy loop) holds the servers' CPU.
 
-Pair by pair: a quiet run, then a run with `--no-wait` into which a hog is started after a random delay,
-for a random 30-60 % of the quiet run's measuring time, pinned to the servers' CPU. The runs go to
+Pair by pair: a quiet run, then a run with `--no-wait` into which a hog pinned to the servers' CPU is
+started for a random 30-60 % of the quiet run's timed rounds, at a random moment within them (as the quiet
+run placed its rounds after its launch). The runs go to
 data/experiments/interference/<recipe>/ and their ids to data/method/interference.toml: the calibration
 page recomputes, from the runs alone, what the rule did to their verdicts and intervals.
 """
@@ -16,9 +17,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from benchsite.errors import BenchError
+from benchsite.model.run import RunDocument
 from benchsite.results.store import list_runs, load_run
 
 EXPERIMENT_DIR = Path("experiments") / "interference"
@@ -35,10 +38,24 @@ class HogPlan:
     cpu: int
 
     @classmethod
-    def drawn(cls, rng: random.Random, measuring_s: float, cpu: int) -> HogPlan:
-        share = rng.uniform(*HOG_SHARE)
-        seconds = share * measuring_s
-        return cls(round(rng.uniform(0.0, measuring_s - seconds), 1), round(seconds, 1), cpu)
+    def drawn(cls, rng: random.Random, rounds_from_s: float, rounds_s: float, cpu: int) -> HogPlan:
+        """A hog over a random 30-60 % of the timed rounds, which begin `rounds_from_s` after the launch."""
+        seconds = rng.uniform(*HOG_SHARE) * rounds_s
+        return cls(round(rounds_from_s + rng.uniform(0.0, rounds_s - seconds), 1), round(seconds, 1), cpu)
+
+
+def rounds_window(run: RunDocument, launch_s: float) -> tuple[float, float]:
+    """When a run's timed rounds began after its launch, and how long they took (from its repetitions)."""
+    starts = [
+        rep.started_after_s
+        for subject in run.subjects
+        for cell in subject.cells
+        for rep in cell.repetitions
+        if rep.started_after_s is not None
+    ]
+    first = min(starts, default=0.0)
+    last = run.rounds.elapsed_s if run.rounds is not None else max(starts, default=first + 60.0)
+    return launch_s + first, max(1.0, last - first)
 
 
 def _invoke_recipe(repo: Path, recipe: str, profile: str, data_dir: Path, *extra: str) -> subprocess.Popen[str]:
@@ -54,6 +71,13 @@ def _finished(process: subprocess.Popen[str], recipe_dir: Path, before: set[Path
         last = (stderr.strip().splitlines() or ["no message"])[-1]
         raise BenchError(f"invoke recipe exited with code {process.returncode}: {last}")
     return made[-1]
+
+
+def _until_started(run: RunDocument, launched: float) -> float:
+    """How long `invoke recipe` took from its launch to the start of the run's own clock (imports, loading): the
+    wall time from launch to its end, less the run's own (its rounds and what followed them)."""
+    started, finished = (datetime.fromisoformat(stamp) for stamp in (run.started_at, run.finished_at))
+    return max(0.0, (time.monotonic() - launched) - (finished - started).total_seconds())
 
 
 def _hog(plan: HogPlan) -> subprocess.Popen[bytes]:
@@ -80,11 +104,13 @@ def hogged_pairs(
     quiet_ids, hogged_ids = [], []
     for index in range(1, pairs + 1):
         before = set(list_runs(recipe_dir))
-        quiet = _finished(_invoke_recipe(repo, recipe, profile, target), recipe_dir, before)
-        rounds = load_run(quiet).rounds
-        measuring_s = rounds.elapsed_s if rounds is not None else 60.0
-        plan = HogPlan.drawn(rng, measuring_s, cpu)
-        say(f"pair {index}: quiet {quiet.name} ({measuring_s:.0f} s measuring); hog {plan}")
+        launched = time.monotonic()
+        quiet_run = _invoke_recipe(repo, recipe, profile, target)
+        quiet = _finished(quiet_run, recipe_dir, before)
+        run_document = load_run(quiet)
+        startup_s = _until_started(run_document, launched)
+        plan = HogPlan.drawn(rng, *rounds_window(run_document, startup_s), cpu)
+        say(f"pair {index}: quiet {quiet.name}; hog {plan}")
         before = set(list_runs(recipe_dir))
         run = _invoke_recipe(repo, recipe, profile, target, "--no-wait")
         time.sleep(plan.delay_s)
@@ -112,8 +138,8 @@ def method_record(recipe: str, quiet: list[str], hogged: list[str], profile: str
         "format_version = 1\n"
         'title = "Timing under a CPU hog"\n'
         f'question = "{len(quiet)} {profile} runs of {recipe} on a quiet machine, each followed by one during a '
-        "random 30-60 % of which a busy loop held the servers' CPU: do the hogged runs decide a claim the other "
-        'way from the quiet runs pooled, with the interference rule and without it?"\n\n'
+        "random 30-60 % of whose timed rounds a busy loop held the servers' CPU: do the hogged runs decide a claim "
+        'the other way from the quiet runs pooled, with the interference rule and without it?"\n\n'
         f'[[sets]]\nlabel = "quiet"\nrecipe = "{recipe}"\ndata_dir = "{EXPERIMENT_DIR.as_posix()}"\n'
         f"runs = {ids(quiet)}\n\n"
         f'[[sets]]\nlabel = "hogged"\nrecipe = "{recipe}"\ndata_dir = "{EXPERIMENT_DIR.as_posix()}"\n'

@@ -106,11 +106,17 @@ def unblock_in_child() -> None:
 TEST_SIGNAL = "BENCHSITE_TEST_SIGNAL"  # "POINT:SIGNAME": the tests' way to signal at an exact moment
 
 
+_reached: dict[str, int] = {}
+
+
 def signal_for_test(point: str) -> None:
-    """Send this process a signal at a named point of the code, where the tests ask for one (no sleeps)."""
-    wanted = os.environ.get(TEST_SIGNAL, "")
-    if wanted.partition(":")[0] == point:
-        os.kill(os.getpid(), signal.Signals[wanted.partition(":")[2]])
+    """Send this process a signal at a named point of the code, where the tests ask for one (no sleeps):
+    "POINT:SIGNAME" the first time it is reached, "POINT#N:SIGNAME" the N-th time."""
+    wanted, _, name = os.environ.get(TEST_SIGNAL, "").partition(":")
+    _reached[point] = _reached.get(point, 0) + 1
+    at, _, nth = wanted.partition("#")
+    if at == point and _reached[point] == int(nth or 1):
+        os.kill(os.getpid(), signal.Signals[name])
 
 
 TEST_PAUSE = "BENCHSITE_TEST_PAUSE"  # "POINT:FILE": at POINT, make FILE and wait (5 s at most) until it is gone

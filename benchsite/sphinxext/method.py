@@ -149,10 +149,12 @@ class BenchHogged(MethodDirective):
                     run.view.interference_said(),
                 ]
                 for with_rule, without in zip(run.with_rule, run.without_rule, strict=True):
-                    cell = _verdict(with_rule.status, "with the rule")
-                    if without.status != with_rule.status:
-                        cell += nodes.Text("; without it ")
-                        cell += verdict_node(without.status)
+                    cell = _verdict(with_rule.status, with_rule.today)
+                    if without.status != with_rule.status or without.today != with_rule.today:
+                        cell += nodes.Text("; without the rule ")
+                        if without.status != with_rule.status:
+                            cell += verdict_node(without.status)
+                        cell += nodes.Text(f" {without.today}")
                     cells.append(cell)
                 rows.append(cells)
         wrong = [found.opposite(found.hogged, rule) for rule in (True, False)]
@@ -161,6 +163,11 @@ class BenchHogged(MethodDirective):
         verdicts = len(found.hogged) * len(claims)
         return [
             nodes.paragraph(text=record.question),
+            nodes.paragraph(
+                text="Each cell: the run's verdict and estimate with the rule (its disturbed repetitions left out, "
+                "their rounds measured again), then, where it differs, the same run read as if every repetition "
+                "counted."
+            ),
             table(("Run", "Interference", *claims), rows, classes=["bench-stability"]),
             data(
                 f"Of {verdicts} verdicts of the hogged runs, {wrong[0]} decided the other way from the quiet runs "

@@ -72,6 +72,36 @@ def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> No
         node.replace_self(image)
     for details in list(doctree.findall(bench_details)):  # shown in full, under its summary
         details.replace_self([nodes.rubric(text=details["summary"]), *details.children])
+    for table in list(doctree.findall(nodes.table)):
+        if _columns(table) > PAGE_COLUMNS:
+            table.replace_self(rows_as_fields(table))
+
+
+PAGE_COLUMNS = 4  # a table wider than this does not fit a printed page's width: each row becomes a list
+
+
+def _columns(table: nodes.table) -> int:
+    group = next(iter(table.findall(nodes.tgroup)), None)
+    return int(group["cols"]) if group is not None else 0
+
+
+def rows_as_fields(table: nodes.table) -> list[nodes.Node]:
+    """A wide table for a printed page: each row as a field list (header: content), its first cell the heading.
+    Every cell's content is kept."""
+    head = next(iter(table.findall(nodes.thead)), None)
+    headers = [entry.astext() for entry in head.findall(nodes.entry)] if head is not None else []
+    output: list[nodes.Node] = []
+    for body in table.findall(nodes.tbody):
+        for row in body.children:
+            entries = [child for child in row.children if isinstance(child, nodes.entry)]
+            if not entries:
+                continue
+            fields = nodes.field_list(classes=["bench-row"])
+            for index, entry in enumerate(entries):
+                name = headers[index] if index < len(headers) else ""
+                fields += nodes.field("", nodes.field_name(text=name), nodes.field_body("", *entry.children))
+            output.append(fields)
+    return output
 
 
 def without_data_attributes(app: Sphinx, doctree: nodes.document, docname: str) -> None:
