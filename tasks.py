@@ -166,6 +166,7 @@ def recipe(
                     )
                 if claims[each.name] is not None:
                     _print_verdicts(run_dir, claims[each.name])
+                _say_if_busy(run_dir)
                 print(f"wrote {_shown(run_dir)}; build the site with `.venv/bin/invoke docs`", file=sys.stderr)
                 signal_for_test("after-wrote")
                 failed = [s for s in load_run(run_dir).skipped if s.reason == FAILED_AT_START]
@@ -205,17 +206,24 @@ def _print_verdicts(run_dir: Path, published: Any) -> None:
         table.add_row(verdict.claim.id, str(verdict.status), verdict.today, verdict.claim.threshold)
     console = Console(stderr=True)
     console.print(table)
-    if view.busy:
-        console.print(
-            f"{view.interference_said()}: this run is kept, but its machine's verdicts and the page's main results "
-            "leave it out (re-run on a quiet machine, or pass --accept-busy to use it anyway)",
-            highlight=False,
-        )
     if rounds is not None and rounds.further_repetitions:
         console.print(
             f"{rounds.made} rounds in all ({rounds.further_repetitions} repetitions in further rounds for "
             f"claims the first {rounds.minimum} left inconclusive); stopped: {rounds.stopped}",
             highlight=False,
+        )
+
+
+def _say_if_busy(run_dir: Path) -> None:
+    """One line when the run was measured on a busy machine: what the site will do with it, and what to do."""
+    from benchsite.results.store import load_view
+
+    view = load_view(run_dir)
+    if view.busy:
+        print(
+            f"{view.interference_said()}: the run is kept, but its machine's verdicts and the page's main results "
+            "leave it out (re-run on a quiet machine, or pass --accept-busy to use it anyway)",
+            file=sys.stderr,
         )
 
 
