@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urljoin, urlparse
+from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 
@@ -109,8 +110,47 @@ def test_every_page_renders_its_images_logs_no_errors_and_links_only_to_pages_th
                 local = local / "index.html"
             if not local.exists():
                 problems.append(f"{page}: broken link {href}")
+            elif target.fragment and not has_anchor(local, unquote(target.fragment)):
+                problems.append(f"{page}: link to a missing anchor {href}")  # a section moved into details keeps it
     assert not problems, "\n".join(problems)
     assert len(list(screenshots.iterdir())) == len(checked)
+
+
+@functools.cache
+def anchors_of(page: Path) -> frozenset[str]:
+    return frozenset(re.findall(r'\bid="([^"]+)"', page.read_text()))
+
+
+def has_anchor(page: Path, fragment: str) -> bool:
+    return page.suffix != ".html" or fragment in anchors_of(page)
+
+
+RECIPE_PAGES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers", "http-clients", "cherokee-vs-apache")
+SCREEN_HEIGHT = 900
+PAGE_BUDGET_PX = 8 * SCREEN_HEIGHT  # a recipe page at 1400 px, its details closed: at most eight screens
+FIRST_VERDICT = (
+    "const e = document.querySelector('[data-bench-status]');"
+    "return e ? e.getBoundingClientRect().top + window.scrollY : null;"
+)
+
+
+@pytest.mark.parametrize("width", [420, 1400])
+def test_the_first_screen_shows_a_verdict_and_a_recipe_page_fits_its_budget(
+    committed_site: Path, site_url: str, browser: object, width: int
+) -> None:
+    browser.set_window_rect(width=width, height=SCREEN_HEIGHT)
+    viewport = browser.execute_script("return window.innerHeight")
+    problems = []
+    for page in ["index.html", *(f"recipes/{name}.html" for name in RECIPE_PAGES)]:
+        browser.get(urljoin(site_url, page))
+        first = browser.execute_script(FIRST_VERDICT)
+        if first is None or first > viewport - 20:
+            problems.append(f"{page} at {width} px: the first verdict is at {first} px, below the first screen")
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        if width == 1400 and page.startswith("recipes/") and height > PAGE_BUDGET_PX:
+            problems.append(f"{page} at {width} px: {height} px tall, over the budget of {PAGE_BUDGET_PX}")
+    browser.set_window_rect(width=1400, height=1000)
+    assert not problems, "\n".join(problems)
 
 
 OVERLAPPING_TEXT = """

@@ -27,6 +27,7 @@ from benchsite.results.published import load_published
 from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run, recipe_views
 from benchsite.results.view import RunView
+from benchsite.results.work import work_ratio
 from benchsite.sphinxext.results import fmt_median_interval
 from benchsite.tools import parse_report
 from committed import COMMITTED_DATA
@@ -332,17 +333,21 @@ def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None
     for recipe in RECIPES:
         _, _, decided = shown_and_machines(recipe)
         counts = {status: sum(claim.state == status for claim in decided) for status in State}
-        shown = one(html, recipe=recipe, tally="verdicts").text
-        assert shown == ", ".join(status.counted(count) for status, count in counts.items() if count)
+        found = one(html, recipe=recipe, tally="verdicts")
+        parts = [status.counted(count) for status, count in counts.items() if count]
+        number, _, rest = parts[0].partition(" ")
+        assert found.text == ", ".join([f"{number} of {len(decided)} {rest}", *parts[1:]])  # "1 of 6 holds, 4 do..."
+        most = max(counts.values())
+        assert counts[State(found.data["status"])] == most  # coloured by the state most share
     verdict_page = unescape((committed_site / "verdicts.html").read_text())
     assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
     every = [claim.state for recipe in RECIPES for claim in shown_and_machines(recipe)[2]]
     tally = ", ".join(status.counted(every.count(status)) for status in State if every.count(status))
     assert one(verdict_page, tally="all-verdicts").text == f"{len(every)} conclusions: {tally}."
-    for page in committed_site.rglob("*.html"):  # no count disagrees with its verb anywhere
-        assert not re.search(r"\b(?:[2-9]|\d\d+) (?:holds|does not hold|depends on)\b", unescape(page.read_text())), (
-            page
-        )
+    for page in committed_site.rglob("*.html"):  # no count disagrees with its verb anywhere ("1 of 6 holds" agrees)
+        assert not re.search(
+            r"(?<!of )\b(?:[2-9]|\d\d+) (?:holds|does not hold|depends on)\b", unescape(page.read_text())
+        ), page
 
 
 def test_a_run_ends_with_its_verdicts_in_the_terminal(tmp_path: Path) -> None:
@@ -386,3 +391,30 @@ def test_ctrl_c_mid_run_stops_every_server_and_keeps_no_run(tmp_path: Path) -> N
     assert not any(child.is_running() and child.status() != psutil.STATUS_ZOMBIE for child in children)
     assert all(port_is_free(port) for port in ports)
     assert not (data_dir / RECIPE).exists()  # its first run, interrupted: no folder left at all
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_each_recipe_page_opens_with_its_answer_the_same_verdicts_as_its_claims_table(
+    committed_site: Path, recipe: str
+) -> None:
+    html = unescape((committed_site / "recipes" / f"{recipe}.html").read_text())
+    _, groups, decided = shown_and_machines(recipe)
+    assert html.index('class="bench-answer') < html.index('id="the-question"')  # above "The question"
+    for claim in decided:
+        answer = one(html, recipe=recipe, claim=claim.claim.id, scope="answer", status=claim.state)
+        table = one(html, recipe=recipe, claim=claim.claim.id, scope="all")
+        assert answer.text == table.text == claim.state.upper()
+        reference = next(m.verdict for m in claim.machines if m.runs is groups[0])
+        if reference.today not in ("", "—"):
+            assert one(html, recipe=recipe, claim=claim.claim.id, estimate="answer").text == reference.today
+        assert f'href="#claim-{claim.claim.id}"' in html and f'id="claim-{claim.claim.id}"' in html
+
+
+def test_the_cherrypy_answer_says_why_from_the_counted_instructions(committed_site: Path) -> None:
+    html = unescape((committed_site / "recipes" / "cherrypy-speed.html").read_text())
+    _, groups, _ = shown_and_machines("cherrypy-speed")
+    counted = [v for v in groups[0].views if v.run.counting is not None and v.run.counting.counts][-1]
+    ratio = work_ratio(counted, "framework", "raw-wsgi", "c1")
+    assert ratio is not None
+    said = f"executes {ratio.instructions:.2f}× the instructions of the Raw WSGI server"
+    assert html.count(said) >= 2  # the two claims of raw ÷ framework, at -c 1 and -c 10 (counted at -c 1)

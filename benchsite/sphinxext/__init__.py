@@ -14,6 +14,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 
 from benchsite import __version__
+from benchsite.sphinxext.answer import BenchAnswer
 from benchsite.sphinxext.base import BenchRecipe
 from benchsite.sphinxext.calibration import BenchCalibration
 from benchsite.sphinxext.chart_directive import BenchChart
@@ -65,6 +66,7 @@ DIRECTIVES = {
     "bench-setup": BenchSetup,
     "bench-releases": BenchReleases,
     "bench-compare": BenchCompare,
+    "bench-answer": BenchAnswer,
     "bench-claims": BenchClaims,
     "bench-overhead": BenchOverhead,
     "bench-subjects": BenchSubjects,

@@ -204,11 +204,14 @@ def _render_forest(chart: Chart) -> plt.Figure:
     """One row per category from the top: each series' estimate with its interval as a whisker (a run's as a
     dot, a pooled one as a diamond), with the rule's thresholds as dashed lines."""
     rows = len(chart.categories)
-    figure, axes = plt.subplots(figsize=(7.5, 1.8 + FOREST_ROW_INCHES * rows), layout="constrained")
+    row_inches = FOREST_ROW_INCHES * (0.75 if chart.dodge else 1.0)  # dodged series need no room of their own
+    figure, axes = plt.subplots(figsize=(7.5, 1.8 + row_inches * rows), layout="constrained")
     positions = list(range(rows - 1, -1, -1))
+    spread = 0.7 / max(len(chart.series), 1) if chart.dodge else 0.0
     for index, series in enumerate(chart.series):
+        shift = spread * ((len(chart.series) - 1) / 2 - index)
         found = [
-            (y, m, lo, hi)
+            (y + shift, m, lo, hi)
             for y, m, lo, hi in zip(positions, series.medians, series.lows, series.highs, strict=True)
             if m is not None
         ]
@@ -234,6 +237,8 @@ def _render_forest(chart: Chart) -> plt.Figure:
     axes.set_xlabel(textwrap.fill(chart.x_label, 55))
     axes.set_title(textwrap.fill(chart.title, 80), loc="left", fontsize=9)
     axes.grid(axis="x", alpha=0.3)
+    if chart.dodge:  # several series in each row: say which colour is which
+        axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
     return figure
 
 

@@ -69,6 +69,7 @@ class Chart:
     times: tuple[str, ...] = ()  # a line chart over time: each category's UTC time (ISO 8601), spaced by date
     decimals: int = 0  # of the values printed on the bars (2 for ratios)
     values_in: str = "the results table"  # where a reader finds every value the chart draws
+    dodge: bool = False  # a forest plot whose series share rows: each drawn a little apart within its row
 
     def digest(self) -> str:
         """A name for the file: changes whenever the data, options or drawing code change."""

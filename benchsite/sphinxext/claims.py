@@ -22,6 +22,11 @@ VERDICT_NOTE = (
 )
 
 
+def claim_anchor(claim_id: str) -> str:
+    """The id of a claim's row in the claims table, which the answer card links to."""
+    return f"claim-{claim_id}"
+
+
 def verdict_node(status: State) -> nodes.Node:
     """The verdict in capitals, with a class per state for its colour."""
     return nodes.strong(text=status.upper(), classes=[f"bench-verdict-{status.replace(' ', '-')}"])
@@ -87,7 +92,7 @@ class BenchClaims(PublishedDirective):
         recipe = shown.run.recipe
         rows = [
             [
-                across.claim.text,
+                nodes.paragraph(text=across.claim.text, ids=[claim_anchor(across.claim.id)]),
                 nodes.literal(text=across.claim.rule),
                 *([] if own else [across.published]),
                 on_each_machine(across, recipe),

@@ -169,12 +169,17 @@ class BenchHogged(MethodDirective):
                 "counted."
             ),
             table(("Run", "Interference", *claims), rows, classes=["bench-stability"]),
-            data(
-                f"Of {verdicts} verdicts of the hogged runs, {wrong[0]} decided the other way from the quiet runs "
-                f"pooled with the rule, {wrong[1]} without it; their intervals' median half-width "
-                f"{_width(widths[0])} with the rule, {_width(widths[1])} without. `invoke compare` flagged a change "
-                f"in {pairs[0][0]} of {pairs[0][1]} quiet/hogged pairs with the rule, {pairs[1][0]} without it.",
-                method="hogged",
+            nodes.paragraph(
+                "",
+                "",
+                data(
+                    f"Of {verdicts} verdicts of the hogged runs, {wrong[0]} decided the other way from the quiet runs "
+                    f"pooled with the rule, {wrong[1]} without it; their intervals' median half-width "
+                    f"{_width(widths[0])} with the rule, {_width(widths[1])} without. `invoke compare` flagged a "
+                    f"change in {pairs[0][0]} of {pairs[0][1]} quiet/hogged pairs with the rule, "
+                    f"{pairs[1][0]} without it.",
+                    method="hogged",
+                ),
             ),
         ]
 

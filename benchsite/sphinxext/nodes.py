@@ -99,7 +99,11 @@ def rows_as_fields(table: nodes.table) -> list[nodes.Node]:
             fields = nodes.field_list(classes=["bench-row"])
             for index, entry in enumerate(entries):
                 name = headers[index] if index < len(headers) else ""
-                fields += nodes.field("", nodes.field_name(text=name), nodes.field_body("", *entry.children))
+                body = [
+                    child if isinstance(child, nodes.Body) else nodes.paragraph("", "", child)
+                    for child in entry.children
+                ]
+                fields += nodes.field("", nodes.field_name(text=name), nodes.field_body("", *body))
             output.append(fields)
     return output
 

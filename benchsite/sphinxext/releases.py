@@ -20,7 +20,7 @@ from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.chart_directive import chart_node
 from benchsite.sphinxext.chartspec import Chart, Series
 from benchsite.sphinxext.claims import verdict_node
-from benchsite.sphinxext.nodes import data
+from benchsite.sphinxext.nodes import bench_details, data
 from benchsite.sphinxext.tables import table, with_interval
 
 
@@ -53,12 +53,17 @@ class BenchReleases(PublishedDirective):
         top, base = self.options["top"], self.options["base"]
         return [
             self._about(view, releases),
+            *self._changes(view, releases, cells, (base, top)),
             *self._instructions(view, releases, (base, top)),
-            self._chart(view, releases, cells, (base, top)),
-            self._figures(view, releases, cells, (base, top)),
-            self._ratio_chart(view, releases, cells, top, base),
+            collapsed(
+                "Median req/s of every release: a chart and a table, with the server banners",
+                self._chart(view, releases, cells, (base, top)),
+                self._figures(view, releases, cells, (base, top)),
+            ),
+            collapsed(
+                f"{top} ÷ {base} by release: a chart and a table", self._ratio_chart(view, releases, cells, top, base)
+            ),
             self._verdicts(releases),
-            self._changes(view, releases, cells, (base, top)),
         ]
 
     def _about(self, view: RunView, releases: list[Release]) -> nodes.Node:
@@ -118,7 +123,15 @@ class BenchReleases(PublishedDirective):
             + (f"; at most ±{100 * max(spreads):.2f} % here" if spreads else "")
             + "): unlike the timed lines below, a step between two releases larger than that is real."
         )
-        return [chart_node(chart, "thousand instructions"), note, table(headers, body, classes=["bench-releases"])]
+        listing = table(headers, body, classes=["bench-releases"])
+        return [
+            collapsed(
+                "Instructions per request by release: exact counts, so a step between two releases is real",
+                chart_node(chart, "thousand instructions"),
+                note,
+                listing,
+            )
+        ]
 
     def _chart(
         self, view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
@@ -186,7 +199,7 @@ class BenchReleases(PublishedDirective):
             values_in="the table below it",
         )
         container += chart_node(chart, "×")
-        headers = ["Release", *(f"{top} ÷ {base}, {view.run.cell_label(c)} [95 %]" for c in cells)]
+        headers = ["Release", *(f"{top} ÷ {base}, {view.run.cell_label(c)} [95 %]" for c in cells)]  # below
         body = []
         for index, release in enumerate(releases):
             line: list[object] = [release.release]
@@ -212,20 +225,18 @@ class BenchReleases(PublishedDirective):
             text="Each claim of the page decided on each release's copies alone (one run: its rounds' noise, "
             "not the spread between runs), by the same rule as above."
         )
-        container = nodes.container()
-        container += caption
-        container += table(["Release", *claims], rows, classes=["bench-releases", "bench-release-verdicts"])
-        return container
+        verdicts = table(["Release", *claims], rows, classes=["bench-releases", "bench-release-verdicts"])
+        return collapsed("Every claim's verdict on every release", caption, verdicts)
 
     def _changes(
         self, view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
-    ) -> nodes.Node:
+    ) -> list[nodes.Node]:
         changes = changes_against_newest(view, releases, list(subjects), list(cells))
         newest = releases[-1].release
         significant = [c for c in changes if c.significant]
         level = level_label(changes[0].ratio.level) if changes else ""
         if not changes:
-            return nodes.paragraph(text="Too few rounds to compare the releases.")
+            return [nodes.paragraph(text="Too few rounds to compare the releases.")]
         if not significant:
             text = f"No release differs significantly from {newest} in any of the {len(changes)} comparisons"
         else:
@@ -241,11 +252,51 @@ class BenchReleases(PublishedDirective):
                 f"Releases that differ significantly from {newest} (each figure ÷ {newest}'s, round by round): "
                 f"{named}. {len(by_release)} of {len(releases) - 1} releases"
             )
-        return nodes.paragraph(
+        said = nodes.paragraph(
             text=f"{text} (intervals simultaneous over all {len(changes)} comparisons, each at {level}, so that "
             "the whole list keeps a 5 % chance of a false alarm).",
             classes=["bench-release-changes"],
         )
+        return [self._change_chart(view, releases, changes, level), said]
+
+    @staticmethod
+    def _change_chart(view: RunView, releases: list[Release], changes: list[Change], level: str) -> nodes.Node:
+        """Each release's figure ÷ the newest release's, with its simultaneous interval: a whisker clear of 1 is
+        a real difference."""
+        older = [release.release for release in releases[:-1]]
+        keys = list(dict.fromkeys((change.subject, change.cell) for change in changes))
+        found = {(c.release, c.subject, c.cell): c.ratio for c in changes}
+        series = []
+        for subject, cell in keys:
+            ratios = [found.get((release, subject, cell)) for release in older]
+            series.append(
+                Series(
+                    f"{subject}, {view.run.cell_label(cell)}",
+                    tuple(r.value if r else None for r in ratios),
+                    tuple(r.low if r else None for r in ratios),
+                    tuple(r.high if r else None for r in ratios),
+                )
+            )
+        chart = Chart(
+            kind="forest",
+            title=f"{view.run.title}: each release's req/s ÷ {releases[-1].release}'s, round by round",
+            x_label=f"÷ {releases[-1].release}: whiskers are simultaneous intervals (each at {level}); "
+            "dashed: no difference; a whisker clear of it is a real difference",
+            y_label="",
+            categories=tuple(older),
+            series=tuple(series),
+            thresholds=(1.0,),
+            dodge=True,
+        )
+        return chart_node(chart, "×")
+
+
+def collapsed(summary: str, *content: nodes.Node) -> bench_details:
+    """Tables a reader opens on demand (shown in full in the PDF)."""
+    details = bench_details(summary=summary)
+    for node in content:
+        details += node
+    return details
 
 
 def _slug(release: Release) -> str:

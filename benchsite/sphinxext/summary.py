@@ -71,8 +71,41 @@ class AcrossRecipes(ReportingDirective):
         return found
 
 
+# How a page's count of conclusions is coloured on the front page (said once, above the summary).
+COUNT_COLOUR_RULE = (
+    "Each page's conclusions are counted by their verdict over every machine; the count takes the colour of the "
+    "state most of them share (on a tie, the state that says less: inconclusive before does not hold before holds)."
+)
+_TIE_ORDER = (State.COULD_NOT_RUN, State.LIMITED, State.INCONCLUSIVE, State.DEPENDS, State.DOES_NOT_HOLD, State.HOLDS)
+
+
+def majority(counts: Counter[State]) -> State | None:
+    """The state most conclusions share; on a tie, the one earliest in _TIE_ORDER (None: no conclusion)."""
+    if not counts:
+        return None
+    return max(counts, key=lambda state: (counts[state], -_TIE_ORDER.index(state)))
+
+
+def count_node(counts: Counter[State], recipe: str) -> nodes.Node:
+    """ "1 of 6 holds, 4 do not hold, 1 inconclusive", coloured by the majority state."""
+    total = sum(counts.values())
+    parts = [state.counted(counts[state]) for state in State if counts[state]]
+    if not parts:
+        return nodes.Text("—")
+    text = f"{parts[0].replace(' ', f' of {total} ', 1)}" + "".join(f", {part}" for part in parts[1:])
+    colour = majority(counts)
+    assert colour is not None
+    return data(
+        nodes.strong(text=text, classes=[f"bench-verdict-{colour.replace(' ', '-')}"]),
+        recipe=recipe,
+        tally="verdicts",
+        status=colour,
+    )
+
+
 class BenchSummary(AcrossRecipes):
-    """One row per recipe: the page, the run shown, the machines, and how its conclusions fared on them."""
+    """One row per recipe: the page, how its conclusions fared over every machine, its headline claim, the run
+    shown and the machines."""
 
     def render(self) -> list[nodes.Node]:
         rows = []
@@ -84,29 +117,32 @@ class BenchSummary(AcrossRecipes):
             rows.append(
                 [
                     link_to_page(f"recipes/{recipe.name}", run.title),
+                    count_node(counts, recipe.name),
+                    "—" if headline is None else headline.claim.text,
+                    "—" if headline is None or headline.published in ("", "—") else headline.published,
+                    "—"
+                    if headline is None
+                    else data(
+                        verdict_node(headline.state), recipe=recipe.name, claim=headline.claim.id, status=headline.state
+                    ),
                     f"{run.started_at[:16].replace('T', ' ')} UTC on {run.machine.name}"
                     + ("" if run.profile.name == "full" else f" ({run.profile.name} run)"),
                     f"{', '.join(group.label for group in recipe.machines)} ({counted(recipe.machines)})",
-                    "—" if headline is None else headline.claim.text,
-                    "—" if headline is None or headline.published in ("", "—") else headline.published,
-                    "—" if headline is None else verdict_node(headline.state),
-                    data(
-                        ", ".join(status.counted(counts[status]) for status in State if counts[status]) or "—",
-                        recipe=recipe.name,
-                        tally="verdicts",
-                    ),
                 ]
             )
         headers = (
             "Page",
-            "Run shown",
-            "Machines (runs)",
+            "Its conclusions",
             "Headline claim",
             "Original figure",
             "Its verdict",
-            "All the page's verdicts",
+            "Run shown",
+            "Machines (runs)",
         )
-        return [block(table(headers, rows, classes=["bench-summary"]), table="summary")]
+        return [
+            block(table(headers, rows, classes=["bench-summary"]), table="summary"),
+            nodes.paragraph(text=COUNT_COLOUR_RULE),
+        ]
 
 
 class BenchVerdicts(AcrossRecipes):

@@ -17,7 +17,7 @@ from benchsite.results.work import WorkRatio, WorkRow, cpu_splits, work_ratio, w
 from benchsite.sphinxext.base import BenchDirective, selected
 from benchsite.sphinxext.chart_directive import chart_node
 from benchsite.sphinxext.chartspec import Chart, Series
-from benchsite.sphinxext.nodes import data
+from benchsite.sphinxext.nodes import bench_details, data
 from benchsite.sphinxext.tables import table
 
 
@@ -193,7 +193,9 @@ class BenchCpuSplit(BenchDirective):
             text="The server's median CPU per request, split by the kernel's share of its CPU summed over the "
             "cell's repetitions (clock ticks of 10 ms, fine over the total), beside the load tool's own CPU."
         )
-        return [chart_node(chart, "µs"), caption, table(headers, rows)]
+        listing = bench_details(summary="The same figures as a table")
+        listing += table(headers, rows)
+        return [chart_node(chart, "µs"), caption, listing]
 
 
 class BenchFlame(BenchDirective):

@@ -1,0 +1,75 @@
+"""The answer first: a card at the top of a recipe page with each original conclusion in one line, its
+verdict over all machines, the estimate on the reference machine, and why, where the work was counted."""
+
+from __future__ import annotations
+
+from docutils import nodes
+
+from benchsite.results.claims.ratio import RatioClaim
+from benchsite.results.machines import ClaimAcross, MachineRuns
+from benchsite.results.work import work_ratio
+from benchsite.sphinxext.base import PublishedDirective
+from benchsite.sphinxext.claims import claim_anchor, verdict_node
+from benchsite.sphinxext.nodes import data
+
+
+def why(claim: ClaimAcross, reference: MachineRuns) -> str | None:
+    """For a ratio of two subjects' req/s in one cell, what their counted instructions per request say (None
+    where the reference machine counted neither)."""
+    rule = claim.claim
+    if not isinstance(rule, RatioClaim) or rule.metric != "rps" or rule.numerator[1] != rule.denominator[1]:
+        return None
+    counted = [view for view in reference.views if view.run.counting is not None and view.run.counting.counts]
+    if not counted:
+        return None
+    view = counted[-1]
+    (faster, cell), (slower, _) = rule.numerator, rule.denominator
+    ratio = work_ratio(view, slower, faster, cell)
+    if ratio is None:
+        return None
+    labels = view.run.subject_labels
+    return (
+        f"Why: per request the {labels.get(slower, slower)} executes {ratio.instructions:.2f}× the instructions of "
+        f"the {labels.get(faster, faster)} (counted under Valgrind, exact to ±{100 * ratio.spread:.1f} %)."
+    )
+
+
+class BenchAnswer(PublishedDirective):
+    """Each conclusion in one line: its verdict over every machine, the reference machine's pooled estimate,
+    why (where the work was counted), and a link to its full row below."""
+
+    def render(self) -> list[nodes.Node]:
+        groups, published = self.machine_runs(), self.load_published()
+        reference = groups[0]
+        card = nodes.container(classes=["bench-answer"])
+        card += nodes.paragraph("", "", nodes.strong(text="The answer"), nodes.Text(self._rests_on(groups)))
+        listing = nodes.bullet_list()
+        for across in published.across(groups):
+            line = nodes.paragraph()
+            state = across.state
+            tag = {"recipe": self.recipe, "claim": across.claim.id, "scope": "answer"}
+            line += data(verdict_node(state), status=state, **tag)
+            line += nodes.Text(f" {across.claim.text}")
+            mine = next((m.verdict for m in across.machines if m.runs is reference), None)
+            if mine is not None and mine.today not in ("", "—"):
+                line += nodes.Text(f" — {reference.label}: ")
+                line += data(mine.today, estimate="answer", **tag)
+            line += nodes.Text(" (")
+            line += nodes.reference("", "the evidence", refid=claim_anchor(across.claim.id))
+            line += nodes.Text(")")
+            item = nodes.list_item("", line)
+            said = why(across, reference)
+            if said:
+                item += nodes.paragraph(text=said, classes=["bench-why"])
+            listing += item
+        card += listing
+        return [card]
+
+    @staticmethod
+    def _rests_on(groups: list[MachineRuns]) -> str:
+        runs = sum(len(group.views) for group in groups)
+        machines = len({group.machine.id for group in groups})
+        return (
+            f": each original conclusion over {machines} machine{'s' * (machines != 1)} and {runs} "
+            f"run{'s' * (runs != 1)}, with the estimate on the reference machine ({groups[0].label})."
+        )
