@@ -107,7 +107,9 @@ def test_malformed_ab_output_stops_the_run(toy: ToyRecipes, tmp_path: Path) -> N
 def test_an_unknown_setting_lists_the_known_ones(toy: ToyRecipes) -> None:
     toy.add("typo", toy_subject(), conf="[settings]\nserver_cpus = 0\n")
     result = run_toy(toy, "typo")
-    assert_clean_failure(result, toy, "typo", "unknown key 'server_cpus' in settings: I know about cell_timeout_s")
+    assert_clean_failure(
+        result, toy, "typo", "unknown key 'server_cpus' in settings: I know about busy_share, cell_timeout_s"
+    )
 
 
 def test_an_ab_stall_is_kept_as_a_failed_cell_and_the_run_completes(toy: ToyRecipes) -> None:

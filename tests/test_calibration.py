@@ -76,8 +76,8 @@ def test_the_hog_experiment_on_the_calibration_page_is_recomputed_from_its_runs(
     record = MethodRecord.read(COMMITTED_DATA / METHOD_DIR / "interference.toml")
     quiet, hogged = ([load_run(path) for path in run_set.run_dirs(COMMITTED_DATA)] for run_set in record.sets)
     found = hog_experiment(quiet, hogged, load_published(COMMITTED_DATA / "cherrypy-speed" / PUBLISHED_FILE))
-    assert len(found.hogged) == 6 and sum(RunView(r).disturbed[0] for r in hogged) > 0  # the hogs disturbed them
-    assert all(RunView(r).disturbed[0] <= 1 for r in quiet)  # the quiet runs, next to nothing
+    disturbed = [sum(RunView(r).disturbed[0] for r in runs) for runs in (quiet, hogged)]
+    assert len(found.hogged) == 6 and disturbed[1] > 5 * disturbed[0]  # the hogs disturbed their runs, not the others
     assert found.opposite(found.hogged, with_rule=True) == 0  # the rule's promise: never the other way
     said = one(unescape((committed_site / "calibration.html").read_text()), method="hogged").text
     flagged = found.pairs_flagged(True)
