@@ -6,3 +6,7 @@ class BenchError(Exception):
 
     The message says what went wrong and what to do about it.
     """
+
+
+class InterruptedAfterKeeping(Exception):  # noqa: N818 - not an error: the run was kept
+    """A signal arrived after a run was complete and in place: the run is kept, the command exits 130."""

@@ -15,8 +15,9 @@ from benchsite.model.portable import shown_command
 from benchsite.model.run import Environment, Origin, RunDocument
 from benchsite.model.upgrade import read_overhead
 from benchsite.records import read_json
-from benchsite.results.intervals import median_interval, ratio_interval
+from benchsite.results.intervals import median_interval
 from benchsite.results.metrics import RPS
+from benchsite.results.overhead import harness_over_bare
 from benchsite.sphinxext.base import BenchDirective, ReportingDirective
 from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.results import loads_run
@@ -139,7 +140,7 @@ class BenchOverhead(ReportingDirective):
         record = read_overhead(read_json(path), path)
         fmt_rps = RPS.fmt
         harness, bare = median_interval(record.harness_rps), median_interval(record.bare_rps)
-        per_round = ratio_interval([h / b for h, b in zip(record.harness_rps, record.bare_rps, strict=False)])
+        per_round = harness_over_bare(record)
         difference = f"{record.difference_percent:+.1f}% (of the medians)"
         if per_round is not None and per_round.low is not None and per_round.high is not None:
             difference += (

@@ -1,0 +1,62 @@
+"""The glue between invoke and the commands: tasks whose short flags leave -h to help, the one way a task ends
+(a one-line error, exit 1; an interrupt, exit 130), and `invoke TASK -h` reaching the task's help."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from invoke import Collection, Exit, Task
+from invoke import task as invoke_task
+
+from benchsite.errors import BenchError, InterruptedAfterKeeping
+from benchsite.harness.signals import ignore_signals, task_began
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class BenchTask(Task):
+    """A task whose short flags leave -h to invoke's help (`--hosts` is -o, not -h)."""
+
+    def arg_opts(self, name: str, default: str, taken_names: set[str]) -> dict[str, Any]:
+        return super().arg_opts(name, default, taken_names | {"h"})
+
+
+def task(*args: Any, **kwargs: Any) -> Any:
+    """invoke's @task, making BenchTasks."""
+    return invoke_task(*args, klass=BenchTask, **kwargs)
+
+
+def reported(body: F) -> F:
+    """The one way a task ends on a user's mistake: a one-line error and exit 1; Ctrl-C exits 130."""
+
+    @functools.wraps(body)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        task_began()
+        try:
+            return body(*args, **kwargs)
+        except BenchError as error:
+            raise Exit(f"error: {error}", code=1) from None
+        except InterruptedAfterKeeping as kept:
+            raise Exit(str(kept), code=130) from None
+        except KeyboardInterrupt:
+            raise Exit(
+                "interrupted: every server this task started is stopped; an unfinished run is not kept", code=130
+            ) from None
+        finally:  # the task's outcome is settled: a signal while the interpreter exits changes nothing
+            ignore_signals()
+
+    return run  # type: ignore[return-value]
+
+
+def help_for_a_task_first(tasks: Collection) -> None:
+    """`invoke TASK -h` shows TASK's help. invoke's parser would give -h to the task's first positional
+    argument (`invoke recipe -h` ran the recipe "-h"), so that form is handed to `invoke --help TASK`."""
+    argv = sys.argv
+    if len(argv) == 3 and Path(argv[0]).name in ("invoke", "inv", "__main__.py") and argv[2] in ("-h", "--help"):
+        if argv[1] in tasks.task_names or argv[1].replace("-", "_") in tasks.task_names:
+            os.execv(sys.executable, [sys.executable, "-m", "invoke", "--help", argv[1]])

@@ -1,0 +1,77 @@
+"""Every task's options in words: what `invoke TASK -h` says of each (the command layer's help texts, kept apart
+from tasks.py so that the tasks stay a page of signatures)."""
+
+from __future__ import annotations
+
+HELP: dict[str, dict[str, str]] = {
+    "recipe": {
+        "name": "the recipe to run (see `invoke recipes`), or 'all' for every recipe",
+        "profile": "'full' (the default: what the site publishes), 'quick' (a smoke run, never committed), or "
+        "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases) and "
+        "'timed' (full's timed rounds alone), "
+        "calibration 'sliced'",
+        "data_dir": "where the new run directory goes (default: data/)",
+        "clean": "first stop the servers and remove the folders that a killed earlier run left",
+        "hosts": "run roles on other hosts over SSH: 'server=user@host,load=user@host' (either role alone "
+        "is fine; the other stays here), or a TOML file with a [hosts] table; set them up with hosts-setup",
+        "machine": "the name pages give this machine (a-z, 0-9, -); default: conf/machine.toml's, else one "
+        "made from the CPU model and count",
+        "keep_going": "exit 0 even when a subject whose software is here failed to start or to answer correctly "
+        "(the run is kept either way, with the reason in the subject's row)",
+        "wait": "on a busy machine, wait up to the conf's settle_wait_s for it to settle before measuring "
+        "(--no-wait: start at once; the check is recorded either way)",
+        "accept_busy": "let this run be a page's main run and join its machine's verdicts even if it was measured "
+        "on a busy machine (recorded in the run)",
+    },
+    "docs": {
+        "data_dir": "read runs from this directory instead of data/",
+        "output": "where the HTML goes (default: docs/_build/html)",
+        "profile": "show each recipe's latest run of this profile (default: full, what the site publishes)",
+    },
+    "pdf": {"output": "where the PDF goes (default: docs/_build/pdf)"},
+    "serve": {"port": "port on 127.0.0.1 to serve the built site on (0: any free port)"},
+    "test": {
+        "args": "extra pytest arguments, quoted as in a shell, e.g. '-k \"parser and not wrk\" -x'",
+        "fast": "only the unit tier (no server, browser, second host or release environment): under a minute",
+    },
+    "overhead": {
+        "recipe_name": "recipe whose subject to use",
+        "subject": "subject name in that recipe",
+        "cell": "cell name (e.g. c10, c1-k)",
+        "rounds": "how many harness runs and bare ab runs, interleaved",
+        "requests": "ab -n for every run",
+    },
+    "new_page": {
+        "name": "the new recipe's name: lowercase letters, digits and hyphens (e.g. my-servers)",
+        "title": "the page's title as readers see it (e.g. 'WSGI frameworks'); default: made from the name",
+    },
+    "hogbench": {
+        "name": "the recipe (default: cherrypy-speed)",
+        "profile": "its profile for every run (default: timed, full's timed rounds alone)",
+        "pairs": "quiet runs, each followed by a hogged one (default 6)",
+        "seed": "seed of the hogs' random start and length",
+    },
+    "compare": {
+        "run_a": "the first run: a run directory, or RECIPE/RUN-ID under data/",
+        "run_b": "the second run, likewise (e.g. your machine's run against the published one)",
+    },
+    "faults": {
+        "runs": "how many recipe runs to interrupt",
+        "seed": "the seed of the random recipes, signals and delays (the same seed repeats the same trials)",
+        "max_delay": "the latest moment, in seconds after the start, a signal is sent",
+    },
+    "byo": {
+        "name": "the system to build: fapws3, cherokee or wsgiboost (conf/byo.toml)",
+        "source": "your checkout of the system's upstream repository (fapws3 defaults to its pinned PyPI archive)",
+    },
+    "hosts_setup": {
+        "hosts": "the hosts to set up: 'server=user@host,load=user@host', or a TOML file with a [hosts] table",
+        "offline": "for hosts that cannot reach PyPI: build the wheels here and copy them over",
+    },
+    "add_run": {
+        "path": "a run directory made elsewhere (data/RECIPE/RUN-ID of another checkout)",
+        "data_dir": "the data directory it joins (default: data/)",
+    },
+    "upgrade_data": {"data_dir": "the data directory to upgrade (default: data/)"},
+    "sweep_envs": {"name": "the recipe", "profile": "its sweep profile (default: sweep)"},
+}

@@ -1,0 +1,130 @@
+"""`invoke recipe`: a session of runs. Every recipe is checked before anything starts; sweeps get their
+release environments; what a killed run left is reported (or cleaned); then each recipe runs under the signal
+handlers, with its verdicts printed, and the session ends by the exit policy: a subject that failed to start
+is an error unless the user keeps going, and a signal after a run was kept says so."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchsite.commands.terminal import print_verdicts, say, say_if_busy
+from benchsite.errors import BenchError, InterruptedAfterKeeping
+from benchsite.harness.leftovers import clean as clean_leftover
+from benchsite.harness.leftovers import find_leftovers
+from benchsite.harness.preflight import check_placeable
+from benchsite.harness.progress import RichReporter
+from benchsite.harness.remote import placed
+from benchsite.harness.runner import RunChoices, run_recipe
+from benchsite.harness.signals import checkpoint, signal_for_test, signals_as_interrupt
+from benchsite.harness.start import FAILED_AT_START
+from benchsite.harness.sweep import swept
+from benchsite.model.hosts import Hosts, parse_hosts
+from benchsite.model.machine import naming
+from benchsite.model.recipe import Recipe, available_recipes, load_recipe
+from benchsite.results.published import Published, published_claims
+from benchsite.results.store import list_runs, load_run, load_view
+
+
+@dataclass(frozen=True)
+class Where:
+    """The project's folders: the repository, its recipes and confs, the published data, where runs go."""
+
+    repo: Path
+    recipes: Path
+    conf: Path
+    data: Path  # the published data (claims, machine names)
+    target: Path  # where new runs go
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the user asked of the session, parsed."""
+
+    name: str
+    profile: str
+    clean: bool
+    hosts: str
+    machine: str
+    keep_going: bool
+    choices: RunChoices
+
+
+def session(asked: Asked, where: Where) -> None:
+    """Run every recipe asked for, one after another; see the module's docstring."""
+    placement = parse_hosts(asked.hosts)
+    names = available_recipes(where.recipes) if asked.name == "all" else [asked.name]
+    loaded = [load_recipe(name, where.recipes, where.conf) for name in names]  # all checked first
+    prepared = [_prepared(each, asked.profile, placement, where.data) for each in loaded]
+    _leftovers(where.target, asked)
+    named = naming(asked.machine, where.conf)
+    broken: list[str] = []
+    with signals_as_interrupt(), placed(placement, where.repo) as hosts:  # every host reached before anything starts
+        for recipe, claims in prepared:
+            say(f"{recipe.name}: {recipe.title} (profile {asked.profile})")
+            before = set(list_runs(where.target / recipe.name))
+            try:
+                with RichReporter() as reporter:
+                    run_dir = run_recipe(
+                        recipe, asked.profile, where.target, where.repo, reporter, claims, hosts, named, asked.choices
+                    )
+                broken += _reported(run_dir, claims, where.repo)
+            except KeyboardInterrupt:
+                kept = sorted(set(list_runs(where.target / recipe.name)) - before)
+                if kept:  # the interrupt came after the run was complete and in place
+                    raise InterruptedAfterKeeping(
+                        f"interrupted after the run was kept: {shown(kept[-1], where.repo)}"
+                    ) from None
+                raise
+        if broken and not asked.keep_going:  # still under the handlers: a late signal is an interrupt, not a crash
+            raise BenchError(
+                f"{'; '.join(broken)}; the run is kept with the reason in its row: fix the subject and run "
+                "again, or pass --keep-going to accept a run without it"
+            )
+
+
+def _prepared(recipe: Recipe, profile: str, placement: Hosts, data: Path) -> tuple[Recipe, Published | None]:
+    """A recipe ready to run, with its published claims: a release sweep's copies of its subjects, each in its
+    release's environment (made here where missing)."""
+    chosen = recipe.profile(profile)
+    claims = published_claims(recipe, data)
+    if placement.remote:
+        check_placeable(recipe)
+    if not chosen.releases:
+        return recipe, claims
+    if placement.remote:
+        raise BenchError("a release sweep runs on one machine: run it without --hosts")
+    recipe, copies = swept(recipe, chosen, say=say)
+    return recipe, claims.for_copies(copies) if claims is not None else None
+
+
+def _leftovers(target: Path, asked: Asked) -> None:
+    """What a killed run left under the target folder: removed with --clean, else named with the way to."""
+    for leftover in find_leftovers(target):
+        if asked.clean:
+            clean_leftover(leftover)
+            say(f"removed what a killed run left: {leftover.describe()}")
+        else:
+            say(
+                f"warning: a killed run left {leftover.describe()}: "
+                f"`.venv/bin/invoke recipe {asked.name} --clean` removes it"
+            )
+
+
+def _reported(run_dir: Path, claims: Published | None, repo: Path) -> list[str]:
+    """Print what a kept run says (its verdicts, whether the machine was busy, where it is); return the subjects
+    whose software is here but failed to start or answer, as the exit policy names them."""
+    if claims is not None:
+        print_verdicts(run_dir, claims)
+    say_if_busy(load_view(run_dir))
+    say(f"wrote {shown(run_dir, repo)}; build the site with `.venv/bin/invoke docs`")
+    signal_for_test("after-wrote")
+    run = load_run(run_dir)
+    failed = [s for s in run.skipped if s.reason == FAILED_AT_START]
+    checkpoint()  # a signal something swallowed on the way (a Popen's clean-up) still counts
+    return [f"{run.recipe}: {s.label} ({s.name}) failed: {' '.join(s.detail.split())}" for s in failed]
+
+
+def shown(path: Path, repo: Path) -> Path:
+    """A path as the user reads it: relative to the repository where it is inside it."""
+    return path.relative_to(repo) if path.is_relative_to(repo) else path

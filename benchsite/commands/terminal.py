@@ -1,0 +1,93 @@
+"""What commands print besides progress: a run's verdicts, a busy run's line, a comparison, the fault report."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from benchsite.harness.faults import Trial
+from benchsite.results.compare import CellChange, describe_change
+from benchsite.results.published import Published
+from benchsite.results.store import load_view
+from benchsite.results.view import RunView
+
+
+def say(line: str) -> None:
+    """A line for the user, beside the progress display (standard error)."""
+    print(line, file=sys.stderr)
+
+
+def print_verdicts(run_dir: Path, published: Published) -> None:
+    """The run's verdicts on the page's claims, the thing a user ran it for, and which needed further rounds."""
+    view = load_view(run_dir)
+    rounds = view.run.rounds
+    pooled = (
+        "MEASURED ON A BUSY MACHINE: the site leaves it out"
+        if view.busy
+        else "the site pools them with every run of it"
+    )
+    table = Table(title=f"Verdicts of this run ({view.run.machine.name}); {pooled}")
+    for header in ("Claim", "Verdict", "This run [95 % interval]", "Rule"):
+        table.add_column(header, overflow="fold")
+    for verdict in published.verdicts(view):
+        table.add_row(verdict.claim.id, str(verdict.status), verdict.today, verdict.claim.threshold)
+    console = Console(stderr=True)
+    console.print(table)
+    if rounds is not None and rounds.further_repetitions:
+        console.print(
+            f"{rounds.made} rounds in all ({rounds.further_repetitions} repetitions in further rounds for "
+            f"claims the first {rounds.minimum} left inconclusive); stopped: {rounds.stopped}",
+            highlight=False,
+        )
+
+
+def say_if_busy(view: RunView) -> None:
+    """One line when the run was measured on a busy machine: what the site will do with it, and what to do."""
+    if view.busy:
+        say(
+            f"{view.interference_said()}: the run is kept, but its machine's verdicts and the page's main results "
+            "leave it out (re-run on a quiet machine, or pass --accept-busy to use it anyway)"
+        )
+
+
+def print_changes(a: RunView, b: RunView, changes: list[CellChange]) -> None:
+    """`invoke compare`'s table: each cell's geometric means and B ÷ A with its simultaneous interval."""
+    table = Table(
+        title=f"{a.run.title}: B ÷ A, req/s (A = {a.run.run_id}, B = {b.run.run_id}); change = B's geometric mean ÷ "
+        f"A's, its interval simultaneous over the {len(changes)} cells compared (Bonferroni); disturbed repetitions "
+        "left out"
+    )
+    for header in ("Subject", "Cell", "A geometric mean", "B geometric mean", "Change [simultaneous 95 %]"):
+        table.add_column(header)
+    for change in changes:
+        table.add_row(
+            change.subject, change.cell, _number(change.mean_a), _number(change.mean_b), describe_change(change)
+        )
+    Console().print(table)
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def print_trials(trials: list[Trial]) -> None:
+    """`invoke faults`'s report: each trial, the exit codes by signal, and what was left in all."""
+    for each in trials:
+        state = "clean" if each.clean else f"LEFT {each.processes} {each.ports} {each.staging} {each.workroots}"
+        sent = "" if each.signalled else " (ended before its signal)"
+        print(
+            f"{each.recipe:20} {each.signal_name:8} after {each.delay_s:5.2f} s: exit {each.exit_code:4}  {state}{sent}"
+        )
+    interrupted = [each for each in trials if each.signalled]
+    codes = Counter((each.signal_name, each.exit_code) for each in interrupted)
+    print("signal, exit code: trials —", ", ".join(f"{s} {code}: {n}" for (s, code), n in sorted(codes.items())))
+    print(
+        f"{len(interrupted)} runs interrupted, {len(trials) - len(interrupted)} ended before their signal; in all: "
+        f"{sum(len(t.processes) for t in trials)} leftover processes, "
+        f"{sum(len(t.ports) for t in trials)} bound ports, {sum(t.staging for t in trials)} partial run folders, "
+        f"{sum(t.workroots for t in trials)} temporary folders"
+    )
