@@ -8,7 +8,7 @@ import io
 from benchsite.results.metrics import METRICS, RPS, MetricName
 from benchsite.results.view import RunView
 
-MEDIAN_COLUMNS: tuple[MetricName, ...] = ("server-cpu", "load-cpu", "time-per-request", "latency-p50", "latency-p99")
+MEDIAN_COLUMNS: tuple[MetricName, ...] = tuple(name for name, metric in METRICS.items() if metric.exported)
 COLUMNS = (
     "subject",
     "subject_label",
@@ -24,12 +24,8 @@ COLUMNS = (
     "rps_interval_high",
     "rps_interval_level",
     "rps_cv_percent",
-    # the medians of these metrics, each column named by the metric's name
-    "server-cpu",
-    "load-cpu",
-    "time-per-request",
-    "latency-p50",
-    "latency-p99",
+    # then the median of every exported metric (the registry's `exported`), each column named by the metric
+    *MEDIAN_COLUMNS,
     "keepalive_honoured",
     "status",
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import assert_never
 
 from benchsite.model.machine import Machine
 from benchsite.results.claims import AnyClaim, State, Verdict, decide
@@ -108,18 +109,29 @@ ACROSS_MACHINES_RULE = (
 
 def overall(states: Iterable[State]) -> State:
     """Over machines, as ACROSS_MACHINES_RULE says; where no machine measured it, limited by the load tool
-    (if that is why on some machine) or could not run."""
-    states = list(states)
-    decided = [s for s in states if not s.decided_nothing]
-    if not decided:
-        return State.LIMITED if State.LIMITED in states else State.COULD_NOT_RUN
-    if State.HOLDS in decided and State.DOES_NOT_HOLD in decided:
+    (if that is why on some machine) or could not run. Every state is placed: a new one must be here."""
+    holds = fails = undecided = limited = False
+    for state in states:
+        match state:
+            case State.HOLDS:
+                holds = True
+            case State.DOES_NOT_HOLD:
+                fails = True
+            case State.INCONCLUSIVE | State.DEPENDS:
+                undecided = True
+            case State.LIMITED:
+                limited = True
+            case State.COULD_NOT_RUN:
+                pass  # does not count
+            case _:
+                assert_never(state)
+    if holds and fails:
         return State.DEPENDS
-    if all(s == State.HOLDS for s in decided):
-        return State.HOLDS
-    if all(s == State.DOES_NOT_HOLD for s in decided):
-        return State.DOES_NOT_HOLD
-    return State.INCONCLUSIVE
+    if undecided:
+        return State.INCONCLUSIVE
+    if holds or fails:
+        return State.HOLDS if holds else State.DOES_NOT_HOLD
+    return State.LIMITED if limited else State.COULD_NOT_RUN
 
 
 def across_machines(

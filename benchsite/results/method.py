@@ -9,10 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchsite.model.run import RunDocument
-from benchsite.results.claims import State, Verdict
-from benchsite.results.claims.ratio import RatioClaim
-from benchsite.results.intervals import paired_rounds
-from benchsite.results.metrics import metric
+from benchsite.results.claims import AnyClaim, State, Verdict
 from benchsite.results.published import Published
 from benchsite.results.view import RunView
 
@@ -39,18 +36,14 @@ def stability(runs: list[RunDocument], published: Published) -> Stability:
     return Stability(runs, [published.verdicts(RunView(run)) for run in runs])
 
 
-def log_ratio_spread(run: RunDocument, claim: RatioClaim) -> float | None:
-    """The standard deviation of the log per-round ratios of a ratio claim in one run (0.10 ≈ 10 %)."""
-    view, of = RunView(run), metric(claim.metric)
-    top = view.round_values(*claim.numerator, of)
-    bottom = view.round_values(*claim.denominator, of)
-    if top is None or bottom is None:
-        return None
-    ratios = paired_rounds(top, bottom)
-    return float(np.std(np.log(ratios), ddof=1)) if len(ratios) >= 2 else None
+def log_ratio_spread(run: RunDocument, claim: AnyClaim) -> float | None:
+    """The standard deviation of the log per-round ratios that decide a claim in one run (0.10 ≈ 10 %); None
+    where the claim is not decided on a ratio or the run gives fewer than two rounds of it."""
+    ratios = claim.round_ratios(RunView(run))
+    return float(np.std(np.log(ratios), ddof=1)) if ratios is not None and len(ratios) >= 2 else None
 
 
-def median_spread(runs: list[RunDocument], claim: RatioClaim) -> float | None:
+def median_spread(runs: list[RunDocument], claim: AnyClaim) -> float | None:
     """The median over runs of a claim's per-round scatter."""
     spreads = [s for run in runs if (s := log_ratio_spread(run, claim)) is not None]
     return statistics.median(spreads) if spreads else None

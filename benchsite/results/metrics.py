@@ -41,13 +41,16 @@ class Metric:
     better: Literal["higher", "lower"]
     decimals: int
     published: Literal["requests_per_s", "cpu_us_per_request"] | None  # the original pages' figure of it
+    explained: str = ""  # its line in the glossary
+    exported: bool = True  # a column of its median in the results CSV
+    formatter: Callable[[float], str] | None = None  # how a page prints it, where not by its decimals
 
     def fmt(self, value: float | None) -> str:
         """The value as a page prints it; "—" where there is none."""
         if value is None:
             return "—"
-        if self.name.startswith("latency-"):
-            return fmt_latency(value)
+        if self.formatter is not None:
+            return self.formatter(value)
         return f"{value:.{self.decimals}f}%" if self.unit == "%" else f"{value:,.{self.decimals}f}"
 
     @property
@@ -90,7 +93,18 @@ def _percentile(percent: int) -> Callable[[Repetition[Any]], float | None]:
 METRICS: dict[MetricName, Metric] = {
     metric.name: metric
     for metric in (
-        Metric("rps", "requests per second", "Median req/s", "req/s", _rps, "higher", 0, "requests_per_s"),
+        Metric(
+            "rps",
+            "requests per second",
+            "Median req/s",
+            "req/s",
+            _rps,
+            "higher",
+            0,
+            "requests_per_s",
+            explained="requests the load tool completed per second in one repetition",
+            exported=False,
+        ),
         Metric(
             "server-cpu",
             "server CPU per request",
@@ -100,9 +114,20 @@ METRICS: dict[MetricName, Metric] = {
             "lower",
             0,
             None,
+            explained="the server process tree's CPU time (user and kernel) per completed request",
+            exported=True,
         ),
         Metric(
-            "load-cpu", "load CPU per request", "Load CPU µs/req", "µs", _load_cpu, "lower", 0, "cpu_us_per_request"
+            "load-cpu",
+            "load CPU per request",
+            "Load CPU µs/req",
+            "µs",
+            _load_cpu,
+            "lower",
+            0,
+            "cpu_us_per_request",
+            explained="the load tool's own CPU time per request (a client under test: its timed loop's)",
+            exported=True,
         ),
         Metric(
             "server-share",
@@ -113,6 +138,8 @@ METRICS: dict[MetricName, Metric] = {
             "lower",
             1,
             None,
+            explained="the server's CPU time as a share of the repetition's wall time",
+            exported=False,
         ),
         Metric(
             "load-share",
@@ -123,6 +150,9 @@ METRICS: dict[MetricName, Metric] = {
             "lower",
             1,
             None,
+            explained="the load tool's CPU time as a share of the wall time: near 100 % the tool, not the server, "
+            "sets the pace",
+            exported=False,
         ),
         Metric(
             "backend-share",
@@ -133,6 +163,8 @@ METRICS: dict[MetricName, Metric] = {
             "lower",
             1,
             None,
+            explained="the backends' CPU time (an SCGI process, a test API) as a share of the wall time",
+            exported=False,
         ),
         Metric(
             "time-per-request",
@@ -143,9 +175,35 @@ METRICS: dict[MetricName, Metric] = {
             "lower",
             2,
             None,
+            explained="the load tool's mean time per request, across all concurrent requests",
+            exported=True,
         ),
-        Metric("latency-p50", "median latency", "p50", "ms", _percentile(50), "lower", 2, None),
-        Metric("latency-p99", "99th percentile latency", "p99", "ms", _percentile(99), "lower", 2, None),
+        Metric(
+            "latency-p50",
+            "median latency",
+            "p50",
+            "ms",
+            _percentile(50),
+            "lower",
+            2,
+            None,
+            explained="the median request's latency, as the load tool reports it",
+            exported=True,
+            formatter=fmt_latency,
+        ),
+        Metric(
+            "latency-p99",
+            "99th percentile latency",
+            "p99",
+            "ms",
+            _percentile(99),
+            "lower",
+            2,
+            None,
+            explained="the 99th percentile request's latency, as the load tool reports it",
+            exported=True,
+            formatter=fmt_latency,
+        ),
     )
 }
 assert set(METRICS) == set(get_args(MetricName)), "every metric name has its record"

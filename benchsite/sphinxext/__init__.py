@@ -23,6 +23,7 @@ from benchsite.sphinxext.comparison import BenchCompare, BenchOriginal, BenchPub
 from benchsite.sphinxext.environment import BenchEnvironment, BenchOverhead, BenchSubjects
 from benchsite.sphinxext.exports import setup_exports
 from benchsite.sphinxext.forest import BenchForest
+from benchsite.sphinxext.glossary import BenchGlossary
 from benchsite.sphinxext.history import BenchHistory
 from benchsite.sphinxext.listings import setup_listings
 from benchsite.sphinxext.method import BenchHogged, BenchPairing, BenchStability
@@ -67,6 +68,7 @@ DIRECTIVES = {
     "bench-releases": BenchReleases,
     "bench-compare": BenchCompare,
     "bench-answer": BenchAnswer,
+    "bench-glossary": BenchGlossary,
     "bench-claims": BenchClaims,
     "bench-overhead": BenchOverhead,
     "bench-subjects": BenchSubjects,

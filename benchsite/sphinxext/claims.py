@@ -29,7 +29,7 @@ def claim_anchor(claim_id: str) -> str:
 
 def verdict_node(status: State) -> nodes.Node:
     """The verdict in capitals, with a class per state for its colour."""
-    return nodes.strong(text=status.upper(), classes=[f"bench-verdict-{status.replace(' ', '-')}"])
+    return nodes.strong(text=status.upper(), classes=[status.css_class])
 
 
 def counted(groups: Sequence[MachineRuns]) -> str:

@@ -10,7 +10,6 @@ from benchsite.errors import BenchError
 from benchsite.model.method import METHOD_DIR, MethodRecord, RunSet
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import State
-from benchsite.results.claims.ratio import RatioClaim
 from benchsite.results.interference import hog_experiment
 from benchsite.results.method import median_spread, stability
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
@@ -109,11 +108,11 @@ class BenchPairing(MethodDirective):
         runs = {run_set.label: self.runs(run_set) for run_set in record.sets}
         rows = []
         for claim in published.claims:
-            if not isinstance(claim, RatioClaim):
-                continue
             spreads = [median_spread(set_runs, claim) for set_runs in runs.values()]
+            if all(spread is None for spread in spreads):
+                continue  # decided on something other than a ratio (keep-alive): no scatter to compare
             rows.append([claim.id, *("—" if s is None else f"{100 * s:.1f} %" for s in spreads)])
-        headers = ("Ratio claim", *(f"{label} ({len(set_runs)} runs)" for label, set_runs in runs.items()))
+        headers = ("Claim", *(f"{label} ({len(set_runs)} runs)" for label, set_runs in runs.items()))
         return [
             nodes.paragraph(text=record.question),
             table(headers, rows),

@@ -96,7 +96,7 @@ def count_node(counts: Counter[State], recipe: str) -> nodes.Node:
     colour = majority(counts)
     assert colour is not None
     return data(
-        nodes.strong(text=text, classes=[f"bench-verdict-{colour.replace(' ', '-')}"]),
+        nodes.strong(text=text, classes=[colour.css_class]),
         recipe=recipe,
         tally="verdicts",
         status=colour,

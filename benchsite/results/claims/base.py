@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Self, assert_never
 
 from benchsite.records import Name, Record, Text
 from benchsite.results.evidence import Evidence
 from benchsite.results.intervals import Interval
 from benchsite.results.originals import OriginalFigures
-from benchsite.results.view import Cell
+from benchsite.results.view import Cell, RunView
 
 if TYPE_CHECKING:
     from benchsite.results.claims import AnyClaim
@@ -41,6 +41,30 @@ class State(StrEnum):
     def decided_nothing(self) -> bool:
         """A state that says nothing about the claim (the figures it needs are missing or not the server's)."""
         return self in (State.LIMITED, State.COULD_NOT_RUN)
+
+    @property
+    def css_class(self) -> str:
+        """The class that colours it on a page (docs/_static/bench.css has one rule per state)."""
+        return f"bench-verdict-{self.value.replace(' ', '-')}"
+
+    @property
+    def explained(self) -> str:
+        """Its line in the glossary."""
+        match self:
+            case State.HOLDS:
+                return "the whole 95 % interval clears the rule's threshold"
+            case State.DOES_NOT_HOLD:
+                return "the whole 95 % interval misses the rule's threshold"
+            case State.INCONCLUSIVE:
+                return "the interval straddles the threshold: the data cannot decide (more rounds or runs may)"
+            case State.DEPENDS:
+                return "over all machines: it holds on one machine and does not hold on another (both are named)"
+            case State.LIMITED:
+                return "the figures ran, but the load tool's own ceiling, not the server, set them: decides nothing"
+            case State.COULD_NOT_RUN:
+                return "a figure it needs is missing, failed or flagged: decides nothing"
+            case _:
+                assert_never(self)
 
 
 @dataclass(frozen=True)
@@ -67,6 +91,32 @@ class Verdict:
     estimate: Interval | None = None
     rests_on: tuple[Cell, ...] = ()
     details: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MachineEvidence:
+    """One machine's runs, as a claim's evidence chart or sentence reads them: its label and its runs."""
+
+    label: str
+    views: tuple[RunView, ...]
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    """One row of a claim's forest plot: an estimate (None: not estimable) of one run, or of a machine's runs."""
+
+    label: str
+    estimate: Interval | None
+    pooled: bool
+
+
+@dataclass(frozen=True)
+class Forest:
+    """What a claim's forest plot draws: its rows, what their estimates are, and the rule's lines."""
+
+    rows: tuple[EvidenceRow, ...]
+    what: str  # the estimates in words, with their unit
+    thresholds: tuple[float, ...]
 
 
 class ClaimBase(Record):
@@ -107,6 +157,21 @@ class ClaimBase(Record):
     def published_value(self, published: OriginalFigures) -> str:
         """What the original page's own figures say on the rule (its single runs have no interval)."""
         raise NotImplementedError
+
+    def evidence(self, machines: list[MachineEvidence]) -> Forest | str:
+        """What its verdicts rest on, machine by machine: a forest plot's rows, or a sentence where the claim
+        is not decided on a ratio."""
+        raise NotImplementedError
+
+    def round_ratios(self, view: RunView) -> list[float] | None:
+        """The per-round ratios of one run that decide it (None: it is not decided on a ratio, or cannot be)."""
+        raise NotImplementedError
+
+
+def run_label(view: RunView) -> str:
+    """A run as a chart's row names it: 2026-11-22 05:40 (its start, UTC)."""
+    run_id = view.run.run_id
+    return f"{run_id[:4]}-{run_id[4:6]}-{run_id[6:8]} {run_id[9:11]}:{run_id[11:13]}"
 
 
 def unusable(view: Evidence, cells: list[Cell]) -> Outcome:

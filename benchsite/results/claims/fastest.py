@@ -7,10 +7,22 @@ from typing import Literal
 from pydantic import Field
 
 from benchsite.records import Name, Seq
-from benchsite.results.claims.base import ClaimBase, Outcome, State, against, fmt_interval, unusable
-from benchsite.results.evidence import Evidence
+from benchsite.results.claims.base import (
+    ClaimBase,
+    EvidenceRow,
+    Forest,
+    MachineEvidence,
+    Outcome,
+    State,
+    against,
+    fmt_interval,
+    unusable,
+)
+from benchsite.results.evidence import Evidence, Pooled
+from benchsite.results.intervals import Interval, paired_rounds
+from benchsite.results.metrics import RPS
 from benchsite.results.originals import OriginalFigures
-from benchsite.results.view import Cell
+from benchsite.results.view import Cell, RunView
 
 
 class FastestClaim(ClaimBase):
@@ -99,6 +111,37 @@ class FastestClaim(ClaimBase):
             ]
             ahead += all(own.requests_per_s > rival for rival in rivals)
         return f"fastest at {ahead} of {len(self.cells)}"
+
+    def _closest(self, evidence: Evidence, cell: str) -> tuple[str, Interval] | None:
+        """The competitor closest to the subject in one cell, with the subject ÷ it (None: none measured)."""
+        rivals = [r for r in (self.among or evidence.measured_names()) if r != self.subject]
+        estimates = [
+            (rival, found)
+            for rival in rivals
+            if evidence.ran(rival, cell) and (found := evidence.ratio((self.subject, cell), (rival, cell)))
+        ]
+        return min(estimates, key=lambda pair: pair[1].value) if estimates else None
+
+    def evidence(self, machines: list[MachineEvidence]) -> Forest:
+        """Per machine and cell, the subject ÷ its closest competitor there (pooled over the machine's runs)."""
+        rows = []
+        for machine in machines:
+            pooled = len(machine.views) > 1
+            for cell in self.cells:
+                closest = self._closest(Pooled(machine.views), cell)
+                if closest is None:
+                    rows.append(EvidenceRow(f"{machine.label} · {cell}", None, pooled))
+                else:
+                    rows.append(EvidenceRow(f"{machine.label} · {cell} ÷ {closest[0]}", closest[1], pooled))
+        return Forest(tuple(rows), f"{self.subject} ÷ its closest competitor in each cell, {RPS.unit}", (1.0,))
+
+    def round_ratios(self, view: RunView) -> list[float] | None:
+        """The subject ÷ its closest competitor, round by round, in the first of its cells."""
+        closest = self._closest(view, self.cells[0])
+        if closest is None:
+            return None
+        top, bottom = view.round_values(self.subject, self.cells[0]), view.round_values(closest[0], self.cells[0])
+        return None if top is None or bottom is None else paired_rounds(top, bottom)
 
 
 SHOWN = 3

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Literal
 
 from benchsite.records import Name
-from benchsite.results.claims.base import ClaimBase, Outcome, State, unusable
-from benchsite.results.evidence import Evidence
+from benchsite.results.claims.base import ClaimBase, MachineEvidence, Outcome, State, unusable
+from benchsite.results.evidence import Evidence, Pooled
 from benchsite.results.originals import OriginalFigures
+from benchsite.results.view import RunView
 
 
 class KeepaliveClaim(ClaimBase):
@@ -51,3 +52,21 @@ class KeepaliveClaim(ClaimBase):
         found = published.figure(self.subject, self.cell)
         honoured = found.result.keepalive_honoured if found and found.result else None
         return "—" if honoured is None else "honoured" if honoured else "not honoured"
+
+    def evidence(self, machines: list[MachineEvidence]) -> str:
+        """Decided on what the load tool saw, not on a ratio: a sentence per machine."""
+        parts = []
+        for machine in machines:
+            seen, repetitions = Pooled(machine.views).keepalive_seen(self.subject, self.cell)
+            said = (
+                "not measured"
+                if not seen
+                else "honoured and not, in different repetitions"
+                if len(seen) > 1
+                else f"{'honoured' if True in seen else 'not honoured'} in all {repetitions} repetitions"
+            )
+            parts.append(f"{machine.label}: {said}")
+        return f"{self.text} Decided on what the load tool reported, not on a ratio: {'; '.join(parts)}."
+
+    def round_ratios(self, view: RunView) -> list[float] | None:
+        return None  # decided on what the load tool saw, not on a ratio

@@ -7,10 +7,23 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from benchsite.records import Name, Pair
-from benchsite.results.claims.base import ClaimBase, Outcome, State, against, fmt_interval, unusable
-from benchsite.results.evidence import Evidence
+from benchsite.results.claims.base import (
+    ClaimBase,
+    EvidenceRow,
+    Forest,
+    MachineEvidence,
+    Outcome,
+    State,
+    against,
+    fmt_interval,
+    run_label,
+    unusable,
+)
+from benchsite.results.evidence import Evidence, Pooled
+from benchsite.results.intervals import paired_rounds
 from benchsite.results.metrics import MetricName, metric
 from benchsite.results.originals import OriginalFigures
+from benchsite.results.view import RunView
 
 Bound = Annotated[float, Field(gt=0, le=1e6)]
 
@@ -72,3 +85,24 @@ class RatioClaim(ClaimBase):
             return "—"
         a, b = getattr(top, field), getattr(bottom, field)
         return "—" if a is None or b is None or b == 0 else f"{a / b:.3f}"
+
+    def evidence(self, machines: list[MachineEvidence]) -> Forest:
+        """A row per run, then the machine's pooled row, machine by machine."""
+        of = metric(self.metric)
+        rows = []
+        for machine in machines:
+            estimated = 0
+            for view in machine.views:
+                found = view.ratio(self.numerator, self.denominator, of)
+                rows.append(EvidenceRow(f"{machine.label} {run_label(view)}", found, False))
+                estimated += found is not None
+            if estimated > 1:  # the runs that measured both sides, pooled
+                pooled = Pooled(machine.views).ratio(self.numerator, self.denominator, of)
+                rows.append(EvidenceRow(f"{machine.label}, {estimated} runs pooled", pooled, True))
+        what = f"{'/'.join(self.numerator)} ÷ {'/'.join(self.denominator)}, {of.unit}"
+        return Forest(tuple(rows), what, tuple(b for b in (self.at_least, self.at_most) if b is not None))
+
+    def round_ratios(self, view: RunView) -> list[float] | None:
+        of = metric(self.metric)
+        top, bottom = view.round_values(*self.numerator, of), view.round_values(*self.denominator, of)
+        return None if top is None or bottom is None else paired_rounds(top, bottom)

@@ -1,0 +1,55 @@
+"""``.. bench-glossary::``: one word per thing. The verdict states and the metrics explain themselves (their
+registries carry their lines); the words the pages use for how a run is made are listed here once."""
+
+from __future__ import annotations
+
+from docutils import nodes
+
+from benchsite.results.claims import State
+from benchsite.results.metrics import METRICS
+from benchsite.sphinxext.base import ReportingDirective
+from benchsite.sphinxext.claims import verdict_node
+
+WORDS: dict[str, str] = {
+    "subject": "what a page measures: a server under load, or a client under test",
+    "cell": "one load setting of a recipe: its load tool, concurrency, keep-alive and request count",
+    "repetition": "one bounded load run of one subject in one cell, its raw output kept",
+    "round": "one repetition of every subject in every cell, the subjects of a cell back to back",
+    "further rounds": "rounds of the cells of claims still inconclusive (or wider than the target), within "
+    "the profile's max_rounds and time budget",
+    "disturbed repetition": "one during which other work took more of the pinned CPUs than the run's settings "
+    "allow: kept and shown, left out of intervals and claims, its round measured again",
+    "measured on a busy machine": "a run with more disturbed repetitions than its settings allow: kept and listed, "
+    "but neither pooled into its machine's verdicts nor a page's main run",
+    "machine": "where the servers ran, by its fingerprint; a two-host set-up is a machine of its own",
+    "pooled": "every run of one machine as one body of evidence, by a random-effects model",
+    "instructions per request": "the user-space instructions a server executes per request, counted under "
+    "Valgrind's callgrind after the timed rounds: the same on a busy machine",
+}
+
+
+def _entry(term: nodes.Node, text: str) -> nodes.definition_list_item:
+    head = nodes.term()
+    head += term
+    return nodes.definition_list_item("", head, nodes.definition("", nodes.paragraph(text=text)))
+
+
+class BenchGlossary(ReportingDirective):
+    """Three lists: the verdict states, the metrics, the words of the method."""
+
+    def render(self) -> list[nodes.Node]:
+        states, metrics, words = nodes.definition_list(), nodes.definition_list(), nodes.definition_list()
+        for state in State:
+            states += _entry(verdict_node(state), state.explained)
+        for metric in METRICS.values():
+            metrics += _entry(nodes.literal(text=metric.name), f"{metric.heading} ({metric.unit}): {metric.explained}")
+        for word, text in WORDS.items():
+            words += _entry(nodes.strong(text=word), text)
+        return [
+            nodes.rubric(text="Verdicts"),
+            states,
+            nodes.rubric(text="Metrics (the names claims and directives use)"),
+            metrics,
+            nodes.rubric(text="How a run is made"),
+            words,
+        ]
