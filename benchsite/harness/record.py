@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from benchsite.harness.hosts import Placement
 from benchsite.harness.start import Plan, Started, verification
@@ -24,7 +24,7 @@ from benchsite.model.run import (
     Topology,
     Warmup,
 )
-from benchsite.tools import AnyCell
+from benchsite.tools import AnyCell, AnyCellRun
 from benchsite.tools.base import Repetition
 
 
@@ -69,8 +69,9 @@ def subject_run(
     origins: tuple[Origin, ...],
 ) -> SubjectRun:
     """One subject's record: its command, its verification and a cell run per cell."""
-    cell_runs = tuple(
-        cell.run_record(profile.requests_for(cell), measured[(subject.name, cell.name)]) for cell in cells
+    cell_runs = tuple(  # each cell's RUN is its tool's cell-run record, one of AnyCellRun
+        cast(AnyCellRun, cell.run_record(profile.requests_for(cell), measured[(subject.name, cell.name)]))
+        for cell in cells
     )
     if isinstance(subject, Client):
         return SubjectRun(

@@ -8,7 +8,6 @@ expression below quotes the report line it reads.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -23,10 +22,8 @@ from benchsite.tools.base import (
     Percentiles,
     Positive,
     Rate,
-    Repetition,
     ToolResult,
     build_report,
-    stored,
 )
 
 
@@ -281,16 +278,6 @@ class AbCell(ExternalCell):
             ab_path=program,
         )
 
-    def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> AbCellRun:
-        return AbCellRun(
-            name=self.name,
-            label=self.label,
-            concurrency=self.concurrency,
-            keepalive=self.keepalive,
-            requests=requests,
-            repetitions=stored(repetitions),
-        )
-
 
 class AbCellRun(CellRunBase[AbResult]):
     """ab -n requests -c concurrency [-k]."""
@@ -301,6 +288,9 @@ class AbCellRun(CellRunBase[AbResult]):
     concurrency: int = Field(ge=1)
     keepalive: bool
     requests: Count
+
+
+AbCell.RUN = AbCellRun  # the record a subject's repetitions in such a cell are kept in
 
 
 def build_argv(

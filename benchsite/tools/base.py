@@ -137,9 +137,19 @@ class CellBase(Record):
     """What every cell declares: its tool, name and label, and an optional path."""
 
     TOOL: ClassVar[LoadTool]
+    RUN: ClassVar[type[CellRunBase[Any]]]  # the record of a subject's repetitions in such a cell
 
     name: Name
     label: Text
+
+    def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> CellRunBase[Any]:
+        """The stored record of a subject's repetitions in this cell: every field the record shares with the
+        cell copied from it, the request count where the record has one, and the repetitions."""
+        fields = self.RUN.model_fields
+        shared = {name: getattr(self, name) for name in type(self).model_fields if name in fields}
+        if "requests" in fields:
+            shared["requests"] = requests
+        return self.RUN.model_validate({**shared, "repetitions": stored(repetitions)})
 
 
 class CellRunBase(Record, Generic[ResultT]):
@@ -181,8 +191,4 @@ class ExternalCell(CellBase):
 
     def argv(self, url: str, requests: int, program: str, socket_timeout_s: int) -> list[str]:
         """The bounded command line of one repetition."""
-        raise NotImplementedError
-
-    def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> CellRunBase[Any]:
-        """The stored record of a subject's repetitions in this cell."""
         raise NotImplementedError

@@ -8,8 +8,7 @@ line verbatim and reads it back into a ClientResult.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from benchsite.errors import BenchError
 from benchsite.records import Pair, Seq, UrlPath
@@ -19,10 +18,8 @@ from benchsite.tools.base import (
     Count,
     LoadTool,
     Positive,
-    Repetition,
     ToolResult,
     build_report,
-    stored,
 )
 
 CLIENT_REPORT_KEYS = (
@@ -133,9 +130,6 @@ class ClientCell(CellBase):
     scheme: Literal["http", "https"] = "http"
     path: UrlPath
 
-    def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> ClientCellRun:
-        return ClientCellRun(name=self.name, label=self.label, requests=requests, repetitions=stored(repetitions))
-
 
 class ClientCellRun(CellRunBase[ClientResult]):
     """A client under test making `requests` sequential requests."""
@@ -150,3 +144,6 @@ class ClientCellRun(CellRunBase[ClientResult]):
     @property
     def amount(self) -> str:
         return f"{self.requests} requests by the client"
+
+
+ClientCell.RUN = ClientCellRun  # the record a subject's repetitions in such a cell are kept in

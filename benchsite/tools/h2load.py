@@ -9,7 +9,6 @@ expression quotes the report line it reads.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -22,10 +21,8 @@ from benchsite.tools.base import (
     LoadTool,
     Positive,
     Rate,
-    Repetition,
     ToolResult,
     build_report,
-    stored,
 )
 
 
@@ -218,16 +215,6 @@ class H2loadCell(ExternalCell):
             url,
         ]
 
-    def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> H2loadCellRun:
-        return H2loadCellRun(
-            name=self.name,
-            label=self.label,
-            clients=self.clients,
-            threads=self.threads,
-            requests=requests,
-            repetitions=stored(repetitions),
-        )
-
 
 class H2loadCellRun(CellRunBase[H2loadResult]):
     """h2load --h1 -n requests -c clients -t threads."""
@@ -243,3 +230,6 @@ class H2loadCellRun(CellRunBase[H2loadResult]):
     @property
     def concurrency(self) -> int:
         return self.clients
+
+
+H2loadCell.RUN = H2loadCellRun  # the record a subject's repetitions in such a cell are kept in

@@ -7,7 +7,6 @@ Each regular expression quotes the report line it reads.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -21,10 +20,8 @@ from benchsite.tools.base import (
     Percentiles,
     Positive,
     Rate,
-    Repetition,
     ToolResult,
     build_report,
-    stored,
 )
 
 
@@ -210,15 +207,6 @@ class WrkCell(ExternalCell):
             wrk_path=program,
         )
 
-    def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> WrkCellRun:
-        return WrkCellRun(
-            name=self.name,
-            label=self.label,
-            connections=self.connections,
-            duration_s=self.duration_s,
-            repetitions=stored(repetitions),
-        )
-
 
 class WrkCellRun(CellRunBase[WrkResult]):
     """wrk -c connections -d duration (always keep-alive)."""
@@ -238,3 +226,6 @@ class WrkCellRun(CellRunBase[WrkResult]):
     @property
     def amount(self) -> str:
         return f"-d {self.duration_s} s"
+
+
+WrkCell.RUN = WrkCellRun  # the record a subject's repetitions in such a cell are kept in
