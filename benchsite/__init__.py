@@ -1,3 +1,3 @@
 """Reproducible web-server benchmarks: the harness and its Sphinx extension."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # as pyproject.toml says

@@ -67,7 +67,7 @@ def test_two_machines_that_disagree_make_a_claim_depend_on_the_machine() -> None
     groups = by_machine(views)
     assert [group.label for group in groups] == ["fast", "slow"]  # equal runs: the newest machine last
     [claim] = across_machines(groups, (RATIO,), PUBLISHED)
-    assert [m.verdict.status for m in claim.machines] == [State.HOLDS, State.DOES_NOT_HOLD]
+    assert [m.verdict.state for m in claim.machines] == [State.HOLDS, State.DOES_NOT_HOLD]
     assert claim.state == State.DEPENDS and claim.depends_on == "holds on fast; does not hold on slow"
 
 

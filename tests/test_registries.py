@@ -42,3 +42,11 @@ def test_the_glossary_lists_every_state_every_metric_and_the_methods_words(commi
         assert f">{metric.name}<" in page and metric.explained in page
     for word in ("disturbed repetition", "measured on a busy machine", "repetition", "round", "cell"):
         assert f">{word}<" in page
+
+
+def test_the_package_says_the_version_pyproject_says() -> None:
+    import tomllib
+
+    from benchsite import __version__
+
+    assert __version__ == tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]

@@ -119,13 +119,13 @@ FRAMEWORK = [1000.0, 1100.0, 900.0, 1050.0, 950.0]
 def test_a_ratio_claim_holds_fails_or_is_inconclusive_by_its_interval(raw: list[float], status: str) -> None:
     run = run_with({("framework", "c1"): FRAMEWORK, ("raw-wsgi", "c1"): raw})
     verdict = decide(RATIO, run, PUBLISHED)
-    assert verdict.status == status, verdict.today
+    assert verdict.state == status, verdict.today
     assert verdict.needs == ((("raw-wsgi", "c1"), ("framework", "c1")) if status == INCONCLUSIVE else ())
 
 
 def test_one_round_decides_no_ratio_claim() -> None:
     run = run_with({("framework", "c1"): [1000.0], ("raw-wsgi", "c1"): [3000.0]})
-    assert decide(RATIO, run, PUBLISHED).status == INCONCLUSIVE
+    assert decide(RATIO, run, PUBLISHED).state == INCONCLUSIVE
 
 
 FASTEST = parse_claim({"id": "f", "text": "t", "kind": "fastest", "subject": "raw-wsgi", "cells": ["c10"]}, "test")
@@ -141,7 +141,7 @@ FASTEST = parse_claim({"id": "f", "text": "t", "kind": "fastest", "subject": "ra
 )
 def test_a_fastest_claim_needs_every_ratio_surely_above_one(raw: list[float], status: str) -> None:
     run = run_with({("framework", "c10"): FRAMEWORK, ("raw-wsgi", "c10"): raw})
-    assert decide(FASTEST, run, PUBLISHED).status == status
+    assert decide(FASTEST, run, PUBLISHED).state == status
 
 
 def test_a_fastest_claim_that_names_a_few_comparisons_lists_them_all() -> None:
@@ -150,11 +150,11 @@ def test_a_fastest_claim_that_names_a_few_comparisons_lists_them_all() -> None:
     behind = [700.0, 770.0, 630.0, 730.0, 670.0]
     run = run_with({**{("framework", c): behind for c in cells}, **{("raw-wsgi", c): FRAMEWORK for c in cells}})
     verdict = decide(claim, run, PUBLISHED)
-    assert verdict.status == DOES_NOT_HOLD
+    assert verdict.state == DOES_NOT_HOLD
     assert verdict.today.endswith("and 1 more")
     assert [item.split(":")[0] for item in verdict.details] == [f"surely behind at {c}" for c in cells]
     few = decide(FASTEST, run_with({("framework", "c10"): FRAMEWORK, ("raw-wsgi", "c10"): behind}), PUBLISHED)
-    assert few.status == DOES_NOT_HOLD and few.details == ()  # nothing shortened, nothing more to list
+    assert few.state == DOES_NOT_HOLD and few.details == ()  # nothing shortened, nothing more to list
 
 
 def test_a_flagged_cell_decides_nothing(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_a_flagged_cell_decides_nothing(tmp_path: Path) -> None:
     )
     broken = run.model_copy(update={"subjects": (run.subjects[0], subject.model_copy(update={"cells": cells}))})
     verdict = decide(RATIO, broken, PUBLISHED)
-    assert verdict.status == COULD_NOT_RUN and "non-2xx" in verdict.today
+    assert verdict.state == COULD_NOT_RUN and "non-2xx" in verdict.today
 
 
 def test_a_page_shows_the_latest_full_run_even_after_a_newer_quick_run(tmp_path: Path) -> None:

@@ -65,6 +65,6 @@ def test_a_claim_on_a_tool_limited_figure_says_so_rather_than_could_not_run() ->
     published = load_published(RUN.parent / "published.toml")
     claim = next(c for c in published.claims if c.id == "wsgiboost-twice-waitress")
     limited = decide(claim, RunView(with_cpu(load_run(RUN), load_share=95.0)), published)
-    assert limited.status == State.LIMITED and "limited by the load tool" in limited.today
+    assert limited.state == State.LIMITED and "limited by the load tool" in limited.today
     decided = decide(claim, RunView(load_run(RUN)), published)
-    assert decided.status in (State.HOLDS, State.DOES_NOT_HOLD, State.INCONCLUSIVE)
+    assert decided.state in (State.HOLDS, State.DOES_NOT_HOLD, State.INCONCLUSIVE)

@@ -34,7 +34,7 @@ def print_verdicts(run_dir: Path, published: Published) -> None:
     for header in ("Claim", "Verdict", "This run [95 % interval]", "Rule"):
         table.add_column(header, overflow="fold")
     for verdict in published.verdicts(view):
-        table.add_row(verdict.claim.id, str(verdict.status), verdict.today, verdict.claim.threshold)
+        table.add_row(verdict.claim.id, str(verdict.state), verdict.today, verdict.claim.threshold)
     console = Console(stderr=True)
     console.print(table)
     if rounds is not None and rounds.further_repetitions:

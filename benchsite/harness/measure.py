@@ -323,7 +323,7 @@ class Measuring:
     def _stood(self, verdict: Verdict, stopped: str) -> str:
         """Where a claim stood when the rounds stopped: its state, its interval's width, and why no more."""
         width = half_width(verdict.estimate) if verdict.estimate is not None else None
-        said = verdict.status.value + ("" if width is None else f", ±{100 * width:.1f} %")
+        said = verdict.state.value + ("" if width is None else f", ±{100 * width:.1f} %")
         target = self.profile.target_half_width
         if self._needs(verdict):
             return f"{said}: {stopped}"

@@ -17,21 +17,23 @@ import numpy as np
 
 from benchsite.results.intervals import LEVEL, Interval
 from benchsite.results.metrics import RPS, Metric
-from benchsite.results.view import Cell, RunView
+from benchsite.results.view import RunView, SubjectCell
 
 
 class Evidence(Protocol):
     """The questions a claim asks of what it is decided on."""
 
-    def ratio(self, top: Cell, bottom: Cell, of: Metric = RPS, usable_only: bool = True) -> Interval | None: ...
+    def ratio(
+        self, top: SubjectCell, bottom: SubjectCell, of: Metric = RPS, usable_only: bool = True
+    ) -> Interval | None: ...
 
     def ran(self, subject: str, cell: str) -> bool: ...
 
     def usable(self, subject: str, cell: str) -> bool: ...
 
-    def why_not(self, cells: list[Cell]) -> str: ...
+    def why_not(self, cells: list[SubjectCell]) -> str: ...
 
-    def tool_limited(self, cells: list[Cell]) -> bool: ...
+    def tool_limited(self, cells: list[SubjectCell]) -> bool: ...
 
     def measured_names(self) -> list[str]: ...
 
@@ -39,7 +41,7 @@ class Evidence(Protocol):
 
 
 def log_ratio_estimate(
-    view: RunView, top: Cell, bottom: Cell, of: Metric, usable_only: bool = True
+    view: RunView, top: SubjectCell, bottom: SubjectCell, of: Metric, usable_only: bool = True
 ) -> tuple[float, float, int] | None:
     """One run's estimate of log(top ÷ bottom): the mean of its per-round log ratios, the variance of
     that mean, and the rounds (None with fewer than two usable paired rounds)."""
@@ -73,7 +75,9 @@ class Pooled:
     def __init__(self, views: Sequence[RunView]) -> None:
         self.views = list(views)
 
-    def ratio(self, top: Cell, bottom: Cell, of: Metric = RPS, usable_only: bool = True) -> Interval | None:
+    def ratio(
+        self, top: SubjectCell, bottom: SubjectCell, of: Metric = RPS, usable_only: bool = True
+    ) -> Interval | None:
         estimates = [
             e for view in self.views if (e := log_ratio_estimate(view, top, bottom, of, usable_only)) is not None
         ]
@@ -91,10 +95,10 @@ class Pooled:
     def usable(self, subject: str, cell: str) -> bool:
         return any(view.usable(subject, cell) for view in self.views)
 
-    def why_not(self, cells: list[Cell]) -> str:
+    def why_not(self, cells: list[SubjectCell]) -> str:
         return self.views[-1].why_not(cells) if self.views else "no run"
 
-    def tool_limited(self, cells: list[Cell]) -> bool:
+    def tool_limited(self, cells: list[SubjectCell]) -> bool:
         return bool(self.views) and all(view.tool_limited(cells) for view in self.views)
 
     def measured_names(self) -> list[str]:

@@ -48,7 +48,7 @@ class HogExperiment:
     def opposite(self, runs: list[RuleOnRun], with_rule: bool) -> int:
         """How many (run, claim) verdicts were decided the other way from the quiet runs pooled."""
         return sum(
-            verdict.status == OPPOSITE.get(reference.status)
+            verdict.state == OPPOSITE.get(reference.state)
             for run in runs
             for reference, verdict in zip(self.reference, run.with_rule if with_rule else run.without_rule, strict=True)
         )

@@ -88,13 +88,13 @@ class ClaimAcross:
 
     @property
     def state(self) -> State:
-        return overall(m.verdict.status for m in self.machines)
+        return overall(m.verdict.state for m in self.machines)
 
     @property
     def depends_on(self) -> str:
         """Where it holds and where it does not, for a claim that depends on the machine."""
-        holds = [m.runs.label for m in self.machines if m.verdict.status == State.HOLDS]
-        fails = [m.runs.label for m in self.machines if m.verdict.status == State.DOES_NOT_HOLD]
+        holds = [m.runs.label for m in self.machines if m.verdict.state == State.HOLDS]
+        fails = [m.runs.label for m in self.machines if m.verdict.state == State.DOES_NOT_HOLD]
         return f"holds on {', '.join(holds)}; does not hold on {', '.join(fails)}"
 
 

@@ -23,13 +23,13 @@ class Stability:
 
     def consistent(self, claim_index: int) -> bool:
         """No run decided it one way and another run the other way (inconclusive agrees with both)."""
-        states = {run[claim_index].status for run in self.verdicts}
+        states = {run[claim_index].state for run in self.verdicts}
         return not {State.HOLDS, State.DOES_NOT_HOLD} <= states
 
     def decided_share(self, run_index: int) -> float | None:
         """The share of the claims that could run which this run decided (None: none could run)."""
-        ran = [v for v in self.verdicts[run_index] if not v.status.decided_nothing]
-        return sum(v.status in (State.HOLDS, State.DOES_NOT_HOLD) for v in ran) / len(ran) if ran else None
+        ran = [v for v in self.verdicts[run_index] if not v.state.decided_nothing]
+        return sum(v.state in (State.HOLDS, State.DOES_NOT_HOLD) for v in ran) / len(ran) if ran else None
 
 
 def stability(runs: list[RunDocument], published: Published) -> Stability:

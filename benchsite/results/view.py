@@ -14,7 +14,7 @@ from benchsite.results.intervals import Interval, paired_rounds, ratio_interval
 from benchsite.results.metrics import METRICS, RPS, Metric, metric_values
 from benchsite.results.stats import CellSummary, summarize
 
-Cell = tuple[str, str]  # (subject, cell)
+SubjectCell = tuple[str, str]  # (subject, cell)
 
 
 class RunView:
@@ -22,7 +22,7 @@ class RunView:
 
     def __init__(self, run: RunDocument) -> None:
         self.run = run
-        self._figures: dict[Cell, Figure | None] = {}
+        self._figures: dict[SubjectCell, Figure | None] = {}
 
     @cached_property
     def disturbed(self) -> tuple[int, int]:
@@ -55,7 +55,7 @@ class RunView:
         return said
 
     @cached_property
-    def summaries(self) -> dict[Cell, CellSummary]:
+    def summaries(self) -> dict[SubjectCell, CellSummary]:
         return {(s.name, c.name): summarize(c) for s in self.run.subjects for c in s.cells}
 
     def ceiling_rps(self, cell: str) -> float | None:
@@ -105,7 +105,9 @@ class RunView:
             return None
         return metric_values(cell_record, of)
 
-    def ratio(self, top: Cell, bottom: Cell, of: Metric = RPS, usable_only: bool = True) -> Interval | None:
+    def ratio(
+        self, top: SubjectCell, bottom: SubjectCell, of: Metric = RPS, usable_only: bool = True
+    ) -> Interval | None:
         """The ratio top ÷ bottom from the rounds that measured both; None where a side is unusable."""
         a, b = self.round_values(*top, of, usable_only), self.round_values(*bottom, of, usable_only)
         if a is None or b is None:
@@ -132,13 +134,13 @@ class RunView:
         seen = {rep.result.keepalive_honoured for rep in cell_run.repetitions if rep.ok and rep.result is not None}
         return {value for value in seen if value is not None}, len(cell_run.repetitions)
 
-    def tool_limited(self, cells: list[Cell]) -> bool:
+    def tool_limited(self, cells: list[SubjectCell]) -> bool:
         """Whether every unusable figure among these ran and only the load tool held it back."""
         found = [self.figure(*cell) for cell in cells]
         unusable = [f for f in found if f is None or not f.usable]
         return bool(unusable) and all(f is not None and f.limited_only for f in unusable)
 
-    def why_not(self, cells: list[Cell]) -> str:
+    def why_not(self, cells: list[SubjectCell]) -> str:
         """Why these figures cannot decide anything: which did not run, which are flagged and why."""
         reasons = []
         for subject, cell in cells:

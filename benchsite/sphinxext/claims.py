@@ -51,7 +51,7 @@ def on_each_machine(across: ClaimAcross, recipe: str) -> nodes.container:
         tag = {"recipe": recipe, "claim": across.claim.id, "scope": "machine", "machine": found.runs.label}
         line += data(found.verdict.today, estimate="pooled", **tag)
         line += nodes.Text(" ")
-        line += data(verdict_node(found.verdict.status), status=found.verdict.status, **tag)
+        line += data(verdict_node(found.verdict.state), status=found.verdict.state, **tag)
         lines += line
         if found.verdict.details:
             lines += every_item(found.verdict.details)

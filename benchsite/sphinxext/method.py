@@ -65,7 +65,7 @@ class BenchStability(MethodDirective):
                 cells: list[str | nodes.Node] = [f"{short_run_name(run.run_id)}, {run.machine.name}"]
                 for verdict in run_verdicts:
                     entry = nodes.paragraph()
-                    entry += verdict_node(verdict.status)
+                    entry += verdict_node(verdict.state)
                     entry += nodes.Text(f" {verdict.today}")
                     cells.append(entry)
                 rows.append(cells)
@@ -139,7 +139,7 @@ class BenchHogged(MethodDirective):
         )
         claims = [verdict.claim.id for verdict in found.reference]
         rows: list[list[str | nodes.Node]] = [
-            ["Quiet runs pooled", "—", *(_verdict(v.status, v.today) for v in found.reference)]
+            ["Quiet runs pooled", "—", *(_verdict(v.state, v.today) for v in found.reference)]
         ]
         for label, runs in (("quiet", found.quiet), ("hogged", found.hogged)):
             for run in runs:
@@ -148,11 +148,11 @@ class BenchHogged(MethodDirective):
                     run.view.interference_said(),
                 ]
                 for with_rule, without in zip(run.with_rule, run.without_rule, strict=True):
-                    cell = _verdict(with_rule.status, with_rule.today)
-                    if without.status != with_rule.status or without.today != with_rule.today:
+                    cell = _verdict(with_rule.state, with_rule.today)
+                    if without.state != with_rule.state or without.today != with_rule.today:
                         cell += nodes.Text("; without the rule ")
-                        if without.status != with_rule.status:
-                            cell += verdict_node(without.status)
+                        if without.state != with_rule.state:
+                            cell += verdict_node(without.state)
                         cell += nodes.Text(f" {without.today}")
                     cells.append(cell)
                 rows.append(cells)

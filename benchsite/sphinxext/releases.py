@@ -219,7 +219,7 @@ class BenchReleases(PublishedDirective):
         for release in releases:
             line: list[object] = [release.release]
             for claim, verdict in zip(claims, release.verdicts, strict=True):
-                line.append(data(verdict_node(verdict.status), release=release.release, claim=claim))
+                line.append(data(verdict_node(verdict.state), release=release.release, claim=claim))
             rows.append(line)
         caption = nodes.paragraph(
             text="Each claim of the page decided on each release's copies alone (one run: its rounds' noise, "

@@ -10,7 +10,7 @@ from docutils import nodes
 
 from benchsite.results.intervals import Interval
 
-Cell: TypeAlias = str | nodes.Node
+TableCell: TypeAlias = str | nodes.Node  # what a table cell may hold
 
 
 def fmt_plain(value: float | None) -> str:
@@ -33,7 +33,7 @@ def with_interval(value: float | None, interval: Interval | None, fmt: Callable[
     return f"{fmt(value)} [{fmt(interval.low)}–{fmt(interval.high)}]"
 
 
-def _entry(content: Cell) -> nodes.entry:
+def _entry(content: TableCell) -> nodes.entry:
     entry = nodes.entry()
     if isinstance(content, nodes.Inline):
         entry += nodes.paragraph("", "", content)
@@ -44,7 +44,7 @@ def _entry(content: Cell) -> nodes.entry:
     return entry
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], classes: Sequence[str] = ()) -> nodes.table:
+def table(headers: Sequence[str], rows: Sequence[Sequence[TableCell]], classes: Sequence[str] = ()) -> nodes.table:
     """A docutils table with one header row."""
     node = nodes.table(classes=["bench-table", *classes])
     group = nodes.tgroup(cols=len(headers))

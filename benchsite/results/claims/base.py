@@ -16,7 +16,7 @@ from benchsite.records import Name, Record, Text
 from benchsite.results.evidence import Evidence
 from benchsite.results.intervals import Interval
 from benchsite.results.originals import OriginalFigures
-from benchsite.results.view import Cell, RunView
+from benchsite.results.view import RunView, SubjectCell
 
 if TYPE_CHECKING:
     from benchsite.results.claims import AnyClaim
@@ -73,9 +73,9 @@ class Outcome:
 
     state: State
     today: str  # the deciding value with its interval, or why there is none
-    needs: tuple[Cell, ...] = ()  # the cell runs whose further rounds could decide an inconclusive claim
+    needs: tuple[SubjectCell, ...] = ()  # the cell runs whose further rounds could decide an inconclusive claim
     estimate: Interval | None = None  # the ratio it was decided on, where it is one
-    rests_on: tuple[Cell, ...] = ()  # the cell runs that estimate comes from
+    rests_on: tuple[SubjectCell, ...] = ()  # the cell runs that estimate comes from
     details: tuple[str, ...] = ()  # every item a shortened `today` lists only the first few of
 
 
@@ -84,12 +84,12 @@ class Verdict:
     """A claim's outcome on one run, with what decided it and the published value beside it."""
 
     claim: AnyClaim
-    status: State
+    state: State
     today: str
     published: str
-    needs: tuple[Cell, ...] = ()
+    needs: tuple[SubjectCell, ...] = ()
     estimate: Interval | None = None
-    rests_on: tuple[Cell, ...] = ()
+    rests_on: tuple[SubjectCell, ...] = ()
     details: tuple[str, ...] = ()
 
 
@@ -174,7 +174,7 @@ def run_label(view: RunView) -> str:
     return f"{run_id[:4]}-{run_id[4:6]}-{run_id[6:8]} {run_id[9:11]}:{run_id[11:13]}"
 
 
-def unusable(view: Evidence, cells: list[Cell]) -> Outcome:
+def unusable(view: Evidence, cells: list[SubjectCell]) -> Outcome:
     """The outcome of a claim whose figures cannot decide it: limited by the load tool, or could not run."""
     state = State.LIMITED if view.tool_limited(cells) else State.COULD_NOT_RUN
     return Outcome(state, view.why_not(cells))

@@ -22,7 +22,7 @@ from benchsite.results.evidence import Evidence, Pooled
 from benchsite.results.intervals import Interval, paired_rounds
 from benchsite.results.metrics import RPS
 from benchsite.results.originals import OriginalFigures
-from benchsite.results.view import Cell, RunView
+from benchsite.results.view import RunView, SubjectCell
 
 
 class FastestClaim(ClaimBase):
@@ -62,7 +62,7 @@ class FastestClaim(ClaimBase):
         behind: list[str] = []
         unsure: list[str] = []
         not_compared: list[str] = []
-        needs: list[Cell] = []
+        needs: list[SubjectCell] = []
         for cell in self.cells:
             if not view.usable(self.subject, cell):
                 return unusable(view, [(self.subject, cell)])
