@@ -40,7 +40,7 @@ def print_verdicts(run_dir: Path, published: Published) -> None:
     if rounds is not None and rounds.further_repetitions:
         console.print(
             f"{rounds.made} rounds in all ({rounds.further_repetitions} repetitions in further rounds for "
-            f"claims the first {rounds.minimum} left inconclusive); stopped: {rounds.stopped}",
+            f"claims the first {rounds.minimum} left inconclusive, or for disturbed rounds); stopped: {rounds.stopped}",
             highlight=False,
         )
 

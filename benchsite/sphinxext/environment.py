@@ -81,7 +81,8 @@ def _rounds(run: RunDocument) -> str:
     if rounds is None:
         return f"{run.profile.repetitions} of every cell (not recorded how the run stopped)"
     further = (
-        f", then {rounds.further_repetitions} repetitions in further rounds of the cells of inconclusive claims"
+        f", then {rounds.further_repetitions} repetitions in further rounds of the cells of inconclusive claims "
+        "or of disturbed rounds"
         if rounds.further_repetitions
         else ""
     )
