@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -221,12 +222,12 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
 
 @task(help=HELP["faults"])
 @reported
-def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0) -> None:
+def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0, kill: bool = False) -> None:
     """Benchmark the clean-up: signals at random moments of real quick runs, then count what they left."""
     from benchsite.commands.terminal import print_trials
-    from benchsite.harness.faults import inject
+    from benchsite.harness.faults import SIGNALS, inject
 
-    trials = inject(runs, seed, max_delay, ROOT)
+    trials = inject(runs, seed, max_delay, ROOT, (*SIGNALS, signal.SIGKILL) if kill else SIGNALS)
     print_trials(trials)
     if not all(each.clean for each in trials):
         raise BenchError("some interrupted runs left something behind: see the lines marked LEFT")

@@ -247,3 +247,23 @@ def test_a_signal_in_the_first_second_exits_130_with_one_line_and_leaves_nothing
         assert stderr.strip().splitlines()[-1].startswith("interrupted") and "Traceback" not in stderr
         assert processes_mentioning(str(tmp_path)) == []
     assert list_runs(tmp_path / "cherrypy-speed") == []
+
+
+def test_a_server_stuck_in_its_shutdown_is_killed_by_the_guardian_when_the_harness_is_sigkilled(
+    toy: ToyRecipes,
+) -> None:
+    toy.add("toy", toy_subject("--hang-on-term"))  # takes the parent-death SIGTERM, then never exits
+    result = run_invoke(
+        "recipe",
+        "toy",
+        "--profile",
+        "quick",
+        "--data-dir",
+        str(toy.data_dir),
+        env={**toy.env, TEST_SIGNAL: "tool-started:SIGKILL"},
+    )
+    assert result.returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 15  # the guardian's grace, then SIGKILL
+    while processes_mentioning(str(toy.root)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_mentioning(str(toy.root)) == []

@@ -59,6 +59,8 @@ HELP: dict[str, dict[str, str]] = {
         "runs": "how many recipe runs to interrupt",
         "seed": "the seed of the random recipes, signals and delays (the same seed repeats the same trials)",
         "max_delay": "the latest moment, in seconds after the start, a signal is sent",
+        "kill": "draw SIGKILL too: the run can handle nothing, its servers must die with it (its folders are "
+        "left for `invoke recipe --clean`)",
     },
     "byo": {
         "name": "the system to build: fapws3, cherokee or wsgiboost (conf/byo.toml)",

@@ -45,7 +45,10 @@ class Trial:
 
     @property
     def clean(self) -> bool:
-        return not (self.processes or self.ports or self.staging or self.workroots)
+        """Nothing of the run still runs or listens; and, unless it was SIGKILLed (which no process can handle:
+        its folders are left for `invoke recipe --clean`), no folder of it is left."""
+        folders_left = (self.staging or self.workroots) and self.signal_name != "SIGKILL"
+        return not (self.processes or self.ports or folders_left)
 
 
 def _listening(owners: set[int] | None = None) -> set[int]:
@@ -79,10 +82,26 @@ def _of_trial(session: int, mark: str) -> list[psutil.Process]:
     return found
 
 
+STOPPING_S = 10.0  # how long a run's children may take to stop after it ended (Apache's mod_wsgi takes seconds)
+
+
+def _stopping(session: int, mark: str) -> list[psutil.Process]:
+    """The trial's processes still alive once they had STOPPING_S to stop: a SIGKILLed harness's children get
+    the parent-death signal and stop on their own, but not at once."""
+    time.sleep(0.5)
+    deadline = time.monotonic() + STOPPING_S
+    alive = _of_trial(session, mark)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.25)
+        alive = _of_trial(session, mark)
+    return alive
+
+
 def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path, at: str = "") -> Trial:
     """One run of a recipe, signalled after delay_s (or by itself at the point `at` of its code, such as
     "server-started#2": see signals.signal_for_test), and its leftovers counted a moment after it ended."""
     ports_before, roots_before = _listening(), _workroots()
+    staged_before = set(scratch.glob(f"*/{STAGING_PREFIX}*"))  # an earlier SIGKILLed trial's are not this one's
     mark = uuid.uuid4().hex
     at_point = {TEST_SIGNAL: f"{at}:{signal.Signals(signum).name}"} if at else {}
     process = subprocess.Popen(
@@ -102,8 +121,7 @@ def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path, a
     except subprocess.TimeoutExpired:
         process.kill()
         code = process.wait()
-    time.sleep(0.5)  # what is stopping has stopped by now
-    alive = _of_trial(process.pid, mark)
+    alive = _stopping(process.pid, mark)
     return Trial(
         recipe=recipe,
         signal_name=signal.Signals(signum).name,
@@ -112,12 +130,14 @@ def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path, a
         exit_code=code,
         processes=tuple(f"{p.name()} ({p.pid})" for p in alive),
         ports=tuple(sorted(_listening({p.pid for p in alive}) - ports_before)),
-        staging=len(list(scratch.glob(f"*/{STAGING_PREFIX}*"))),
+        staging=len(set(scratch.glob(f"*/{STAGING_PREFIX}*")) - staged_before),
         workroots=len(_workroots() - roots_before),
     )
 
 
-def inject(runs: int, seed: int, max_delay_s: float, repo: Path) -> list[Trial]:
+def inject(
+    runs: int, seed: int, max_delay_s: float, repo: Path, signals: tuple[signal.Signals, ...] = SIGNALS
+) -> list[Trial]:
     """`runs` trials with recipes, signals and delays drawn from a seeded generator."""
     chooser = random.Random(seed)
     trials = []
@@ -126,7 +146,7 @@ def inject(runs: int, seed: int, max_delay_s: float, repo: Path) -> list[Trial]:
             trials.append(
                 trial(
                     chooser.choice(QUICK_RECIPES),
-                    chooser.choice(SIGNALS),
+                    chooser.choice(signals),
                     chooser.uniform(0.0, max_delay_s),
                     repo,
                     Path(scratch),

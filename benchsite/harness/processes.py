@@ -21,6 +21,7 @@ import psutil
 
 from benchsite.errors import BenchError
 from benchsite.harness.cputime import CpuReading, tree_reading
+from benchsite.harness.guardian import guarded, unguarded
 from benchsite.harness.signals import pause_for_test, signal_for_test, signals_held, unblock_in_child
 
 LOOPBACK = "127.0.0.1"
@@ -170,6 +171,7 @@ def start_server(
             )
         except OSError as error:
             raise BenchError(f"cannot start subject {name!r} ({argv[0]}): {error.strerror}") from None
+    guarded(popen)
     return ServerProcess(name=name, argv=argv, port=port, popen=popen, log_path=log_path, cwd=cwd)
 
 
@@ -198,6 +200,7 @@ def stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float = 1
     if popen.poll() is None:
         popen.kill()
         popen.wait()
+    unguarded(popen)
 
 
 @contextmanager
@@ -365,6 +368,7 @@ def run_tool(argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
         raise BenchError(
             f"no {argv[0]} on this system: run `.venv/bin/invoke setup` (needs root) to install the load tools"
         ) from None
+    guarded(popen)
     signal_for_test("tool-started")
     timed_out = False
     try:
@@ -376,6 +380,7 @@ def run_tool(argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
     finally:
         if popen.poll() is None:
             stop_process_group(popen, term_timeout_s=2)
+        unguarded(popen)
     usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = (usage_after.ru_utime - usage_before.ru_utime) + (usage_after.ru_stime - usage_before.ru_stime)
     return ToolRun(

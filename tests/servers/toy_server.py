@@ -1,14 +1,16 @@
 """A tiny real HTTP server for the tests' bad-input recipes.
 
-Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--exit-under-valgrind]
+Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--exit-under-valgrind] [--hang-on-term]
 --hang-after N answers the first N requests, then accepts connections and never answers;
---exit-under-valgrind exits at once with code 3 when it runs under Valgrind (whose preload it sees).
+--exit-under-valgrind exits at once with code 3 when it runs under Valgrind (whose preload it sees);
+--hang-on-term takes SIGTERM, closes its socket and then never exits (as a server stuck in its shutdown).
 """
 
 import argparse
 import http.server
 import itertools
 import os
+import signal
 import sys
 import threading
 
@@ -18,6 +20,7 @@ parser.add_argument("--status", type=int, default=200)
 parser.add_argument("--body", default="hello")
 parser.add_argument("--hang-after", type=int, default=-1)
 parser.add_argument("--exit-under-valgrind", action="store_true")
+parser.add_argument("--hang-on-term", action="store_true")
 options = parser.parse_args()
 if options.exit_under_valgrind and "vgpreload" in os.environ.get("LD_PRELOAD", ""):
     sys.exit(3)
@@ -43,4 +46,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", options.port), Handler)
 server.daemon_threads = True
+if options.hang_on_term:
+
+    def stuck(signum: int, frame: object) -> None:
+        server.socket.close()
+        while True:
+            never.wait(3600)
+
+    signal.signal(signal.SIGTERM, stuck)
 server.serve_forever()
