@@ -17,6 +17,7 @@ from benchsite.model.upgrade import (
     read_run,
     run_v1_to_v2,
     run_v2_to_v3,
+    run_v3_to_v4,
     run_v4_to_v5,
     run_v5_to_v6,
     run_v6_to_v7,
@@ -342,3 +343,37 @@ def test_version_6_becomes_7_judging_each_repetition_by_the_frozen_default_rule(
     }
     run = RunDocument.from_json(version_7, RUNS / "v6")
     assert RunView(run).disturbed == (1, 45) and not RunView(run).busy
+
+
+def version_2() -> dict:
+    """A frozen version 1 run (the first committed one) upgraded to version 2."""
+    return run_v1_to_v2(json.loads((RUNS / "v1-first-shape-cherrypy-speed.json").read_text()))
+
+
+def test_version_3_becomes_4_with_ticks_no_precision_target_and_no_claim_standings() -> None:
+    version_3 = run_v2_to_v3(version_2())
+    assert version_3["format_version"] == 3 and "target_half_width" not in version_3["profile"]
+    version_4 = run_v3_to_v4(version_3)
+    assert version_4["format_version"] == 4 and version_4["profile"]["target_half_width"] == 0
+    for subject_3, subject_4 in zip(version_3["subjects"], version_4["subjects"], strict=True):
+        for cell_3, cell_4 in zip(subject_3["cells"], subject_4["cells"], strict=True):
+            assert cell_4["repetitions"] == [{**rep, "server_cpu_clock": "ticks"} for rep in cell_3["repetitions"]]
+    assert version_4["rounds"] is None or version_4["rounds"]["claims"] == {}
+    unchanged = ("format_version", "subjects", "profile", "rounds")
+    assert {k: v for k, v in version_4.items() if k not in unchanged} == {
+        k: v for k, v in version_3.items() if k not in unchanged
+    }
+
+
+def test_version_2_becomes_3_without_a_hosts_ssh_login_or_address() -> None:
+    document = version_2()
+    host = {"environment": document["environment"], "ssh": "bench@10.1.2.3", "address": "10.1.2.3"}
+    document["topology"] = {"server": {**host, "role": "server"}, "load": {**host, "role": "load"}}
+    document["skipped"] = [
+        {"name": "x", "label": "X", "reason": "missing", "detail": "no module x (on the server host bench@10.1.2.3)"}
+    ]
+    version_3 = run_v2_to_v3(document)
+    said = json.dumps(version_3)
+    assert "bench@" not in said and "10.1.2.3" not in said and '"ssh"' not in said
+    assert version_3["skipped"][0]["detail"] == "no module x (on the server host)"
+    assert set(version_3["topology"]["server"]) == {"role", "environment", "machine"}

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from benchsite.errors import BenchError
-from benchsite.model.conf import PROFILE_DEFAULTS
 from benchsite.model.machine import fingerprint, machine_of
 from benchsite.model.overhead import OVERHEAD_FORMAT_VERSION, OverheadRecord
 from benchsite.model.run import FORMAT_VERSION, RunDocument
@@ -30,6 +29,19 @@ _SETTINGS_V2_DEFAULTS: dict[str, Any] = {
     "ab_path": "ab",
     "wrk_path": "wrk",
     "interleave": "cell",
+}
+
+# The profile of version 2, each key with the default a version 1 document left out (frozen: the keys later
+# versions added come in their own steps).
+_PROFILE_V2_DEFAULTS: dict[str, Any] = {
+    "warmup_requests": 0,
+    "subjects": [],
+    "cells": [],
+    "warmup_cells": [],
+    "wrk_duration_s": 0,
+    "cell_requests": {},
+    "max_rounds": 0,
+    "time_budget_s": 0,
 }
 
 # Version 1 called a server under test "subject" and a backend "server".
@@ -78,7 +90,7 @@ def _subject_v1_to_v2(subject: dict[str, Any]) -> dict[str, Any]:
 
 def run_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     """Version 1 (either shape) to version 2: typed cells and roles, every key explicit."""
-    profile = {**PROFILE_DEFAULTS, **data["profile"]}
+    profile = {**_PROFILE_V2_DEFAULTS, **data["profile"]}
     if isinstance(profile["cell_requests"], list):  # stored as pairs
         profile["cell_requests"] = dict(profile["cell_requests"])
     upgraded = {key: value for key, value in data.items() if key != "skipped_subjects"}
