@@ -288,7 +288,7 @@ def add_run(c: Context, path: str, data_dir: str = "") -> None:
 @reported
 def upgrade_data(c: Context, data_dir: str = "") -> None:
     """Rewrite every stored run.json and overhead.json in the current format (raw outputs untouched)."""
-    from benchsite.results.store import upgrade_data_dir
+    from benchsite.results.upgrading import upgrade_data_dir
 
     directory = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
     for path, what in upgrade_data_dir(directory):

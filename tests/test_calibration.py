@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from pages import one
 
-from benchsite.model.method import METHOD_DIR, MethodRecord
+from benchsite.model.method import METHOD_DIR
+from benchsite.model.upgrade import read_method
 from benchsite.results.calibration import AtRounds, aa_intervals, calibrate, variant
 from benchsite.results.compare import compare_runs
 from benchsite.results.interference import hog_experiment
@@ -73,7 +74,7 @@ def test_the_calibration_page_shows_the_committed_runs_figures(committed_site: P
 
 
 def test_the_hog_experiment_on_the_calibration_page_is_recomputed_from_its_runs(committed_site: Path) -> None:
-    record = MethodRecord.read(COMMITTED_DATA / METHOD_DIR / "interference.toml")
+    record = read_method(COMMITTED_DATA / METHOD_DIR / "interference.toml")
     quiet, hogged = ([load_run(path) for path in run_set.run_dirs(COMMITTED_DATA)] for run_set in record.sets)
     found = hog_experiment(quiet, hogged, load_published(COMMITTED_DATA / "cherrypy-speed" / PUBLISHED_FILE))
     disturbed = [sum(RunView(r).disturbed[0] for r in runs) for runs in (quiet, hogged)]

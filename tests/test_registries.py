@@ -10,7 +10,7 @@ import pytest
 from benchsite.results.claims import State
 from benchsite.results.export import COLUMNS
 from benchsite.results.machines import overall
-from benchsite.results.metrics import METRICS
+from benchsite.results.metrics import METRICS, RPS
 from conftest import REPO
 
 
@@ -31,6 +31,14 @@ def test_the_csv_has_a_median_column_for_every_exported_metric_and_none_for_the_
     for name, metric in METRICS.items():
         assert (name in COLUMNS) == metric.exported, name
         assert metric.explained, name
+
+
+def test_the_results_table_has_a_column_for_every_tabled_metric_and_none_for_the_others() -> None:
+    from benchsite.sphinxext.results import BenchResults
+
+    assert BenchResults.headers[2] == RPS.column  # req/s leads, with its link to the raw output and interval
+    for metric in (m for m in METRICS.values() if m is not RPS):
+        assert (metric.column in BenchResults.headers) == metric.tabled, metric.name
 
 
 @pytest.mark.integration

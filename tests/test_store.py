@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
+from benchsite.model.method import METHOD_DIR
 from benchsite.model.portable import inferred_placeholders, make_portable
 from benchsite.model.run import FORMAT_VERSION, RUN_FILE, RunDocument
 from benchsite.model.upgrade import (
+    published_v1_to_v2,
+    read_method,
     read_overhead,
     read_run,
     run_v1_to_v2,
@@ -22,7 +25,7 @@ from benchsite.model.upgrade import (
     run_v5_to_v6,
     run_v6_to_v7,
 )
-from benchsite.records import read_json
+from benchsite.records import read_json, read_toml
 from benchsite.results.metrics import METRICS
 from benchsite.results.store import (
     latest_run,
@@ -30,10 +33,10 @@ from benchsite.results.store import (
     load_run,
     new_run_id,
     staged_run_directory,
-    upgrade_data_dir,
     write_json,
     write_text,
 )
+from benchsite.results.upgrading import upgrade_data_dir
 from benchsite.results.view import RunView
 from benchsite.tools import parse_report
 from benchsite.tools.ab import AbCellRun, parse_ab_output
@@ -43,6 +46,7 @@ from conftest import FIXTURES
 
 REPORT = (FIXTURES / "ab" / "ab-2.3-debian12-cheroot-c10-k.txt").read_text()
 RUNS = FIXTURES / "runs"
+PUBLISHED_V1 = FIXTURES / "published" / "v1-http-clients.toml"  # http-clients' published.toml as first committed
 COMMITTED_CHERRYPY = COMMITTED_DATA / "cherrypy-speed" / "20261122T005146Z-full"
 
 
@@ -207,6 +211,38 @@ def test_an_overhead_record_of_version_1_upgrades_with_the_same_figures() -> Non
     assert record.format_version == 3 and record.environment.virtualization == "not recorded"
     assert record.harness_rps_median == old["harness_rps_median"]
     assert record.difference_percent == pytest.approx(old["difference_percent"])
+
+
+def test_a_published_file_of_version_1_names_the_clients_cpu_by_the_registrys_name() -> None:
+    old = read_toml(PUBLISHED_V1)
+    upgraded = published_v1_to_v2(old)
+    assert upgraded["format_version"] == 2
+    was_cpu = [i for i, claim in enumerate(old["claims"]) if claim.get("metric") == "cpu"]
+    assert was_cpu and all(upgraded["claims"][i]["metric"] == "load-cpu" for i in was_cpu)
+    assert [c["id"] for c in upgraded["claims"]] == [c["id"] for c in old["claims"]]
+    assert upgraded["results"] == old["results"] and upgraded["source"] == old["source"]
+
+
+def test_upgrade_data_rewrites_an_old_published_file_keeping_its_comments(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "http-clients" / "published.toml"
+    path.parent.mkdir(parents=True)
+    shutil.copy(PUBLISHED_V1, path)
+    assert upgrade_data_dir(tmp_path / "data") == [(path, "from format version 1")]
+    old_lines, new_lines = PUBLISHED_V1.read_text().splitlines(), path.read_text().splitlines()
+    changed = [(a, b) for a, b in zip(old_lines, new_lines, strict=True) if a != b]
+    assert changed[0] == ("format_version = 1", "format_version = 2")
+    assert set(changed[1:]) == {('metric = "cpu"', 'metric = "load-cpu"')}
+    assert read_toml(path) == published_v1_to_v2(read_toml(PUBLISHED_V1))
+    assert upgrade_data_dir(tmp_path / "data") == []  # current now: nothing to do
+
+
+def test_every_committed_method_record_reads_and_a_newer_one_says_what_to_do(tmp_path: Path) -> None:
+    records = sorted((COMMITTED_DATA / METHOD_DIR).glob("*.toml"))
+    assert records and all(read_method(path).sets for path in records)
+    newer = tmp_path / "newer.toml"
+    newer.write_text(records[0].read_text().replace("format_version = 1", "format_version = 2"))
+    with pytest.raises(BenchError, match=r"format version 2, but this harness reads versions 1 to 1: update the"):
+        read_method(newer)
 
 
 def test_an_unknown_format_version_says_what_to_do(tmp_path: Path) -> None:

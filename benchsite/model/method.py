@@ -11,9 +11,10 @@ from typing import Literal
 from pydantic import Field
 
 from benchsite.model.run import RunId
-from benchsite.records import InnerPath, Name, Record, Seq, Text, read_toml
+from benchsite.records import InnerPath, Name, Record, Seq, Text
 
 METHOD_DIR = "method"
+METHOD_FORMAT_VERSION = 1
 
 
 class RunSet(Record):
@@ -36,7 +37,3 @@ class MethodRecord(Record):
     title: Text
     question: Text
     sets: Seq[RunSet] = Field(min_length=1)
-
-    @classmethod
-    def read(cls, path: Path) -> MethodRecord:
-        return cls.from_json(read_toml(path), path)

@@ -1,7 +1,8 @@
 """Upgrades of stored documents to the current format, one version step at a time, and reading them.
 
-Version 1 of run.json came in two shapes (before and after roles, wrk and clients); both
-become version 2, then 3, then 4 (model/run.py lists what each version changed). Raw outputs keep
+Every record file has its steps here: run.json, overhead.json, published.toml and the method's
+records. Version 1 of run.json came in two shapes (before and after roles, wrk and clients); both
+become version 2, then 3, and so on (model/run.py lists what each version changed). Raw outputs keep
 every figure they printed: only the document's shape changes (and a machine's paths and addresses
 become placeholders). `invoke upgrade-data` writes the upgraded documents back in place.
 """
@@ -15,8 +16,10 @@ from typing import Any
 
 from benchsite.errors import BenchError
 from benchsite.model.machine import fingerprint, machine_of
+from benchsite.model.method import METHOD_FORMAT_VERSION, MethodRecord
 from benchsite.model.overhead import OVERHEAD_FORMAT_VERSION, OverheadRecord
 from benchsite.model.run import FORMAT_VERSION, RunDocument
+from benchsite.records import read_toml
 
 # The settings of version 2, each with the default a version 1 document left out.
 _SETTINGS_V2_DEFAULTS: dict[str, Any] = {
@@ -351,3 +354,40 @@ def upgrade_overhead(data: Any, source: Path) -> Any:
 def read_overhead(data: Any, source: Path) -> OverheadRecord:
     """A decoded overhead.json of any known version, upgraded and validated."""
     return OverheadRecord.from_json(upgrade_overhead(data, source), source)
+
+
+# published.toml
+# 1  the first transcriptions; a claim's metric "cpu" for the client's CPU per request
+# 2  metrics by the registry's names ("load-cpu")
+PUBLISHED_FORMAT_VERSION = 2
+
+
+def published_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 named the client's CPU per request "cpu"; the metric registry calls it "load-cpu"."""
+    claims = [
+        {**claim, "metric": "load-cpu"} if isinstance(claim, dict) and claim.get("metric") == "cpu" else claim
+        for claim in data.get("claims", [])
+    ]
+    return {**data, "format_version": 2, "claims": claims}
+
+
+_PUBLISHED_STEPS: dict[int, Step] = {1: published_v1_to_v2}
+
+
+def upgrade_published(data: Any, source: Path) -> Any:
+    """A decoded published.toml brought to the current version."""
+    return _upgraded(data, source, _PUBLISHED_STEPS, PUBLISHED_FORMAT_VERSION, "restore it from git")
+
+
+# data/method/*.toml: version 1 is the only one so far.
+_METHOD_STEPS: dict[int, Step] = {}
+
+
+def upgrade_method(data: Any, source: Path) -> Any:
+    """A decoded method record brought to the current version."""
+    return _upgraded(data, source, _METHOD_STEPS, METHOD_FORMAT_VERSION, "restore it from git")
+
+
+def read_method(path: Path) -> MethodRecord:
+    """A method record of any known version, upgraded and validated."""
+    return MethodRecord.from_json(upgrade_method(read_toml(path), path), path)

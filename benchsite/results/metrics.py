@@ -2,7 +2,8 @@
 
 A metric has one name everywhere: in recipes' claims (`metric = "load-cpu"`), in directive
 options (`:metric: load-cpu`), in exports, and in the code. Stats, pivots, charts, claims and
-exports all read a repetition through the metric's `read`, and print through its `fmt`.
+exports all read a repetition through the metric's `read`, and print through its `fmt`; the results
+table's and the CSV's columns are the metrics marked `tabled` and `exported`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class Metric:
     published: Literal["requests_per_s", "cpu_us_per_request"] | None  # the original pages' figure of it
     explained: str = ""  # its line in the glossary
     exported: bool = True  # a column of its median in the results CSV
+    tabled: bool = False  # a column of its median in a page's results table
     formatter: Callable[[float], str] | None = None  # how a page prints it, where not by its decimals
 
     def fmt(self, value: float | None) -> str:
@@ -116,6 +118,7 @@ METRICS: dict[MetricName, Metric] = {
             None,
             explained="the server process tree's CPU time (user and kernel) per completed request",
             exported=True,
+            tabled=True,
         ),
         Metric(
             "load-cpu",
@@ -128,6 +131,7 @@ METRICS: dict[MetricName, Metric] = {
             "cpu_us_per_request",
             explained="the load tool's own CPU time per request (a client under test: its timed loop's)",
             exported=True,
+            tabled=True,
         ),
         Metric(
             "server-share",
@@ -177,6 +181,7 @@ METRICS: dict[MetricName, Metric] = {
             None,
             explained="the load tool's mean time per request, across all concurrent requests",
             exported=True,
+            tabled=True,
         ),
         Metric(
             "latency-p50",
@@ -189,6 +194,7 @@ METRICS: dict[MetricName, Metric] = {
             None,
             explained="the median request's latency, as the load tool reports it",
             exported=True,
+            tabled=True,
             formatter=fmt_latency,
         ),
         Metric(
@@ -202,6 +208,7 @@ METRICS: dict[MetricName, Metric] = {
             None,
             explained="the 99th percentile request's latency, as the load tool reports it",
             exported=True,
+            tabled=True,
             formatter=fmt_latency,
         ),
     )

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from benchsite.errors import BenchError
 from benchsite.model.recipe import Recipe
+from benchsite.model.upgrade import upgrade_published
 from benchsite.records import Name, Record, Seq, Text, WebAddress, describe, read_toml
 from benchsite.results.claims import AnyClaim, Claim, Verdict, decide
 from benchsite.results.machines import ClaimAcross, MachineRuns, across_machines
@@ -25,9 +26,6 @@ from benchsite.results.view import RunView
 from benchsite.tools.ab import parse_ab_output
 
 PUBLISHED_FILE = "published.toml"
-# 1  the first transcriptions; a claim's metric "cpu" for the client's CPU per request
-# 2  metrics by the registry's names ("load-cpu")
-PUBLISHED_FORMAT_VERSION: Literal[2] = 2
 
 
 _CLAIM: TypeAdapter[AnyClaim] = TypeAdapter(Claim)
@@ -130,22 +128,11 @@ def _parsed(entry: PublishedEntry, base: Path, path: Path) -> PublishedResult:
     return PublishedResult(entry, raw_output, result)
 
 
-def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 1 named the client's CPU per request "cpu"; the metric registry calls it "load-cpu"."""
-    if data.get("format_version") != 1:
-        return data
-    claims = [
-        {**claim, "metric": "load-cpu"} if isinstance(claim, dict) and claim.get("metric") == "cpu" else claim
-        for claim in data.get("claims", [])
-    ]
-    return {**data, "format_version": 2, "claims": claims}
-
-
 def load_published(path: Path) -> Published:
     """Read a published.toml and parse the original reports it names."""
     if not path.is_file():
         raise BenchError(f"{path}: no such file: transcribe the original figures there")
-    data = PublishedFile.from_json(_upgraded(read_toml(path)), path)
+    data = PublishedFile.from_json(upgrade_published(read_toml(path), path), path)
     return Published(
         path=path,
         source=data.source,

@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from benchsite.errors import BenchError
-from benchsite.model.overhead import OVERHEAD_FILE
-from benchsite.model.portable import inferred_placeholders, make_portable
+from benchsite.model.portable import make_portable
 from benchsite.model.run import RUN_FILE, RunDocument
-from benchsite.model.upgrade import read_overhead, read_run
+from benchsite.model.upgrade import read_run
 from benchsite.records import read_json
 from benchsite.results.view import RunView
 from benchsite.tools import parse_report
@@ -177,28 +176,3 @@ def make_files_portable(run_dir: Path, placeholders: Mapping[str, str]) -> None:
         portable = make_portable(text, placeholders)
         if portable != text:
             path.write_text(portable, encoding="utf-8")
-
-
-def upgrade_data_dir(data_dir: Path) -> list[tuple[Path, str]]:
-    """Rewrite every run.json and overhead.json below data_dir in the current format, with no machine paths."""
-    upgraded: list[tuple[Path, str]] = []
-    documents = sorted(data_dir.glob(f"**/{RUN_FILE}")) + sorted(data_dir.glob(f"**/{OVERHEAD_FILE}"))
-    for path in documents:
-        text = path.read_text(encoding="utf-8")
-        data = read_json(path)
-        if path.name == RUN_FILE:
-            run = read_run(data, path).stored_at(path.parent)
-            mismatches = reparse_mismatches(run)
-            if mismatches:
-                raise BenchError(f"{path}: {mismatches[0]} (and {len(mismatches) - 1} more): restore the run from git")
-            current = run.to_json()
-        else:
-            current = read_overhead(data, path).to_json()
-        placeholders = inferred_placeholders(text)
-        if current == data and not placeholders:
-            continue
-        write_portable(path, current, placeholders)
-        make_files_portable(path.parent, placeholders)
-        old = data.get("format_version") if isinstance(data, dict) else None
-        upgraded.append((path, f"from format version {old}" + (", machine paths replaced" if placeholders else "")))
-    return upgraded

@@ -9,6 +9,7 @@ from docutils import nodes
 from benchsite.errors import BenchError
 from benchsite.model.method import METHOD_DIR, MethodRecord, RunSet
 from benchsite.model.run import RunDocument
+from benchsite.model.upgrade import read_method
 from benchsite.results.claims import State
 from benchsite.results.interference import hog_experiment
 from benchsite.results.method import median_spread, stability
@@ -34,7 +35,7 @@ class MethodDirective(ReportingDirective):
         self.env.note_dependency(str(path))
         if not path.is_file():
             raise BenchError(f"{path}: no such record of the method's experiments")
-        return MethodRecord.read(path)
+        return read_method(path)
 
     def runs(self, run_set: RunSet) -> list[RunDocument]:
         runs = []

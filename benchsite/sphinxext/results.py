@@ -15,8 +15,8 @@ from benchsite.sphinxext.exports import export_links
 from benchsite.sphinxext.nodes import block, data
 from benchsite.sphinxext.tables import fmt_keepalive, table
 
-SERVER_CPU, LOAD_CPU = METRICS["server-cpu"], METRICS["load-cpu"]
-TIME, P50, P99 = METRICS["time-per-request"], METRICS["latency-p50"], METRICS["latency-p99"]
+SERVER_CPU = METRICS["server-cpu"]
+TABLED = tuple(metric for metric in METRICS.values() if metric.tabled)  # a column each, in registry order
 
 
 class BenchResults(BenchDirective):
@@ -29,10 +29,7 @@ class BenchResults(BenchDirective):
         RPS.column,
         "Interval [level]",
         "CV req/s / CPU",
-        SERVER_CPU.column,
-        LOAD_CPU.column,
-        TIME.column,
-        f"{P50.column} / {P99.column}",
+        *(metric.column for metric in TABLED),
         "Keep-alive",
         "Status",
     )
@@ -73,10 +70,7 @@ class BenchResults(BenchDirective):
                         ),
                         tagged(fmt_median_interval(s.interval()), "rps", part="interval"),
                         f"{fmt_cv(s.cv_percent())} / {fmt_cv(s.cv_percent(SERVER_CPU))}",
-                        tagged(SERVER_CPU.fmt(s.median(SERVER_CPU)), SERVER_CPU.name),
-                        tagged(LOAD_CPU.fmt(s.median(LOAD_CPU)), LOAD_CPU.name),
-                        tagged(TIME.fmt(s.median(TIME)), TIME.name),
-                        f"{P50.fmt(s.median(P50))} / {P99.fmt(s.median(P99))}",
+                        *(tagged(metric.fmt(s.median(metric)), metric.name) for metric in TABLED),
                         fmt_keepalive(s.keepalive_honoured),
                         _status(
                             data(
@@ -89,7 +83,11 @@ class BenchResults(BenchDirective):
         for skipped in run.skipped:
             reason = f"DID NOT RUN: {skipped.reason} ({skipped.said})".replace(" ()", "")
             rows.append(
-                [skipped.label, *["—"] * 9, data(reason, recipe=run.recipe, subject=skipped.name, status="skipped")]
+                [
+                    skipped.label,
+                    *["—"] * (len(self.headers) - 2),
+                    data(reason, recipe=run.recipe, subject=skipped.name, status="skipped"),
+                ]
             )
         output: list[nodes.Node] = [
             nodes.paragraph(text=self._caption(run, self.config.bench_profile)),
