@@ -117,11 +117,15 @@ def _walk(root: type[BaseModel], location: tuple[int | str, ...]) -> tuple[type[
 
 
 def _where(location: tuple[int | str, ...]) -> str:
-    """A location as a TOML/JSON reader writes it: profiles.full.repetitions, subjects[2].argv[0]."""
+    """A location as a TOML/JSON reader writes it: profiles.full.rounds, subjects[2].argv[0]."""
     text = ""
     for step in location:
         text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
     return text or "the top level"
+
+
+# Keys of conf files that were renamed, with their new names (conf files are not versioned documents).
+RENAMED_KEYS = {"repetitions": "rounds", "tool_cpu": "load_cpu"}
 
 
 def _message(detail: ErrorDetails, root: type[BaseModel]) -> tuple[str, str]:
@@ -131,6 +135,8 @@ def _message(detail: ErrorDetails, root: type[BaseModel]) -> tuple[str, str]:
     if kind == "extra_forbidden":
         parent, key = location[:-1], location[-1]
         place = f" in {_where(parent)}" if parent else ""
+        if key in RENAMED_KEYS:
+            return f"{key!r}{place} is now called {RENAMED_KEYS[str(key)]!r}", "rename it"
         parent_model, _ = _walk(root, tuple(detail["loc"])[:-1])
         known = ", ".join(sorted(parent_model.model_fields)) if parent_model else ""
         return f"unknown key {key!r}{place}" + (f": I know about {known}" if known else ""), "fix the file"

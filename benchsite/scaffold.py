@@ -64,7 +64,7 @@ CONF = Template("""# Tunable parameters of the $name recipe.
 
 [settings]
 server_cpu = 0
-tool_cpu = 1
+load_cpu = 1
 port = 0
 socket_timeout_s = 30
 cell_timeout_s = 300
@@ -72,12 +72,12 @@ start_timeout_s = 20
 
 [profiles.quick]
 requests = 200
-repetitions = 1
+rounds = 1
 warmup_requests = 50
 
 [profiles.full]
 requests = 1000
-repetitions = 5
+rounds = 5
 warmup_requests = 500
 """)
 

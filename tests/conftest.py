@@ -69,7 +69,7 @@ class ToyRecipes:
         )
         (self.root / "conf").mkdir(exist_ok=True)
         (self.root / "conf" / f"{name}.toml").write_text(
-            "[profiles.quick]\nrequests = 50\nrepetitions = 1\nwarmup_requests = 0\n" + textwrap.dedent(conf)
+            "[profiles.quick]\nrequests = 50\nrounds = 1\nwarmup_requests = 0\n" + textwrap.dedent(conf)
         )
         return directory
 

@@ -29,7 +29,7 @@ from benchsite.results.store import list_runs, load_run, recipe_views
 from benchsite.results.view import RunView
 from benchsite.results.work import work_ratio
 from benchsite.sphinxext.results import fmt_median_interval
-from benchsite.tools import parse_report
+from benchsite.tools import AnyCellRun, parse_report
 from committed import COMMITTED_DATA
 from conftest import INVOKE, REPO, SiteBuild, run_invoke
 
@@ -75,6 +75,12 @@ def quick_run(site: Site) -> RunDocument:
     return site.runs[RECIPE]
 
 
+def worked(cell: AnyCellRun) -> bool:
+    """Its one repetition ran and every request got its answer (on a busy machine it may also be marked
+    disturbed: left out of the figures, which is not a failure of the run)."""
+    return len(cell.repetitions) == 1 and cell.repetitions[0].ok and not summarize(cell).problems
+
+
 def test_the_quick_run_measures_both_subjects_in_all_four_cells(quick_run: RunDocument) -> None:
     assert [s.name for s in quick_run.subjects] == ["framework", "raw-wsgi"]
     for subject in quick_run.subjects:
@@ -82,10 +88,10 @@ def test_the_quick_run_measures_both_subjects_in_all_four_cells(quick_run: RunDo
         assert subject.verification is not None
         assert subject.verification.status == 200 and subject.verification.body == "OK"
         for cell in subject.cells:
-            summary = summarize(cell)
-            assert summary.repetitions_ok == 1 and not summary.problems, summary.failure_reasons
-            assert summary.median(SERVER_CPU) > 0
-            assert summary.keepalive_honoured is (True if cell.keepalive else None)
+            [rep] = cell.repetitions
+            assert worked(cell), summarize(cell).failure_reasons
+            assert SERVER_CPU.read(rep) > 0
+            assert summarize(cell).keepalive_honoured is (True if cell.keepalive else None)
     assert quick_run.subject("framework").server_software.startswith("CherryPy/")
     assert quick_run.subject("raw-wsgi").server_software.startswith("Cheroot/")
 
@@ -139,7 +145,7 @@ def test_the_wsgi_servers_run_has_the_ceiling_and_wrk_cells(site: Site) -> None:
     for subject in run.subjects:
         assert subject.verification.body == "Hello World!"
         wrk_cell = subject.cell("wrk-c10")
-        assert wrk_cell is not None and summarize(wrk_cell).median() > 0
+        assert wrk_cell is not None and worked(wrk_cell) and RPS.read(wrk_cell.repetitions[0]) > 0
     assert ("wsgiboost" in {s.name for s in run.skipped}) is not importable("wsgi_boost")
     assert (run.path / "configs" / "nginx" / "nginx.conf").read_text().count("listen 127.0.0.1:") == 1
 
@@ -159,12 +165,11 @@ def test_every_client_reports_its_own_cpu_against_the_pinned_api(site: Site) -> 
     } <= clients
     for subject in run.measured:
         for cell in subject.cells:
-            summary = summarize(cell)
-            assert summary.repetitions_ok == 1 and not summary.problems, (subject.name, summary.failure_reasons)
+            assert worked(cell), (subject.name, summarize(cell).failure_reasons)
             rep = cell.repetitions[0]
             assert rep.result.complete_requests == cell.requests
             assert rep.result.bytes_received == rep.result.complete_requests * int(cell.name.split("-")[1])
-            assert summary.median(LOAD_CPU) == rep.result.cpu_us_per_request > 0
+            assert LOAD_CPU.read(rep) == rep.result.cpu_us_per_request > 0
             assert rep.argv[4].startswith(("http://127.0.0.1:", "https://127.0.0.1:"))
     assert run.subject("pycurl-reuse-buffer").cell("http-131072") is not None
 
@@ -177,8 +182,7 @@ def test_apache_nginx_and_lighttpd_serve_the_three_cases_from_private_instances(
     assert "mod_wsgi" in servers["apache"].server_software
     for subject in servers.values():
         for cell in subject.cells:
-            summary = summarize(cell)
-            assert summary.repetitions_ok == 1 and not summary.problems, (subject.name, summary.failure_reasons)
+            assert worked(cell), (subject.name, summarize(cell).failure_reasons)
         static = subject.cell("static").repetitions[0].result
         assert static.html_transferred_bytes == 67859 * static.complete_requests
         feed = subject.cell("feed").repetitions[0]
@@ -210,7 +214,7 @@ def test_the_run_records_machine_versions_pinning_and_commands(quick_run: RunDoc
     assert env.packages["CherryPy"][0].isdigit() and env.packages["cheroot"][0].isdigit()
     assert env.cpu_count is not None and env.cpu_count >= 1 and env.python.startswith("CPython")
     if len(psutil.Process().cpu_affinity()) >= 2:
-        assert (quick_run.settings.server_cpu, quick_run.settings.tool_cpu) == (0, 1)
+        assert (quick_run.settings.server_cpu, quick_run.settings.load_cpu) == (0, 1)
     assert quick_run.subject("framework").argv[1] == "framework_app.py"
 
 

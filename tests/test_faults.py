@@ -121,7 +121,7 @@ def ab_running(pid: int) -> bool:
 
 
 def test_ctrl_c_while_measuring_stops_every_server(toy: ToyRecipes) -> None:
-    toy.add("toy", toy_subject(), conf="[profiles.long]\nrequests = 200000\nrepetitions = 1\n")
+    toy.add("toy", toy_subject(), conf="[profiles.long]\nrequests = 200000\nrounds = 1\n")
     process = subprocess.Popen(
         [*INVOKE, "recipe", "toy", "--profile", "long", "--data-dir", str(toy.data_dir)],
         cwd=REPO,

@@ -125,7 +125,7 @@ def test_a_quick_run_with_server_and_load_on_two_hosts_is_stored_and_shown(lab: 
     assert run.topology.server.machine == run.machine and run.topology.load.machine.id == run.machine.id
     assert "root@" not in run.run_file.read_text()  # logins stay out of data/
     assert run.topology.load.environment.tools["ab"].startswith("This is ApacheBench")
-    assert (run.settings.server_cpu, run.settings.tool_cpu) == (0, 1)  # each host has the CPU it is pinned to
+    assert (run.settings.server_cpu, run.settings.load_cpu) == (0, 1)  # each host has the CPU it is pinned to
     for subject in run.subjects:
         assert "{host}" in subject.argv  # the server listened on its host's address, stored as a placeholder
         assert subject.verification is not None and subject.verification.body == "OK"

@@ -25,7 +25,7 @@ settle_wait_s = 20
 
 [profiles.timed]
 requests = 3000
-repetitions = 2
+rounds = 2
 warmup_requests = 0
 max_rounds = 4
 time_budget_s = 60
@@ -105,7 +105,7 @@ def test_a_hog_on_the_servers_cpu_marks_its_repetitions_and_the_run_busy_and_a_q
 
 @pytest.mark.integration
 def test_on_a_busy_machine_the_run_waits_for_it_to_settle_then_records_a_quiet_start(toy: ToyRecipes) -> None:
-    toy.add("toy", toy_subject(), conf=HOGGED_CONF.replace("repetitions = 2", "repetitions = 1"))
+    toy.add("toy", toy_subject(), conf=HOGGED_CONF.replace("rounds = 2", "rounds = 1"))
     with cpu_hog(cpu=0, seconds=3) as hog:
         started = time.monotonic()
         run_dir, said = timed_run(toy, "--accept-busy")

@@ -23,7 +23,7 @@ def test_the_cherrypy_recipe_has_two_subjects_and_the_same_four_cells() -> None:
     recipe = load_recipe("cherrypy-speed", REPO / "recipes", REPO / "conf")
     assert [s.name for s in recipe.subjects] == ["framework", "raw-wsgi"]
     assert [c.name for c in recipe.cells] == ["c1", "c1-k", "c10", "c10-k"]
-    assert recipe.profile("full").repetitions == 5 and recipe.profile("full").requests == 1000
+    assert recipe.profile("full").rounds == 5 and recipe.profile("full").requests == 1000
 
 
 def test_an_unknown_recipe_lists_the_known_ones() -> None:

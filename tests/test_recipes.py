@@ -20,7 +20,7 @@ def test_every_recipe_has_a_quick_and_a_full_profile() -> None:
     assert {"cherrypy-speed", "bottle-adapters", "wsgi-servers"} <= set(names)
     for name in names:
         recipe = load(name)
-        assert recipe.profile("quick").repetitions >= 1 and recipe.profile("full").repetitions >= 2
+        assert recipe.profile("quick").rounds >= 1 and recipe.profile("full").rounds >= 2
 
 
 def test_bottle_runs_raised_queues_only_where_the_queue_matters() -> None:
@@ -45,7 +45,7 @@ def test_wsgi_servers_measure_a_ceiling_and_cross_check_with_wrk() -> None:
 def test_a_profile_naming_an_unknown_cell_is_an_error(tmp_path: Path) -> None:
     conf = tmp_path / "conf"
     conf.mkdir()
-    (conf / "cherrypy-speed.toml").write_text("[profiles.quick]\nrequests = 10\nrepetitions = 1\ncells = ['c5']\n")
+    (conf / "cherrypy-speed.toml").write_text("[profiles.quick]\nrequests = 10\nrounds = 1\ncells = ['c5']\n")
     with pytest.raises(
         BenchError,
         match=r"cherrypy-speed\.toml: profiles\.quick\.cells: c5 unknown: "

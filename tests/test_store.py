@@ -13,17 +13,21 @@ from benchsite.errors import BenchError
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.portable import inferred_placeholders, make_portable
 from benchsite.model.run import FORMAT_VERSION, RUN_FILE, RunDocument
-from benchsite.model.upgrade import (
-    published_v1_to_v2,
-    read_method,
-    read_overhead,
-    read_run,
+from benchsite.model.run_steps import (
     run_v1_to_v2,
     run_v2_to_v3,
     run_v3_to_v4,
     run_v4_to_v5,
     run_v5_to_v6,
     run_v6_to_v7,
+    run_v7_to_v8,
+)
+from benchsite.model.upgrade import (
+    overhead_v3_to_v4,
+    published_v1_to_v2,
+    read_method,
+    read_overhead,
+    read_run,
 )
 from benchsite.records import read_json, read_toml
 from benchsite.results.metrics import METRICS
@@ -119,7 +123,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 7
+    assert run.format_version == FORMAT_VERSION == 8
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -133,14 +137,14 @@ def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -
     assert [s.name for s in run.skipped] == [s["name"] for s in old.get("skipped_subjects", [])]
 
 
-def test_the_committed_runs_are_version_7_and_equal_their_upgraded_version_1() -> None:
+def test_the_committed_runs_are_the_current_version_and_equal_their_upgraded_version_1() -> None:
     text = (RUNS / "v1-first-shape-cherrypy-speed.json").read_text()
     committed = read_json(COMMITTED_CHERRYPY / RUN_FILE)
-    assert committed["format_version"] == 7
+    assert committed["format_version"] == FORMAT_VERSION
     upgraded = read_run(json.loads(text), RUNS / "v1").to_json()
     assert json.loads(make_portable(json.dumps(upgraded), inferred_placeholders(text))) == committed
     for run_file in sorted((COMMITTED_DATA).glob(f"**/{RUN_FILE}")):
-        assert read_json(run_file)["format_version"] == 7, run_file
+        assert read_json(run_file)["format_version"] == FORMAT_VERSION, run_file
 
 
 def test_version_5_becomes_6_saying_not_recorded_where_a_collector_left_an_exception_name() -> None:
@@ -164,7 +168,7 @@ def test_version_5_becomes_6_with_no_count_no_counting_plan_and_no_kernel_split(
     assert {key: value for key, value in version_6.items() if key not in unchanged} == {
         key: value for key, value in version_5.items() if key not in unchanged
     }
-    assert RunDocument.from_json(run_v6_to_v7(version_6), RUNS / "v5").counting is None
+    assert read_run(run_v6_to_v7(version_6), RUNS / "v5").counting is None
 
 
 def test_version_2_becomes_3_in_an_explicit_step_and_3_has_no_defaults_for_it() -> None:
@@ -208,7 +212,7 @@ def test_the_upgrade_fills_what_the_first_runs_did_not_record_explicitly() -> No
 def test_an_overhead_record_of_version_1_upgrades_with_the_same_figures() -> None:
     old = json.loads((RUNS / "v1-overhead.json").read_text())
     record = read_overhead(old, RUNS / "v1-overhead.json")
-    assert record.format_version == 3 and record.environment.virtualization == "not recorded"
+    assert record.format_version == 4 and record.environment.virtualization == "not recorded"
     assert record.harness_rps_median == old["harness_rps_median"]
     assert record.difference_percent == pytest.approx(old["difference_percent"])
 
@@ -377,8 +381,34 @@ def test_version_6_becomes_7_judging_each_repetition_by_the_frozen_default_rule(
     assert {k: v for k, v in version_7.items() if k not in unchanged} == {
         k: v for k, v in version_6.items() if k not in unchanged
     }
-    run = RunDocument.from_json(version_7, RUNS / "v6")
+    run = read_run(version_7, RUNS / "v6")
     assert RunView(run).disturbed == (1, 45) and not RunView(run).busy
+
+
+def test_version_7_becomes_8_with_one_word_per_thing_and_nothing_else_changed() -> None:
+    version_7 = json.loads((RUNS / "v7-cherrypy-speed.json").read_text())  # a committed run, frozen at version 7
+    assert version_7["format_version"] == 7
+    version_8 = run_v7_to_v8(version_7)
+    assert version_8["format_version"] == 8
+    assert version_8["profile"]["rounds"] == version_7["profile"]["repetitions"] == 5
+    assert "repetitions" not in version_8["profile"] and "tool_cpu" not in version_8["settings"]
+    assert version_8["settings"]["load_cpu"] == version_7["settings"]["tool_cpu"] == 1
+    assert list(version_8["profile"]) == [k.replace("repetitions", "rounds") for k in version_7["profile"]]
+    unchanged = ("format_version", "profile", "settings")
+    assert {k: v for k, v in version_8.items() if k not in unchanged} == {
+        k: v for k, v in version_7.items() if k not in unchanged
+    }
+    assert read_run(version_7, RUNS / "v7").settings.load_cpu == 1
+
+
+def test_an_overhead_record_of_version_3_names_the_load_cpu_as_runs_do() -> None:
+    version_3 = json.loads((RUNS / "v3-overhead.json").read_text())  # a committed record, frozen at version 3
+    version_4 = overhead_v3_to_v4(version_3)
+    assert version_4["settings"] == {"server_cpu": 0, "load_cpu": 1} and version_3["settings"]["tool_cpu"] == 1
+    assert {k: v for k, v in version_4.items() if k not in ("settings", "format_version")} == {
+        k: v for k, v in version_3.items() if k not in ("settings", "format_version")
+    }
+    assert read_overhead(version_3, RUNS / "v3-overhead.json").harness_rps == tuple(version_3["harness_rps"])
 
 
 def version_2() -> dict:

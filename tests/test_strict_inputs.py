@@ -99,7 +99,13 @@ RECIPE_MISTAKES = [
         "",
         "subjects[0].argv[0]: /nonexistent/python does not exist",
     ),
-    ("zero repetitions", toy_subject(), "", "profiles.quick.repetitions: input should be greater than or equal to 1"),
+    ("zero rounds", toy_subject(), "", "profiles.quick.rounds: input should be greater than or equal to 1"),
+    (
+        "a profile key by its old name",
+        toy_subject(),
+        "",
+        "'repetitions' in profiles.quick is now called 'rounds': rename",
+    ),
     ("a typo in a profile key", toy_subject(), "", "unknown key 'warmup_reqeusts' in profiles.quick: I know about"),
     (
         "negative requests",
@@ -118,7 +124,8 @@ MATRIX_MISTAKES = [
     ("a typo in the matrix", "concurrency = [1]\nkeepalvie = [true]", "unknown key 'keepalvie' in matrix"),
 ]
 CONF_EDITS: dict[str, Callable[[str], str]] = {
-    "zero repetitions": lambda conf: conf.replace("repetitions = 1", "repetitions = 0"),
+    "zero rounds": lambda conf: conf.replace("rounds = 1", "rounds = 0"),
+    "a profile key by its old name": lambda conf: conf.replace("rounds = 1", "repetitions = 1"),
     "a typo in a profile key": lambda conf: conf.replace("warmup_requests", "warmup_reqeusts"),
     "negative requests": lambda conf: conf.replace("requests = 50", "requests = -5"),
 }
@@ -236,8 +243,8 @@ RUN_MISTAKES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
         lambda d: d["subjects"][0]["cells"][0].update(repetitions=[]),
         "subjects[0].cells[0].repetitions: tuple should have at least 1 item",
     ),
-    ("a profile key missing", lambda d: d["profile"].pop("repetitions"), "profile.repetitions is missing"),
-    ("a settings key missing", lambda d: d["settings"].pop("tool_cpu"), "settings.tool_cpu is missing"),
+    ("a profile key missing", lambda d: d["profile"].pop("rounds"), "profile.rounds is missing"),
+    ("a settings key missing", lambda d: d["settings"].pop("load_cpu"), "settings.load_cpu is missing"),
     (
         "an absolute raw output path",
         lambda d: _rep(d).update(raw_output="/etc/passwd"),

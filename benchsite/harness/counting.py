@@ -147,7 +147,7 @@ def _count_one(
 
 def _load(hosts: Placement, server: RunningServer, argv: list[str], settings: Settings) -> float:
     """One load run against the server under callgrind; its wall time. A failure is a BenchError."""
-    run = hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
+    run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
     code = server.exit_code()
     if code is not None:
         raise BenchError(f"the server exited with code {code} under valgrind: {server.telling()}")

@@ -94,7 +94,7 @@ def _sample(
     try:
         while sampler.poll() is None and time.monotonic() < deadline:
             checkpoint()
-            hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
+            hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
     finally:
         if sampler.poll() is None:
             sampler.kill()

@@ -182,12 +182,12 @@ class Placement:
     def one_machine(self) -> bool:
         return self.server is self.load
 
-    def cpu_times(self, server_cpu: int | None, tool_cpu: int | None) -> CpuTimes:
+    def cpu_times(self, server_cpu: int | None, load_cpu: int | None) -> CpuTimes:
         """Busy and stolen time of the CPUs the figures depend on, on whichever host each one is."""
         if self.one_machine:
-            return self.server.cpu_times(measured_cpus(server_cpu, tool_cpu))
+            return self.server.cpu_times(measured_cpus(server_cpu, load_cpu))
         return self.server.cpu_times(measured_cpus(server_cpu, None)) + self.load.cpu_times(
-            measured_cpus(None, tool_cpu)
+            measured_cpus(None, load_cpu)
         )
 
 

@@ -29,7 +29,7 @@ def cpu_times(cpus: tuple[int, ...]) -> CpuTimes:
     return CpuTimes(busy, sum(getattr(t, "steal", 0.0) for t in chosen))
 
 
-def measured_cpus(server_cpu: int | None, tool_cpu: int | None) -> tuple[int, ...]:
+def measured_cpus(server_cpu: int | None, load_cpu: int | None) -> tuple[int, ...]:
     """The CPUs a run's figures depend on: the pinned ones, else every CPU."""
-    pinned = tuple(sorted({cpu for cpu in (server_cpu, tool_cpu) if cpu is not None}))
+    pinned = tuple(sorted({cpu for cpu in (server_cpu, load_cpu) if cpu is not None}))
     return pinned or tuple(range(psutil.cpu_count() or 1))

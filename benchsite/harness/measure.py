@@ -97,9 +97,9 @@ def measure(
     backends = {name: process for name, process in (backends or {}).items() if process is not server}
     cpu_before = server.tree_cpu()
     backends_before = {name: process.tree_cpu() for name, process in backends.items()}
-    machine_before = hosts.cpu_times(settings.server_cpu, settings.tool_cpu)
-    run = hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
-    machine = hosts.cpu_times(settings.server_cpu, settings.tool_cpu) - machine_before
+    machine_before = hosts.cpu_times(settings.server_cpu, settings.load_cpu)
+    run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
+    machine = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - machine_before
     cpu_after = server.tree_cpu()
     server_cpu_s, clock = cpu_between(cpu_before, cpu_after)  # a child that exited takes its CPU along
     backend_cpu_s = {
@@ -166,7 +166,7 @@ def warm_up(
                 continue
             reporter.status(f"warming up {subject.label}, {cell.label}")
             argv = cell_argv(server, subject, cell, profile.warmup_requests, settings, hosts.server.address)
-            run = hosts.load.run_tool(argv, settings.tool_cpu, settings.cell_timeout_s)
+            run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
             records.append(Warmup(subject=subject.name, cell=cell.name, argv=tuple(argv), exit_code=run.exit_code))
     return records
 
@@ -281,7 +281,7 @@ class Measuring:
             stopped = self._why_stop(needed, published)
             if stopped:
                 return Rounds(
-                    minimum=profile.repetitions,
+                    minimum=profile.rounds,
                     maximum=profile.max_rounds,
                     time_budget_s=profile.time_budget_s,
                     made=self.rounds_made,
@@ -308,7 +308,7 @@ class Measuring:
         for (_, cell), reps in self.measured.items():
             rounds.setdefault(cell, set()).update(rep.index for rep in reps)
             disturbed.setdefault(cell, set()).update(rep.index for rep in reps if rep.disturbed)
-        short = {cell for cell, made in rounds.items() if len(made - disturbed[cell]) < self.profile.repetitions}
+        short = {cell for cell, made in rounds.items() if len(made - disturbed[cell]) < self.profile.rounds}
         return {key for key in self.measured if key[1] in short}
 
     def _needs(self, verdict: Verdict) -> tuple[tuple[str, str], ...]:

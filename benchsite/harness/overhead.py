@@ -67,7 +67,7 @@ def compare_with_bare_ab(
             ab_argv = cell_argv(server, subject, cell, requests, settings, LOOPBACK)
             hosts = on_this_machine(repo)
             (run_dir / "bare").mkdir()
-            _bare_ab(ab_argv, settings.tool_cpu, run_dir / "bare" / "warm-up.txt")
+            _bare_ab(ab_argv, settings.load_cpu, run_dir / "bare" / "warm-up.txt")
             for index in range(1, rounds + 1):
                 order = ("harness", "bare") if index % 2 else ("bare", "harness")
                 for way in order:
@@ -77,7 +77,7 @@ def compare_with_bare_ab(
                             raise BenchError(f"harness run {index} failed: {rep.error}")
                         harness_rps.append(rep.result.requests_per_s)
                     else:
-                        bare_rps.append(_bare_ab(ab_argv, settings.tool_cpu, run_dir / "bare" / f"rep-{index}.txt"))
+                        bare_rps.append(_bare_ab(ab_argv, settings.load_cpu, run_dir / "bare" / f"rep-{index}.txt"))
         record = OverheadRecord(
             format_version=OVERHEAD_FORMAT_VERSION,
             recipe=recipe.name,
@@ -87,7 +87,7 @@ def compare_with_bare_ab(
             rounds=rounds,
             started_at=started_at,
             finished_at=utc_now(),
-            settings=OverheadSettings(server_cpu=settings.server_cpu, tool_cpu=settings.tool_cpu),
+            settings=OverheadSettings(server_cpu=settings.server_cpu, load_cpu=settings.load_cpu),
             environment=collect_environment(repo, list(recipe.packages), {"ab": [settings.program(ab.TOOL), "-V"]}),
             harness_rps=tuple(harness_rps),
             bare_rps=tuple(bare_rps),

@@ -21,20 +21,20 @@ def effective_settings(settings: Settings, hosts: Placement | None = None) -> Se
     server host lacks or a tool CPU the load host lacks."""
     if hosts is None or hosts.one_machine:
         cpus = set(os.sched_getaffinity(0) if hosts is None else hosts.server.cpus())
-        wanted = {cpu for cpu in (settings.server_cpu, settings.tool_cpu) if cpu is not None}
+        wanted = {cpu for cpu in (settings.server_cpu, settings.load_cpu) if cpu is not None}
         if len(cpus) >= 2 and not wanted <= cpus:
             missing = ", ".join(str(cpu) for cpu in sorted(wanted - cpus))
             usable = ", ".join(str(cpu) for cpu in sorted(cpus))
             raise BenchError(
                 f"settings: CPU {missing} is not one this machine can use (it has {usable}): "
-                "set server_cpu and tool_cpu in the recipe's conf file to two of them"
+                "set server_cpu and load_cpu in the recipe's conf file to two of them"
             )
         pinnable = len(cpus) >= 2
     else:
         pinnable = (settings.server_cpu is None or settings.server_cpu in hosts.server.cpus()) and (
-            settings.tool_cpu is None or settings.tool_cpu in hosts.load.cpus()
+            settings.load_cpu is None or settings.load_cpu in hosts.load.cpus()
         )
-    return settings if pinnable else settings.model_copy(update={"server_cpu": None, "tool_cpu": None})
+    return settings if pinnable else settings.model_copy(update={"server_cpu": None, "load_cpu": None})
 
 
 def check_tools(

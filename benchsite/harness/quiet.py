@@ -74,14 +74,14 @@ def sample(hosts: Placement, settings: Settings, waited_s: float) -> MachineChec
     """Others' CPU time on the run's CPUs over one second, with the load average and frequency policy."""
     local = isinstance(hosts.server, LocalHost) and hosts.one_machine
     primed = _primed() if local else {}
-    before = hosts.cpu_times(settings.server_cpu, settings.tool_cpu)
+    before = hosts.cpu_times(settings.server_cpu, settings.load_cpu)
     started = time.monotonic()
     time.sleep(SAMPLE_S)
-    taken = hosts.cpu_times(settings.server_cpu, settings.tool_cpu) - before
+    taken = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - before
     elapsed = time.monotonic() - started
     busy, steal = max(0.0, taken.busy_s) / elapsed, max(0.0, taken.steal_s) / elapsed
-    cpus = tuple(c for c in (settings.server_cpu, settings.tool_cpu) if c is not None)
-    first_cpu = measured_cpus(settings.server_cpu, settings.tool_cpu)[0]
+    cpus = tuple(c for c in (settings.server_cpu, settings.load_cpu) if c is not None)
+    first_cpu = measured_cpus(settings.server_cpu, settings.load_cpu)[0]
     return MachineCheck(
         load_average=tuple(round(value, 2) for value in os.getloadavg()),
         cpus=cpus,

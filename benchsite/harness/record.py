@@ -38,7 +38,7 @@ def machine(environment: Environment, settings: Settings, named: MachineConf | N
         environment.kernel,
         environment.virtualization,
         settings.server_cpu,
-        settings.tool_cpu,
+        settings.load_cpu,
     )
     return machine_of(found, named.name if named else None, named.description if named else "")
 

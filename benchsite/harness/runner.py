@@ -100,7 +100,7 @@ def run_recipe(
     os.environ["PATH"] = search_path(repo_dir)  # programs built by `invoke byo` come first
     skipped, runnable = _present(hosts, recipe, plan, reporter)
     origins = {subject.name: hosts.server.origins(recipe, subject) for subject, _ in runnable}
-    reporter.begin(sum(len(cells) for _, cells in runnable) * profile.repetitions)
+    reporter.begin(sum(len(cells) for _, cells in runnable) * profile.rounds)
     with signals_as_interrupt(), staged_run_directory(data_dir / recipe.name, header.run_id) as run_dir:
         with ExitStack() as stack:
             stack.callback(trim_logs, run_dir / "logs")
@@ -112,7 +112,7 @@ def run_recipe(
             session = Measuring(hosts, recipe, runnable, started, profile, settings, run_dir, reporter, run_started)
             if profile.counting is not None:
                 session.reserved_s = profile.counting.reserve_s(len(servers))
-            for index in range(1, profile.repetitions + 1):
+            for index in range(1, profile.rounds + 1):
                 session.round(index, runnable)
 
             def so_far(rounds: Rounds | None, counting: Counting | None = None) -> RunDocument:

@@ -20,18 +20,18 @@ Release = Annotated[str, StringConstraints(pattern=r"^\d+(\.\d+)*((a|b|rc)\d+)?(
 
 
 class Profile(Record):
-    """How much load: requests per run, repetitions, warm-up; optionally a subset of subjects and cells."""
+    """How much load: requests per repetition, rounds, warm-up; optionally a subset of subjects and cells."""
 
     name: Name
     requests: int = Field(ge=1, le=10_000_000)
-    repetitions: int = Field(ge=1, le=1000)
+    rounds: int = Field(ge=1, le=1000)  # every cell's repetitions, one per round, before any further round
     warmup_requests: int = Field(ge=0, le=10_000_000)
     subjects: Seq[Name]  # empty: every subject
     cells: Seq[Name]  # empty: every cell
     warmup_cells: Seq[Name]  # empty: warm up with every ab cell
     wrk_duration_s: int = Field(ge=0, le=3600)  # 0: each wrk cell's own duration
     cell_requests: dict[str, Annotated[int, Field(ge=1, le=10_000_000)]]  # cells that run another count
-    # After `repetitions` rounds of every cell, further rounds of the cells whose claims are still
+    # After `rounds` rounds of every cell, further rounds of the cells whose claims are still
     # inconclusive, up to max_rounds in all (0: none) and while the whole run stays within time_budget_s.
     max_rounds: int = Field(ge=0, le=1000)
     time_budget_s: float = Field(ge=0, le=86400)
@@ -45,10 +45,10 @@ class Profile(Record):
 
     @model_validator(mode="after")
     def _bounded_rounds(self) -> Profile:
-        if self.max_rounds and self.max_rounds < self.repetitions:
+        if self.max_rounds and self.max_rounds < self.rounds:
             raise ValueError(
-                f"profiles.{self.name}.max_rounds ({self.max_rounds}) is below repetitions "
-                f"({self.repetitions}): raise it, or 0 for no further rounds"
+                f"profiles.{self.name}.max_rounds ({self.max_rounds}) is below rounds "
+                f"({self.rounds}): raise it, or 0 for no further rounds"
             )
         if self.max_rounds and not self.time_budget_s:
             raise ValueError(f"profiles.{self.name}: further rounds (max_rounds) need a time_budget_s")
@@ -77,7 +77,7 @@ class Settings(Record):
     """Machine-level knobs from conf/<recipe>.toml [settings]."""
 
     server_cpu: Annotated[int, Field(ge=0, le=4095)] | None
-    tool_cpu: Annotated[int, Field(ge=0, le=4095)] | None
+    load_cpu: Annotated[int, Field(ge=0, le=4095)] | None
     port: Port  # 0: a free port per subject; N: ports N, N+1, ...
     socket_timeout_s: int = Field(ge=1, le=3600)
     cell_timeout_s: float = Field(gt=0, le=86400)
@@ -119,7 +119,7 @@ class Settings(Record):
 
 SETTINGS_DEFAULTS: dict[str, Any] = {
     "server_cpu": 0,
-    "tool_cpu": 1,
+    "load_cpu": 1,
     "port": 0,
     "socket_timeout_s": 30,
     "cell_timeout_s": 300.0,

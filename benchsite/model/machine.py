@@ -81,8 +81,8 @@ def kernel_series(kernel: str) -> str:
     return found.group(1) if found else kernel
 
 
-def pinning_of(server_cpu: int | None, tool_cpu: int | None) -> str:
-    return "none" if server_cpu is None else f"server CPU {server_cpu}, load CPU {tool_cpu}"
+def pinning_of(server_cpu: int | None, load_cpu: int | None) -> str:
+    return "none" if server_cpu is None else f"server CPU {server_cpu}, load CPU {load_cpu}"
 
 
 def fingerprint(
@@ -92,7 +92,7 @@ def fingerprint(
     kernel: str,
     virtualization: str,
     server_cpu: int | None,
-    tool_cpu: int | None,
+    load_cpu: int | None,
 ) -> Fingerprint:
     """A fingerprint from what a run's environment and settings say."""
     return Fingerprint(
@@ -101,7 +101,7 @@ def fingerprint(
         memory_gib=round(memory_gib) if isinstance(memory_gib, int | float) else None,
         kernel_series=kernel_series(kernel),
         virtualization=virtualization,
-        pinning=pinning_of(server_cpu, tool_cpu),
+        pinning=pinning_of(server_cpu, load_cpu),
     )
 
 

@@ -1,4 +1,4 @@
-"""What the harness's own benchmark stores: data/harness-overhead/<run-id>/overhead.json, version 3."""
+"""What the harness's own benchmark stores: data/harness-overhead/<run-id>/overhead.json, version 4."""
 
 from __future__ import annotations
 
@@ -11,21 +11,22 @@ from benchsite.model.run import Environment
 from benchsite.records import Record, Seq
 from benchsite.tools.base import Rate
 
-# 1  the first records; 2  medians derived, not stored; 3  the environment's virtualization
-OVERHEAD_FORMAT_VERSION: Literal[3] = 3
+# 1  the first records; 2  medians derived, not stored; 3  the environment's virtualization;
+# 4  the settings' load_cpu (was tool_cpu)
+OVERHEAD_FORMAT_VERSION: Literal[4] = 4
 OVERHEAD_FILE = "overhead.json"
 OVERHEAD_DIR = "harness-overhead"
 
 
 class OverheadSettings(Record):
     server_cpu: int | None
-    tool_cpu: int | None
+    load_cpu: int | None
 
 
 class OverheadRecord(Record):
     """The same ab command run through the harness and bare, interleaved, against one server."""
 
-    format_version: Literal[3]
+    format_version: Literal[4]
     recipe: str
     subject: str
     cell: str

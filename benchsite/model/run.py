@@ -1,4 +1,4 @@
-"""What a run stores: data/<recipe>/<run-id>/run.json, format version 7.
+"""What a run stores: data/<recipe>/<run-id>/run.json, format version 8.
 
 One document per run: the effective profile and settings, the machine, every subject with
 its verification and its cells, every repetition with its exact argv, the path of its raw
@@ -39,7 +39,9 @@ from benchsite.tools.base import Count, Positive, Repetition
 # 7  interference acted on: each repetition says whether it was disturbed (earlier runs: judged by the
 #    default rule of version 7), the settings carry that rule, the run its pre-run check of the machine
 #    (machine_check; None before) and whether a busy run was accepted as one (accepted_busy; false before)
-FORMAT_VERSION: Literal[7] = 7
+# 8  one word per thing: the profile's rounds (was repetitions, which is one load run) and the settings'
+#    load_cpu (was tool_cpu, as the load CPU time load_cpu_s)
+FORMAT_VERSION: Literal[8] = 8
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -188,7 +190,7 @@ class Rounds(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[7]
+    format_version: Literal[8]
     recipe: Name
     title: Text
     run_id: RunId

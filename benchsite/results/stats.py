@@ -57,13 +57,13 @@ class CellSummary:
         if 0 < self.repetitions_ok < MIN_USABLE:
             warnings.append(
                 f"only {self.repetitions_ok} usable repetition{'s' * (self.repetitions_ok > 1)}: "
-                f"raise repetitions in {conf_file} for an interval"
+                f"raise rounds in {conf_file} for an interval"
             )
         cv = self.cv_percent()
         if cv is not None and cv > NOISY_CV_PERCENT:
             warnings.append(
                 f"CV {cv:.0f}% of req/s: the machine was busy or the server unsteady; "
-                "re-run on a quiet machine, or raise repetitions or max_rounds"
+                "re-run on a quiet machine, or raise rounds or max_rounds"
             )
         return tuple(warnings)
 

@@ -36,7 +36,7 @@ class BenchEnvironment(BenchDirective):
             ["Started / finished (UTC)", f"{run.started_at} / {run.finished_at}"],
             [
                 "Load per cell",
-                f"{loads_run(run)}, {profile.repetitions} repetition{'s' * (profile.repetitions != 1)}, "
+                f"{loads_run(run)}, {profile.rounds} repetition{'s' * (profile.rounds != 1)}, "
                 f"warm-up {profile.warmup_requests} requests",
             ],
             ["Rounds", _rounds(run)],
@@ -79,7 +79,7 @@ def where_roles_ran(run: RunDocument) -> str:
 def _rounds(run: RunDocument) -> str:
     rounds = run.rounds
     if rounds is None:
-        return f"{run.profile.repetitions} of every cell (not recorded how the run stopped)"
+        return f"{run.profile.rounds} of every cell (not recorded how the run stopped)"
     further = (
         f", then {rounds.further_repetitions} repetitions in further rounds of the cells of inconclusive claims "
         "or of disturbed rounds"
@@ -122,7 +122,7 @@ def _disturbed_rule(settings: Settings) -> str:
 def _pinning(settings: Settings) -> str:
     if settings.server_cpu is None:
         return "none (fewer than two CPUs available)"
-    return f"servers on CPU {settings.server_cpu}, the load tool on CPU {settings.tool_cpu}"
+    return f"servers on CPU {settings.server_cpu}, the load tool on CPU {settings.load_cpu}"
 
 
 class BenchOverhead(ReportingDirective):

@@ -68,7 +68,7 @@ class BenchReleases(PublishedDirective):
 
     def _about(self, view: RunView, releases: list[Release]) -> nodes.Node:
         run = view.run
-        rounds = run.rounds.made if run.rounds else run.profile.repetitions
+        rounds = run.rounds.made if run.rounds else run.profile.rounds
         patched = [r.release for r in releases if _patched(view, r)]
         return nodes.paragraph(
             text=f"Run {run.run_id}, started {run.started_at[:16].replace('T', ' ')} UTC on {run.machine.name}: "
