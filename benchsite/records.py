@@ -165,6 +165,8 @@ def describe(error: ValidationError, root: type[BaseModel], source: Path | str) 
         for d, loc in zip(details, locations, strict=True)
         if not any(other[: len(loc)] == loc and other != loc for other in locations)
     ]
+    # A key by its old name also leaves its new name missing: the rename is the problem to report.
+    details.sort(key=lambda d: not (d["type"] == "extra_forbidden" and d["loc"] and d["loc"][-1] in RENAMED_KEYS))
     what, advice = _message(details[0], root)
     more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
     if isinstance(source, str) and source.startswith("--"):  # a command-line option, not a file

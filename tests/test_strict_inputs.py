@@ -104,7 +104,7 @@ RECIPE_MISTAKES = [
         "a profile key by its old name",
         toy_subject(),
         "",
-        "'repetitions' in profiles.quick is now called 'rounds': rename",
+        "'repetitions' in profiles.quick is now called 'rounds' (and 1 more): rename it",
     ),
     ("a typo in a profile key", toy_subject(), "", "unknown key 'warmup_reqeusts' in profiles.quick: I know about"),
     (
