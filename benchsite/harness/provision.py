@@ -9,6 +9,7 @@ whose requirements are already installed is left as it is.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shlex
@@ -109,8 +110,9 @@ def requirements_digest(repo: Path) -> str:
     return digest.hexdigest()
 
 
+@functools.cache
 def build_wheels(repo: Path) -> Path:
-    """Wheels of every pinned requirement, built here (from pip's cache where it has them)."""
+    """Wheels of every pinned requirement, built here (from pip's cache where it has them), once per command."""
     wheelhouse = repo / WHEELHOUSE
     wheelhouse.mkdir(parents=True, exist_ok=True)
     for argv in (
@@ -142,24 +144,26 @@ def copy_wheels(connection: Connection, entry: HostEntry, wheelhouse: Path) -> i
     return copied
 
 
-def install_requirements(connection: Connection, entry: HostEntry, repo: Path, offline: bool) -> bool:
-    """Make .venv and install the pinned requirements into it; False when they were already installed."""
-    digest = requirements_digest(repo)
+def requirements_installed(connection: Connection, entry: HostEntry, repo: Path) -> bool:
+    """Whether the host's .venv already holds the pinned requirements of this project's files."""
     folder = shlex.quote(entry.dir)
     stamp = connection.run(f"cat {folder}/{INSTALLED_STAMP}", hide=True, warn=True, in_stream=False).stdout.strip()
-    if stamp == digest:
-        return False
+    return stamp == requirements_digest(repo)
+
+
+def install_requirements(connection: Connection, entry: HostEntry, repo: Path, offline: bool) -> None:
+    """Make .venv and install the pinned requirements into it."""
+    folder = shlex.quote(entry.dir)
     source = f"--no-index --find-links {WHEELHOUSE}" if offline else ""
     _remote(
         connection,
         f"cd {folder} && (test -x .venv/bin/python || python3 -m venv .venv) "
         f"&& .venv/bin/pip install -q {source} -r requirements.txt "
         f"&& .venv/bin/pip install -q --no-deps {source} -r conf/requirements-nodeps.txt "
-        f"&& echo {digest} > {INSTALLED_STAMP}",
+        f"&& echo {requirements_digest(repo)} > {INSTALLED_STAMP}",
         "installing the Python requirements",
         entry,
     )
-    return True
 
 
 def set_up(entry: HostEntry, role: str, repo: Path, offline: bool, say: Callable[[str], None]) -> None:
@@ -172,9 +176,11 @@ def set_up(entry: HostEntry, role: str, repo: Path, offline: bool, say: Callable
             f"{role} host {entry.ssh}: "
             + (f"installed {' '.join(installed)}" if installed else "system packages present")
         )
+        if requirements_installed(connection, entry, repo):
+            say(f"{role} host {entry.ssh}: requirements already installed")
+            return
         if offline:
             wheels = build_wheels(repo)
             say(f"{role} host {entry.ssh}: {copy_wheels(connection, entry, wheels)} wheels copied")
-        changed = install_requirements(connection, entry, repo, offline)
-        state = "requirements installed" if changed else "requirements already installed"
-        say(f"{role} host {entry.ssh}: {state}")
+        install_requirements(connection, entry, repo, offline)
+        say(f"{role} host {entry.ssh}: requirements installed")
