@@ -27,6 +27,8 @@ from benchsite.results.published import load_published
 from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run, load_view, recipe_views
 from benchsite.results.view import RunView
+from benchsite.sphinxext.nodes import RAW_IN_PRINT
+from benchsite.sphinxext.results import BenchResults
 from committed import COMMITTED_DATA
 from conftest import REPO
 
@@ -207,6 +209,25 @@ def test_the_pdf_builder_draws_the_charts_into_the_pdf(tmp_path: Path, data_dir:
     assert not [w for w in built.warnings if "bench" in w], built.warnings
     pdf = (built.outdir / "tiny.pdf").read_bytes()
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Subtype /Form") >= 1  # the chart, embedded as vector art
+
+
+def test_a_printed_page_keeps_every_cell_of_a_wide_table_and_points_to_the_raw_outputs(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    body = f".. bench-results:: {RECIPE}\n\n.. bench-raw:: {RECIPE}\n"
+    assert "Requests per second:" in build(tmp_path, body).text  # the web page shows the listings
+    printed = build(tmp_path, body, builder="xml")  # neither HTML nor text: laid out as for the PDF
+    assert not printed.warnings, printed.warnings
+    xml = unescape((printed.outdir / "index.xml").read_text())
+    assert "<table" not in xml and "Requests per second:" not in xml and RAW_IN_PRINT in xml
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", xml))
+    for header in BenchResults.headers[1:]:
+        assert f"{header} " in text, header
+    for subject in load_view(RUN).run.subjects:
+        for cell in subject.cells:
+            summary = summarize(cell)
+            row = f"{subject.label}: Load {cell.label} · {RPS.column} {RPS.fmt(summary.median())} · "
+            assert row in text, row
 
 
 def test_a_run_file_that_is_not_json_is_one_warning_naming_it(tmp_path: Path, data_dir: Path) -> None:

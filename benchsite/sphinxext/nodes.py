@@ -54,7 +54,9 @@ def skip_chart(self: nodes.NodeVisitor, node: bench_chart) -> None:
 def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """For builders that do not write HTML or plain text (LaTeX, PDF with rinohtype, Texinfo): each chart
     becomes an ordinary image, drawn as PDF into the output folder, with its alt text; collapsed details
-    become their content under a heading."""
+    become their content under a heading; a table too wide for the page, a paragraph per row; a verbatim
+    raw output, a line pointing to it (a hundred pages of listings made the PDF too big to build); an SVG
+    image (a flame graph), a line saying the web page has it."""
     if app.builder.format in ("html", "text"):
         return
     folder = Path(app.outdir) / "bench-charts"
@@ -75,8 +77,16 @@ def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> No
     for table in list(doctree.findall(nodes.table)):
         if _columns(table) > PAGE_COLUMNS:
             table.replace_self(rows_as_fields(table))
+    for image in list(doctree.findall(nodes.image)):  # rinohtype reads no SVG (the flame graphs)
+        if str(image["uri"]).endswith(".svg"):
+            image.replace_self(nodes.paragraph(text=f"({image['alt'].capitalize()}: an SVG on the web page.)"))
+    for listing in list(doctree.findall(nodes.literal_block)):  # a verbatim raw output: a pointer to it
+        if RAW_LISTING in listing["classes"]:
+            listing.replace_self(nodes.paragraph(text=RAW_IN_PRINT))
 
 
+RAW_LISTING = "bench-raw-listing"
+RAW_IN_PRINT = "(The verbatim output is on the web site's page and in the file named above.)"
 PAGE_COLUMNS = 4  # a table wider than this does not fit a printed page's width: each row becomes a list
 
 
@@ -86,8 +96,8 @@ def _columns(table: nodes.table) -> int:
 
 
 def rows_as_fields(table: nodes.table) -> list[nodes.Node]:
-    """A wide table for a printed page: each row as a field list (header: content), its first cell the heading.
-    Every cell's content is kept."""
+    """A wide table for a printed page: each row as one paragraph, its first cell in bold, then each other
+    cell as "header: content" (every cell's content kept; a cell with more than paragraphs as its text)."""
     head = next(iter(table.findall(nodes.thead)), None)
     headers = [entry.astext() for entry in head.findall(nodes.entry)] if head is not None else []
     output: list[nodes.Node] = []
@@ -96,16 +106,30 @@ def rows_as_fields(table: nodes.table) -> list[nodes.Node]:
             entries = [child for child in row.children if isinstance(child, nodes.entry)]
             if not entries:
                 continue
-            fields = nodes.field_list(classes=["bench-row"])
+            paragraph = nodes.paragraph(classes=["bench-row"])
             for index, entry in enumerate(entries):
+                content = _inline(entry)
+                if index == 0:
+                    paragraph += nodes.strong("", "", *content)
+                    continue
                 name = headers[index] if index < len(headers) else ""
-                body = [
-                    child if isinstance(child, nodes.Body) else nodes.paragraph("", "", child)
-                    for child in entry.children
-                ]
-                fields += nodes.field("", nodes.field_name(text=name), nodes.field_body("", *body))
-            output.append(fields)
+                paragraph += nodes.Text(" · " if index > 1 else ": ")
+                paragraph += nodes.emphasis(text=f"{name} ")
+                paragraph.extend(content)
+            output.append(paragraph)
     return output
+
+
+def _inline(entry: nodes.entry) -> list[nodes.Node]:
+    """A table cell's content as inline nodes: its paragraphs' children, anything else as its text."""
+    if all(isinstance(child, nodes.paragraph) for child in entry.children):
+        inline: list[nodes.Node] = []
+        for number, child in enumerate(entry.children):
+            if number:
+                inline.append(nodes.Text(" "))
+            inline += list(child.children)
+        return inline
+    return [nodes.Text(entry.astext())]
 
 
 def without_data_attributes(app: Sphinx, doctree: nodes.document, docname: str) -> None:

@@ -16,6 +16,7 @@ from benchsite.errors import BenchError
 from benchsite.model.portable import shown_command
 from benchsite.model.run import RunDocument
 from benchsite.sphinxext.base import BenchDirective, raw_label
+from benchsite.sphinxext.nodes import RAW_LISTING
 from benchsite.sphinxext.tables import literal
 from benchsite.tools import AnyCellRun
 from benchsite.tools.base import Repetition
@@ -78,7 +79,9 @@ class BenchRaw(BenchDirective):
         )
         title = nodes.rubric(text=f"{heading} ({which}): ", ids=[node_id])
         title += self._download(run, rep, rep.raw_output)
-        return [title, literal(text), self._every_repetition(run, cell)]
+        listing = literal(text)
+        listing["classes"].append(RAW_LISTING)  # a printed page points to it instead (nodes.for_other_builders)
+        return [title, listing, self._every_repetition(run, cell)]
 
     def _download(self, run: RunDocument, rep: Repetition[Any], text: str) -> nodes.Node:
         """A link to the stored raw file itself; Sphinx copies it into the site's _downloads."""
