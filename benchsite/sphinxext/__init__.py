@@ -47,7 +47,6 @@ from benchsite.sphinxext.nodes import (
     visit_details_other,
     without_data_attributes,
 )
-from benchsite.sphinxext.pdf import without_style_log
 from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
 from benchsite.sphinxext.raw import BenchCommands, BenchRaw
 from benchsite.sphinxext.releases import BenchReleases
@@ -136,7 +135,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     setup_listings(app)
     setup_exports(app)
     app.connect("config-inited", resolve_paths)
-    app.connect("builder-inited", without_style_log)
     app.connect("doctree-resolved", for_other_builders)
     app.connect("doctree-resolved", without_data_attributes)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
