@@ -129,7 +129,7 @@ RECIPE_PAGES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers", "http-clien
 SCREEN_HEIGHT = 900
 PAGE_BUDGET_PX = 8 * SCREEN_HEIGHT  # a recipe page at 1400 px, its details closed: at most eight screens
 FIRST_VERDICT = (
-    "const e = document.querySelector('[data-bench-status]');"
+    "const e = document.querySelector('[data-bench-state]');"
     "return e ? e.getBoundingClientRect().top + window.scrollY : null;"
 )
 

@@ -253,7 +253,7 @@ def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> 
     published = load_published(site.data_dir / recipe / "published.toml")
     claims = one(html, table="claims", recipe=recipe)
     for across in published.across(by_machine([RunView(run)])):  # the quick site: one quick run a recipe
-        shown = claims.one(claim=across.claim.id, scope="all", status=across.state)
+        shown = claims.one(claim=across.claim.id, scope="all", state=across.state)
         assert shown.text == across.state.upper()
 
 
@@ -336,17 +336,17 @@ def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None
     html = (committed_site / "index.html").read_text()
     for recipe in RECIPES:
         _, _, decided = shown_and_machines(recipe)
-        counts = {status: sum(claim.state == status for claim in decided) for status in State}
+        counts = {state: sum(claim.state == state for claim in decided) for state in State}
         found = one(html, recipe=recipe, tally="verdicts")
-        parts = [status.counted(count) for status, count in counts.items() if count]
+        parts = [state.counted(count) for state, count in counts.items() if count]
         number, _, rest = parts[0].partition(" ")
         assert found.text == ", ".join([f"{number} of {len(decided)} {rest}", *parts[1:]])  # "1 of 6 holds, 4 do..."
         most = max(counts.values())
-        assert counts[State(found.data["status"])] == most  # coloured by the state most share
+        assert counts[State(found.data["state"])] == most  # coloured by the state most share
     verdict_page = unescape((committed_site / "verdicts.html").read_text())
     assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
     every = [claim.state for recipe in RECIPES for claim in shown_and_machines(recipe)[2]]
-    tally = ", ".join(status.counted(every.count(status)) for status in State if every.count(status))
+    tally = ", ".join(state.counted(every.count(state)) for state in State if every.count(state))
     assert one(verdict_page, tally="all-verdicts").text == f"{len(every)} conclusions: {tally}."
     for page in committed_site.rglob("*.html"):  # no count disagrees with its verb anywhere ("1 of 6 holds" agrees)
         assert not re.search(
@@ -405,7 +405,7 @@ def test_each_recipe_page_opens_with_its_answer_the_same_verdicts_as_its_claims_
     _, groups, decided = shown_and_machines(recipe)
     assert html.index('class="bench-answer') < html.index('id="the-question"')  # above "The question"
     for claim in decided:
-        answer = one(html, recipe=recipe, claim=claim.claim.id, scope="answer", status=claim.state)
+        answer = one(html, recipe=recipe, claim=claim.claim.id, scope="answer", state=claim.state)
         table = one(html, recipe=recipe, claim=claim.claim.id, scope="all")
         assert answer.text == table.text == claim.state.upper()
         reference = next(m.verdict for m in claim.machines if m.runs is groups[0])

@@ -148,11 +148,11 @@ def test_claims_show_a_verdict_for_each_published_conclusion(tmp_path: Path, dat
     assert find(built.html, table="claims", recipe=RECIPE)
     for across in published.across(groups):
         claim = across.claim.id
-        shown = one(built.html, recipe=RECIPE, claim=claim, scope="all", status=across.state)
+        shown = one(built.html, recipe=RECIPE, claim=claim, scope="all", state=across.state)
         assert shown.text == across.state.upper()
         for found in across.machines:
             where = dict(recipe=RECIPE, claim=claim, scope="machine", machine=found.runs.label)
-            assert one(built.html, **where, status=found.verdict.state).text == found.verdict.state.upper()
+            assert one(built.html, **where, state=found.verdict.state).text == found.verdict.state.upper()
             assert one(built.html, **where, estimate="pooled").text == found.verdict.today
     assert len(find(built.html, recipe=RECIPE, scope="all")) == len(published.claims) > 0
     assert "Original conclusion" in built.text

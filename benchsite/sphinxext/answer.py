@@ -48,7 +48,7 @@ class BenchAnswer(PublishedDirective):
             line = nodes.paragraph()
             state = across.state
             tag = {"recipe": self.recipe, "claim": across.claim.id, "scope": "answer"}
-            line += data(verdict_node(state), status=state, **tag)
+            line += data(verdict_node(state), state=state, **tag)
             line += nodes.Text(f" {across.claim.text}")
             mine = next((m.verdict for m in across.machines if m.runs is reference), None)
             if mine is not None and mine.today not in ("", "—"):

@@ -27,9 +27,9 @@ def claim_anchor(claim_id: str) -> str:
     return f"claim-{claim_id}"
 
 
-def verdict_node(status: State) -> nodes.Node:
+def verdict_node(state: State) -> nodes.Node:
     """The verdict in capitals, with a class per state for its colour."""
-    return nodes.strong(text=status.upper(), classes=[status.css_class])
+    return nodes.strong(text=state.upper(), classes=[state.css_class])
 
 
 def counted(groups: Sequence[MachineRuns]) -> str:
@@ -51,7 +51,7 @@ def on_each_machine(across: ClaimAcross, recipe: str) -> nodes.container:
         tag = {"recipe": recipe, "claim": across.claim.id, "scope": "machine", "machine": found.runs.label}
         line += data(found.verdict.today, estimate="pooled", **tag)
         line += nodes.Text(" ")
-        line += data(verdict_node(found.verdict.state), status=found.verdict.state, **tag)
+        line += data(verdict_node(found.verdict.state), state=found.verdict.state, **tag)
         lines += line
         if found.verdict.details:
             lines += every_item(found.verdict.details)
@@ -73,7 +73,7 @@ def overall_node(across: ClaimAcross, recipe: str) -> nodes.container:
     cell = nodes.container()
     state = across.state
     verdict = nodes.paragraph()
-    verdict += data(verdict_node(state), recipe=recipe, claim=across.claim.id, scope="all", status=state)
+    verdict += data(verdict_node(state), recipe=recipe, claim=across.claim.id, scope="all", state=state)
     cell += verdict
     rests = counted([found.runs for found in across.machines])
     cell += nodes.paragraph(text=across.depends_on + f" ({rests})" if state == State.DEPENDS else rests)

@@ -99,7 +99,7 @@ def count_node(counts: Counter[State], recipe: str) -> nodes.Node:
         nodes.strong(text=text, classes=[colour.css_class]),
         recipe=recipe,
         tally="verdicts",
-        status=colour,
+        state=colour,
     )
 
 
@@ -123,7 +123,7 @@ class BenchSummary(AcrossRecipes):
                     "—"
                     if headline is None
                     else data(
-                        verdict_node(headline.state), recipe=recipe.name, claim=headline.claim.id, status=headline.state
+                        verdict_node(headline.state), recipe=recipe.name, claim=headline.claim.id, state=headline.state
                     ),
                     f"{run.started_at[:16].replace('T', ' ')} UTC on {run.machine.name}"
                     + ("" if run.profile.name == "full" else f" ({run.profile.name} run)"),
