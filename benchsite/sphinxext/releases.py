@@ -96,14 +96,12 @@ class BenchReleases(PublishedDirective):
                 values = tuple(c.per_request / 1000 if c and c.per_request else None for c in counts)
                 series.append(Series(f"{subject}, {view.run.cell_label(cell)}", values, values, values))
                 rows.append((subject, cell, counts))
-        chart = Chart(
-            kind="line",
-            title=f"{view.run.title}: instructions per request by release (counted under callgrind)",
-            x_label="release, oldest first",
-            y_label="thousands of instructions per request",
-            categories=tuple(r.release for r in releases),
-            series=tuple(series),
-            values_in="the table below it",
+        chart = _by_release(
+            view,
+            releases,
+            series,
+            "instructions per request by release (counted under callgrind)",
+            "thousands of instructions per request",
         )
         headers = ["Release", *(f"{s}, {view.run.cell_label(c)}" for s, c, _ in rows)]
         body = []
@@ -141,15 +139,7 @@ class BenchReleases(PublishedDirective):
             for cell in cells:
                 medians = tuple(_median(view, r.copy(subject), cell) for r in releases)
                 series.append(Series(f"{subject}, {view.run.cell_label(cell)}", medians, medians, medians))
-        chart = Chart(
-            kind="line",
-            title=f"{view.run.title}: median req/s by release",
-            x_label="release, oldest first",
-            y_label="median requests per second",
-            categories=tuple(r.release for r in releases),
-            series=tuple(series),
-            values_in="the table below it",
-        )
+        chart = _by_release(view, releases, series, "median req/s by release", "median requests per second")
         return chart_node(chart, RPS.unit)
 
     def _figures(
@@ -320,3 +310,16 @@ def _times(ratio: Interval) -> str:
 def _patched(view: RunView, release: Release) -> bool:
     records = [view.run.subject(name) for name in release.copies.values()]
     return any(origin.build for record in records if record for origin in record.origins)
+
+
+def _by_release(view: RunView, releases: list[Release], series: list[Series], title: str, y_label: str) -> Chart:
+    """A line per (subject, cell) across the releases, oldest first, its values in the table below it."""
+    return Chart(
+        kind="line",
+        title=f"{view.run.title}: {title}",
+        x_label="release, oldest first",
+        y_label=y_label,
+        categories=tuple(r.release for r in releases),
+        series=tuple(series),
+        values_in="the table below it",
+    )
