@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchsite.model.run import RunDocument
-from benchsite.results.compare import compare_runs, describe_change
+from benchsite.results.compare import MIN_RUNS_FOR_DRIFT, Drift, compare_runs, describe_change, run_drift
 from benchsite.results.store import list_runs, load_run
 from benchsite.results.view import RunView
 from committed import COMMITTED_DATA
@@ -55,12 +55,32 @@ def test_a_run_half_again_as_fast_is_a_significant_change_of_50_percent() -> Non
         assert change.significant and describe_change(change).startswith("+50.0 % [")
 
 
+def test_a_drift_as_large_as_the_change_leaves_it_undecided_and_none_leaves_it_significant() -> None:
+    run = load_run(RUN)
+    cells = {(s.name, c.name): 0.3 for s in run.subjects for c in s.cells}  # runs of one code 30 % apart (log sd)
+    drifting = compare_runs(RunView(run), RunView(scaled(run, 1.5)), Drift(cells, 3))
+    steady = compare_runs(RunView(run), RunView(scaled(run, 1.5)), Drift({key: 0.0 for key in cells}, 3))
+    assert not any(change.significant for change in drifting) and all(change.significant for change in steady)
+    for wide, narrow in zip(drifting, steady, strict=True):
+        assert wide.change and narrow.change and wide.change.value == pytest.approx(narrow.change.value)
+        assert wide.change.low < narrow.change.low and wide.change.high > narrow.change.high
+
+
+def test_a_machines_drift_comes_from_three_or_more_of_its_runs() -> None:
+    experiment = COMMITTED_DATA / "experiments" / "interference" / "cherrypy-speed"
+    quiet = [RunView(load_run(path)) for path in list_runs(experiment)[0::2]]  # the hog experiment's quiet runs
+    drift = run_drift(quiet)
+    assert drift.runs == 6 and len(drift.by_cell) == 8 and all(0 <= sd < 0.05 for sd in drift.by_cell.values())
+    assert run_drift(quiet[: MIN_RUNS_FOR_DRIFT - 1]).by_cell == {} and run_drift([]).median is None
+
+
 @pytest.mark.integration
 def test_the_compare_task_prints_every_cell_and_refuses_an_unknown_run() -> None:
     name = f"cherrypy-speed/{RUN.name}"
     result = run_invoke("compare", name, name, env={"COLUMNS": "200"}, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "How fast is CherryPy?" in result.stdout and result.stdout.count("not significant") == 8
+    assert "drift" in result.stderr.splitlines()[0]  # what the intervals count, before the table
     missing = run_invoke("compare", name, "cherrypy-speed/nope", timeout=120)
     assert missing.returncode == 1 and missing.stderr.strip() == (
         "error: no run 'cherrypy-speed/nope': give a run directory or RECIPE/RUN-ID (see `.venv/bin/invoke recipes`)"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from benchsite.commands.terminal import print_changes, say
 from benchsite.errors import BenchError
-from benchsite.results.compare import busy_runs, compare_runs, different_setups
-from benchsite.results.store import load_view
+from benchsite.results.compare import MIN_RUNS_FOR_DRIFT, Drift, busy_runs, compare_runs, different_setups, run_drift
+from benchsite.results.store import list_runs, load_view
 from benchsite.results.view import RunView
 
 
@@ -29,10 +29,52 @@ def compare(run_a: str, run_b: str, data_dir: Path) -> None:
     for warning in (busy_runs(a, b), different_setups(a, b)):
         if warning:
             say(warning)
-    changes = compare_runs(a, b)
+    drift = machine_drift(a, data_dir)
+    changes = compare_runs(a, b, drift)
     if not changes:
         raise BenchError(
             f"{a.run.run_id} and {b.run.run_id} share no subject measured in the same cell: compare two runs that "
             "ran the same subjects and cells"
         )
+    say(drift_said(drift, a))
     print_changes(a, b, changes)
+
+
+LARGE_DRIFT = 0.05  # above it, compare points to a measurement that pairs the two versions
+
+
+def machine_drift(a: RunView, data_dir: Path) -> Drift:
+    """The run-to-run drift of A's machine: from its runs of the recipe in A's profile under data/, busy
+    runs left out."""
+    views = []
+    for path in list_runs(data_dir / a.run.recipe):
+        try:
+            views.append(load_view(path))
+        except BenchError:
+            continue  # a damaged run estimates nothing (`invoke docs` names it)
+    same = [
+        view
+        for view in views
+        if view.run.machine.id == a.run.machine.id and view.run.profile.name == a.run.profile.name and not view.busy
+    ]
+    return run_drift(same)
+
+
+def drift_said(drift: Drift, a: RunView) -> str:
+    """One line on what the intervals count beside each run's own noise."""
+    where = f"{a.run.machine.name}'s {a.run.profile.name} runs of {a.run.recipe}"
+    if drift.median is None:
+        return (
+            f"no run-to-run drift known: {where} are fewer than {MIN_RUNS_FOR_DRIFT}; the intervals count each "
+            "run's own noise only, and runs of the same code can differ beyond them"
+        )
+    said = (
+        f"run-to-run drift from {drift.runs} of {where}: ±{100 * drift.median:.1f} % per cell (median), counted "
+        "in every interval"
+    )
+    if drift.median > LARGE_DRIFT:
+        said += (
+            "; a smaller change cannot be told from this machine's drift: measure both versions in one run "
+            "(a release sweep interleaves them round by round)"
+        )
+    return said

@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass
 from itertools import combinations
 
-from benchsite.results.compare import compare_runs
+from benchsite.results.compare import compare_runs, run_drift
 from benchsite.results.intervals import Interval, half_width, paired_rounds, ratio_interval
 from benchsite.results.view import RunView
 
@@ -124,7 +124,8 @@ def calibrate(views: list[RunView]) -> Calibration:
         for rounds in range(2, fewest + 1)
     )
     pairs = [(views[i], views[i + 1]) for i in range(0, len(views) - 1, 2)]  # disjoint: each run once
-    changes = [compare_runs(a, b) for a, b in pairs]
+    drift = run_drift(views)  # as `invoke compare` counts it: from the machine's runs
+    changes = [compare_runs(a, b, drift) for a, b in pairs]
     rate = CompareRate(
         len(pairs),
         sum(any(c.significant for c in found) for found in changes),

@@ -3,10 +3,17 @@ compare_to). The runs were made at different times, so their repetitions are not
 the ratio of the geometric means it prints, with a Welch t interval on the logarithms. Comparing many
 cells at once, the intervals are simultaneous (Bonferroni: each at 1 - 0.05 / cells), and a change is
 significant where its interval excludes 1: one correction, so the verdict and the interval printed
-beside it always agree."""
+beside it always agree.
+
+Two runs of the same code differ by more than their repetitions' noise: a run's mean drifts from run to
+run (the machine's state, where memory lands). That drift is estimated per cell from the machine's other
+runs of the recipe (a random-effects model's between-run variance, statsmodels' combine_effects) and
+widens each interval; without it, runs minutes apart were called different in half the same-code pairs."""
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,8 +42,44 @@ class CellChange:
         )
 
 
-def compare_runs(a: RunView, b: RunView) -> list[CellChange]:
-    """Every (subject, cell) the two runs share, in A's order."""
+MIN_RUNS_FOR_DRIFT = 3  # runs of one machine a cell's drift is estimated from
+
+
+@dataclass(frozen=True)
+class Drift:
+    """How far a cell's log mean moves from run to run on one machine, beyond its repetitions' noise."""
+
+    by_cell: Mapping[tuple[str, str], float]  # the standard deviation, on the log scale
+    runs: int
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.by_cell.values()) if self.by_cell else None
+
+
+def run_drift(views: Sequence[RunView]) -> Drift:
+    """Each cell's between-run standard deviation over these runs (those with two or more counted repetitions
+    of it; cells with fewer than MIN_RUNS_FOR_DRIFT such runs get none)."""
+    from statsmodels.stats.meta_analysis import combine_effects  # imported when a drift is first estimated
+
+    by_cell: dict[tuple[str, str], float] = {}
+    cells = {(s.name, c.name) for view in views for s in view.run.subjects for c in s.cells}
+    for subject, cell in sorted(cells):
+        means, variances = [], []
+        for view in views:
+            logs = np.log(list((view.round_values(subject, cell, usable_only=False) or {}).values()))
+            if len(logs) >= 2:
+                means.append(logs.mean())
+                variances.append(max(float(logs.var(ddof=1)) / len(logs), 1e-12))
+        if len(means) >= MIN_RUNS_FOR_DRIFT:
+            result = combine_effects(np.array(means), np.array(variances), method_re="iterated", use_t=False)
+            by_cell[subject, cell] = float(np.sqrt(result.tau2))
+    return Drift(by_cell, len(views))
+
+
+def compare_runs(a: RunView, b: RunView, drift: Drift | None = None) -> list[CellChange]:
+    """Every (subject, cell) the two runs share, in A's order; each interval widened by the cell's drift
+    where one is known."""
     shared = [
         (subject.name, cell.name)
         for subject in a.run.subjects
@@ -49,7 +92,8 @@ def compare_runs(a: RunView, b: RunView) -> list[CellChange]:
     for subject, cell in shared:
         values_a = list((a.round_values(subject, cell, usable_only=False) or {}).values())
         values_b = list((b.round_values(subject, cell, usable_only=False) or {}).values())
-        found.append((subject, cell, values_a, values_b, unpaired_ratio_interval(values_b, values_a, level)))
+        spread = drift.by_cell.get((subject, cell), 0.0) if drift else 0.0
+        found.append((subject, cell, values_a, values_b, unpaired_ratio_interval(values_b, values_a, level, spread)))
     changes = []
     for subject, cell, values_a, values_b, estimate in found:
         figure_a, figure_b = a.figure(subject, cell), b.figure(subject, cell)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import State, Verdict, decide
-from benchsite.results.compare import compare_runs
+from benchsite.results.compare import compare_runs, run_drift
 from benchsite.results.evidence import Pooled
 from benchsite.results.intervals import half_width
 from benchsite.results.published import Published
@@ -67,10 +67,11 @@ class HogExperiment:
         """Of the quiet/hogged pairs (the same code, minutes apart), how many `invoke compare` calls changed
         in at least one cell; and how many pairs there are."""
         flagged = 0
+        drift = run_drift([run.view for run in self.quiet])  # the machine's quiet runs, as `invoke compare` would
         for quiet, hogged in zip(self.quiet, self.hogged, strict=False):
             a = quiet.view if with_rule else ignoring_rule(quiet.view.run)
             b = hogged.view if with_rule else ignoring_rule(hogged.view.run)
-            flagged += any(change.significant for change in compare_runs(a, b))
+            flagged += any(change.significant for change in compare_runs(a, b, drift))
         return flagged, min(len(self.quiet), len(self.hogged))
 
 

@@ -121,17 +121,31 @@ def difference_interval(differences: Sequence[float]) -> Interval | None:
 
 
 def unpaired_ratio_interval(
-    top: Sequence[float], bottom: Sequence[float], level: float = LEVEL
+    top: Sequence[float], bottom: Sequence[float], level: float = LEVEL, drift: float = 0.0
 ) -> tuple[Interval, float] | None:
     """Two independent samples (two runs): the ratio of geometric means, a Welch t interval on the logs at
-    `level`, and the test's p-value (None below two values a side)."""
+    `level`, and the test's p-value (None below two values a side). `drift` is the standard deviation of a
+    run's log mean from run to run beyond its own repetitions' noise (two runs: its variance counts twice)."""
     if len(top) < 2 or len(bottom) < 2:
         return None
     a, b = np.log(np.asarray(top, dtype=float)), np.log(np.asarray(bottom, dtype=float))
     centre = float(np.exp(a.mean() - b.mean()))
-    if float(np.ptp(a)) == 0.0 and float(np.ptp(b)) == 0.0:
+    if float(np.ptp(a)) == 0.0 and float(np.ptp(b)) == 0.0 and not drift:
         return Interval(centre, centre, centre, level, min(len(a), len(b))), 0.0 if centre != 1.0 else 1.0
-    result = _stats().ttest_ind(a, b, equal_var=False)
-    found = result.confidence_interval(level)
-    interval = Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), level, min(len(a), len(b)))
-    return interval, float(result.pvalue)
+    if not drift:
+        result = _stats().ttest_ind(a, b, equal_var=False)
+        found = result.confidence_interval(level)
+        interval = Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), level, min(len(a), len(b)))
+        return interval, float(result.pvalue)
+    var_a, var_b = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    se = float(np.sqrt(var_a + var_b + 2 * drift**2))
+    within = var_a + var_b
+    df = within**2 / (var_a**2 / (len(a) - 1) + var_b**2 / (len(b) - 1)) if within > 0 else np.inf  # Welch's
+    t = _stats().t
+    half = float(t.ppf(1 - (1 - level) / 2, df)) * se
+    difference = float(a.mean() - b.mean())
+    p_value = float(2 * t.sf(abs(difference) / se, df))
+    interval = Interval(
+        centre, float(np.exp(difference - half)), float(np.exp(difference + half)), level, min(len(a), len(b))
+    )
+    return interval, p_value

@@ -96,8 +96,8 @@ class BenchCalibration(BenchDirective):
             calibration="compare",
         )
         compared += nodes.Text(
-            f" ({rate.cells_flagged} of {rate.cells} cells, each pair's intervals simultaneous over its cells); "
-            "every change it could report is false here."
+            f" ({rate.cells_flagged} of {rate.cells} cells, each pair's intervals simultaneous over its cells and "
+            "widened by the run-to-run drift these runs show); every change it could report is false here."
         )
         rows = [
             [
