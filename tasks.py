@@ -195,7 +195,7 @@ def new_page(c: Context, name: str, title: str = "") -> None:
 
 @task(help=HELP["hogbench"])
 @reported
-def hogbench(c: Context, name: str = "cherrypy-speed", profile: str = "timed", pairs: int = 6, seed: int = 1) -> None:
+def hogbench(c: Context, name: str = "cherrypy-speed", profile: str = "full", pairs: int = 6, seed: int = 1) -> None:
     """Benchmark the interference rule: quiet runs, each followed by one with a CPU hog on the servers' CPU for a
     random 30-60 % of it; writes data/method/interference.toml for the calibration page."""
     from benchsite.harness.hogbench import hogged_pairs, method_record

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from benchsite.model.method import METHOD_DIR
 from benchsite.model.run import RunDocument
+from benchsite.model.upgrade import read_method
 from benchsite.results.compare import MIN_RUNS_FOR_DRIFT, Drift, compare_runs, describe_change, run_drift
 from benchsite.results.store import list_runs, load_run
 from benchsite.results.view import RunView
@@ -67,8 +69,9 @@ def test_a_drift_as_large_as_the_change_leaves_it_undecided_and_none_leaves_it_s
 
 
 def test_a_machines_drift_comes_from_three_or_more_of_its_runs() -> None:
-    experiment = COMMITTED_DATA / "experiments" / "interference" / "cherrypy-speed"
-    quiet = [RunView(load_run(path)) for path in list_runs(experiment)[0::2]]  # the hog experiment's quiet runs
+    record = read_method(COMMITTED_DATA / METHOD_DIR / "interference.toml")
+    [quiet_set] = [run_set for run_set in record.sets if run_set.label == "quiet"]  # the hog experiment's quiet runs
+    quiet = [RunView(load_run(path)) for path in quiet_set.run_dirs(COMMITTED_DATA)]
     drift = run_drift(quiet)
     assert drift.runs == 6 and len(drift.by_cell) == 8 and all(0 <= sd < 0.05 for sd in drift.by_cell.values())
     assert run_drift(quiet[: MIN_RUNS_FOR_DRIFT - 1]).by_cell == {} and run_drift([]).median is None

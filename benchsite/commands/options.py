@@ -47,7 +47,7 @@ HELP: dict[str, dict[str, str]] = {
     },
     "hogbench": {
         "name": "the recipe (default: cherrypy-speed)",
-        "profile": "its profile for every run (default: timed, full's timed rounds alone)",
+        "profile": "its profile for every run (default: full; timed is full's timed rounds alone)",
         "pairs": "quiet runs, each followed by a hogged one (default 6)",
         "seed": "seed of the hogs' random start and length",
     },
