@@ -45,12 +45,16 @@ class BenchHistory(BenchDirective):
         cells = selected(self.options.get("cells"), latest.cell_names, "cells", latest.run_file)
         output: list[nodes.Node] = [
             nodes.paragraph(
-                text=f"The page shows {latest.run_id}, the latest run of its reference machine, "
+                "",
+                f"The page shows {latest.run_id}, the latest run of its reference machine, "
                 f"{latest.machine.name}. Each machine's runs below, with the median req/s of every cell and its "
                 "interval (95 %; with five repetitions, the min–max range: 93.8 %). Runs of one machine on other "
-                "days differ in more than noise: compare two with `invoke compare`. A run measured on a busy "
-                "machine (more than its limit of repetitions disturbed by other work) is listed, but the "
-                "verdicts and the main results leave it out."
+                "days differ in more than noise: compare two with ",
+                nodes.literal(text="invoke compare"),
+                nodes.Text(
+                    ", which counts that drift. A run measured on a busy machine (more than its limit of repetitions "
+                    "disturbed by other work) is listed, but the verdicts and the main results leave it out."
+                ),
             )
         ]
         for group in groups:

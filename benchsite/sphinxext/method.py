@@ -175,7 +175,7 @@ class BenchHogged(MethodDirective):
                 data(
                     f"Of {verdicts} verdicts of the hogged runs, {wrong[0]} decided the other way from the quiet runs "
                     f"pooled with the rule, {wrong[1]} without it; their intervals' median half-width "
-                    f"{_width(widths[0])} with the rule, {_width(widths[1])} without. `invoke compare` flagged a "
+                    f"{_width(widths[0])} with the rule, {_width(widths[1])} without. invoke compare flagged a "
                     f"change in {pairs[0][0]} of {pairs[0][1]} quiet/hogged pairs with the rule, "
                     f"{pairs[1][0]} without it (each interval widened by the quiet runs' run-to-run drift).",
                     method="hogged",
