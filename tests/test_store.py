@@ -23,6 +23,8 @@ from benchsite.model.run_steps import (
     run_v7_to_v8,
 )
 from benchsite.model.upgrade import (
+    overhead_v1_to_v2,
+    overhead_v2_to_v3,
     overhead_v3_to_v4,
     published_v1_to_v2,
     read_method,
@@ -211,6 +213,9 @@ def test_the_upgrade_fills_what_the_first_runs_did_not_record_explicitly() -> No
 
 def test_an_overhead_record_of_version_1_upgrades_with_the_same_figures() -> None:
     old = json.loads((RUNS / "v1-overhead.json").read_text())
+    step = overhead_v1_to_v2(old)  # the step itself: derived medians dropped, the figures kept
+    assert step["format_version"] == 2 and "harness_rps_median" not in step
+    assert step["harness_rps"] == old["harness_rps"]
     record = read_overhead(old, RUNS / "v1-overhead.json")
     assert record.format_version == 4 and record.environment.virtualization == "not recorded"
     assert record.harness_rps_median == old["harness_rps_median"]
@@ -399,6 +404,16 @@ def test_version_7_becomes_8_with_one_word_per_thing_and_nothing_else_changed() 
         k: v for k, v in version_7.items() if k not in unchanged
     }
     assert read_run(version_7, RUNS / "v7").settings.load_cpu == 1
+
+
+def test_an_overhead_record_of_version_2_says_its_virtualization_was_not_recorded() -> None:
+    version_2 = json.loads((RUNS / "v2-overhead.json").read_text())  # a committed record, frozen at version 2
+    version_3 = overhead_v2_to_v3(version_2)
+    assert version_3["format_version"] == 3
+    assert version_3["environment"] == {**version_2["environment"], "virtualization": "not recorded"}
+    assert {k: v for k, v in version_3.items() if k not in ("environment", "format_version")} == {
+        k: v for k, v in version_2.items() if k not in ("environment", "format_version")
+    }
 
 
 def test_an_overhead_record_of_version_3_names_the_load_cpu_as_runs_do() -> None:
