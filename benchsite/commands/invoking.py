@@ -14,9 +14,12 @@ from invoke import Collection, Exit, Task
 from invoke import task as invoke_task
 
 from benchsite.errors import BenchError, InterruptedAfterKeeping
-from benchsite.harness.signals import ignore_signals, task_began
+from benchsite.harness.signals import forget_the_escaped_interrupt, ignore_signals, interrupted, task_began
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+INTERRUPTED = "interrupted: every server this task started is stopped; an unfinished run is not kept"
 
 
 class BenchTask(Task):
@@ -40,15 +43,16 @@ def reported(body: F) -> F:
         try:
             return body(*args, **kwargs)
         except BenchError as error:
+            if interrupted():  # the signal came first; the error is what it broke on its way
+                raise Exit(INTERRUPTED, code=130) from None
             raise Exit(f"error: {error}", code=1) from None
         except InterruptedAfterKeeping as kept:
             raise Exit(str(kept), code=130) from None
         except KeyboardInterrupt:
-            raise Exit(
-                "interrupted: every server this task started is stopped; an unfinished run is not kept", code=130
-            ) from None
+            raise Exit(INTERRUPTED, code=130) from None
         finally:  # the task's outcome is settled: a signal while the interpreter exits changes nothing
             ignore_signals()
+            forget_the_escaped_interrupt()
 
     return run  # type: ignore[return-value]
 

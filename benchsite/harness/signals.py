@@ -50,15 +50,23 @@ def handle_signals_from_the_start() -> None:
 
 def task_began() -> None:
     """A task's body runs from here: a handled signal now raises KeyboardInterrupt, so its clean-up runs."""
+    _state.received = None
     _state.task_running = True
+
+
+def interrupted() -> bool:
+    """Whether a handled signal arrived since the task began, even one that something swallowed or turned
+    into another error (a signal during an import can break a validator, which then reports a bad file)."""
+    return _state.received is not None
 
 
 @contextmanager
 def signals_as_interrupt() -> Iterator[None]:
-    """While the block runs, each handled signal raises KeyboardInterrupt (and is remembered, see checkpoint)."""
-    _state.received = None
+    """While the block runs, each handled signal raises KeyboardInterrupt (and is remembered, see checkpoint).
+    One that arrived earlier and was swallowed (by a library's bare `except` during an import) stops it at once."""
     previous = {signum: signal.signal(signum, _interrupt) for signum in HANDLED}
     try:
+        checkpoint()
         yield
     finally:
         for signum, handler in previous.items():
@@ -70,6 +78,14 @@ def ignore_signals() -> None:
     late one must not turn a finished task into a core dump or a traceback while the interpreter exits."""
     for signum in HANDLED:
         signal.signal(signum, signal.SIG_IGN)
+
+
+def forget_the_escaped_interrupt() -> None:
+    """CPython remembers a KeyboardInterrupt that escaped an exec() of source text (dataclasses build their
+    methods that way, so a signal during an import can do it) and then ends the process with SIGINT at exit,
+    whatever exit code the task chose (-2 instead of 130). Once the task has handled the interrupt, that
+    memory is cleared: every exec() of source text starts by clearing it."""
+    exec("pass")
 
 
 def checkpoint() -> None:
