@@ -15,15 +15,17 @@ from conftest import REPO
 PACKAGE = REPO / "benchsite"
 # Each layer may import only the layers beneath it (and itself): records, tools, model, results, then
 # the Sphinx extension and the harness side by side, and the command layer (what tasks.py calls) on top of
-# the harness. No exceptions.
+# the harness. The errors and the user's cache folder are beneath them all. No exceptions.
+BASE = {"errors", "usercache"}
 ALLOWED = {
-    "records": {"errors", "records"},
-    "tools": {"errors", "records", "tools"},
-    "model": {"errors", "records", "tools", "model"},
-    "results": {"errors", "records", "tools", "model", "results"},
-    "sphinxext": {"errors", "records", "tools", "model", "results", "sphinxext"},
-    "harness": {"errors", "records", "tools", "model", "results", "harness"},
-    "commands": {"errors", "records", "tools", "model", "results", "harness", "commands"},
+    "usercache": {"usercache"},
+    "records": BASE | {"records"},
+    "tools": BASE | {"records", "tools"},
+    "model": BASE | {"records", "tools", "model"},
+    "results": BASE | {"records", "tools", "model", "results"},
+    "sphinxext": BASE | {"records", "tools", "model", "results", "sphinxext"},
+    "harness": BASE | {"records", "tools", "model", "results", "harness"},
+    "commands": BASE | {"records", "tools", "model", "results", "harness", "commands"},
 }
 
 

@@ -15,8 +15,9 @@ from committed import COMMITTED_DATA, copy_committed_data, tracked_data_files
 from conftest import REPO
 
 TESTS = Path(__file__).resolve().parent
-# A test reading the repository's data/ directly: the path built from REPO, or a task left to its default data dir.
-READS_DATA = re.compile(r'REPO\s*/\s*"data"|run_invoke\(\s*"docs"(?!.*--data-dir)')
+# A test reading the repository's data/ directly: the path built from REPO, data/ among folders copied from it,
+# or a task left to its default data dir.
+READS_DATA = re.compile(r'REPO\s*/\s*"data"|for \w+ in \([^)]*"data"|run_invoke\(\s*"docs"(?!.*--data-dir)')
 
 
 def test_no_test_reads_the_repositorys_data_folder_directly() -> None:

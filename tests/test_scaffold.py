@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from committed import COMMITTED_DATA
 from conftest import REPO
 
 pytestmark = pytest.mark.integration
@@ -29,8 +30,9 @@ def invoke_in(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> None:
     root = tmp_path / "site"
-    for part in ("benchsite", "conf", "data", "docs", "recipes", "tests"):
+    for part in ("benchsite", "conf", "docs", "recipes", "tests"):
         shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("_build", "__pycache__"))
+    shutil.copytree(COMMITTED_DATA, root / "data")  # the data as committed, never a user's own runs
     for file in ("tasks.py", "README.md", "pyproject.toml"):  # the pages' set-up steps come from the README
         shutil.copy(REPO / file, root / file)
     created = invoke_in(root, "new-page", "demo-servers", "--title", "Demo  HTTP servers")

@@ -13,9 +13,25 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 from sphinx.writers.html5 import HTML5Translator
 
+from benchsite.sphinxext.chartspec import Chart
+from benchsite.usercache import read_cached, user_cache, write_cached
+
 
 class bench_chart(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
     """A chart to draw at write time; holds a Chart and its alt text."""
+
+
+def drawn(chart: Chart, file_format: str) -> bytes:
+    """The chart drawn in this format: from the user's cache when any build here drew it before (its name is
+    the digest of its data, options, drawing code and matplotlib), else drawn now and kept there."""
+    cached = user_cache("charts") / f"bench-{chart.digest()}.{file_format}"
+    content = read_cached(cached)
+    if content is None:
+        from benchsite.sphinxext.charts import render  # matplotlib only when a chart is drawn
+
+        content = render(chart, file_format)
+        write_cached(cached, content)
+    return content
 
 
 def chart_file(outdir: Path, imagedir: str, chart_digest: str) -> Path:
@@ -23,17 +39,15 @@ def chart_file(outdir: Path, imagedir: str, chart_digest: str) -> Path:
 
 
 def visit_chart_html(self: HTML5Translator, node: bench_chart) -> None:
-    """Draw the SVG once per distinct chart (reused when present), then an <img> to it."""
+    """Write the SVG once per distinct chart (reused when present), then an <img> to it."""
     chart = node["chart"]
     digest = chart.digest()
     path = chart_file(Path(self.builder.outdir), self.builder.imagedir, digest)
     if not path.exists():
-        from benchsite.sphinxext.charts import render_svg  # matplotlib only when a chart is drawn
-
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + ".tmp")
-        temporary.write_bytes(render_svg(chart))
-        os.replace(temporary, path)  # only a complete drawing gets the cache name
+        temporary.write_bytes(drawn(chart, "svg"))
+        os.replace(temporary, path)  # only a complete drawing gets the chart's name
     src = posixpath.join(self.builder.imgpath, path.name)
     self.body.append(
         f'<figure class="bench-chart"><a href="{escape(src)}" title="the chart full size">'
@@ -64,11 +78,9 @@ def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> No
         chart = node["chart"]
         path = folder / f"bench-{chart.digest()}.pdf"
         if not path.exists():
-            from benchsite.sphinxext.charts import render  # matplotlib only when a chart is drawn
-
             folder.mkdir(parents=True, exist_ok=True)
             temporary = path.with_name(path.name + ".tmp")
-            temporary.write_bytes(render(chart, "pdf"))
+            temporary.write_bytes(drawn(chart, "pdf"))
             os.replace(temporary, path)
         image = nodes.image(uri=str(path), alt=node["alt"], width="100%", candidates={"*": str(path)})
         node.replace_self(image)
