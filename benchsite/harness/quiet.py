@@ -1,6 +1,6 @@
 """Before a run: is the machine quiet? Load, others' CPU time on the CPUs the run pins, steal, and the
-frequency policy, sampled for a second (after pyperf's `system show`); on a busy machine, a bounded wait
-for it to settle."""
+frequency policy (after pyperf's `system show`): a quarter-second look, then, where that look finds others
+at work, a full second's sample and a bounded wait for the machine to settle."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from benchsite.harness.machine import measured_cpus
 from benchsite.model.conf import Settings
 from benchsite.model.interference import MachineCheck
 
-SAMPLE_S = 1.0
+FIRST_LOOK_S = 0.25  # enough to see a busy CPU (a 10 ms tick is 4 % of it); a quiet machine costs no more
+SAMPLE_S = 1.0  # every later sample: one that decides whether to wait
 NOT_EXPOSED = "not exposed"
 CPU_SYSFS = Path("/sys/devices/system/cpu")
 
@@ -70,13 +71,13 @@ def _primed() -> dict[int, psutil.Process]:
     return primed
 
 
-def sample(hosts: Placement, settings: Settings, waited_s: float) -> MachineCheck:
-    """Others' CPU time on the run's CPUs over one second, with the load average and frequency policy."""
+def sample(hosts: Placement, settings: Settings, waited_s: float, seconds: float = SAMPLE_S) -> MachineCheck:
+    """Others' CPU time on the run's CPUs over `seconds`, with the load average and frequency policy."""
     local = isinstance(hosts.server, LocalHost) and hosts.one_machine
     primed = _primed() if local else {}
     before = hosts.cpu_times(settings.server_cpu, settings.load_cpu)
     started = time.monotonic()
-    time.sleep(SAMPLE_S)
+    time.sleep(seconds)
     taken = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - before
     elapsed = time.monotonic() - started
     busy, steal = max(0.0, taken.busy_s) / elapsed, max(0.0, taken.steal_s) / elapsed
@@ -106,7 +107,10 @@ def check_machine(
     """The machine's state before a run; on a busy machine, wait up to settings.settle_wait_s (unless told not
     to) for others' CPU time on the run's CPUs to fall below the share that marks a repetition disturbed."""
     started = clock()
-    found = sample(hosts, settings, 0.0)
+    found = sample(hosts, settings, 0.0, FIRST_LOOK_S)
+    if found.quiet:
+        return found
+    found = sample(hosts, settings, 0.0)  # a second's look before calling the machine busy
     if found.quiet or not wait or not settings.settle_wait_s:
         return found
     say(
