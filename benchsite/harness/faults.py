@@ -9,6 +9,7 @@ environment mark): a process someone else starts on the machine meanwhile is nev
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -112,7 +113,9 @@ def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path, a
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    time.sleep(0.0 if at else delay_s)
+    if not at:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=delay_s)  # one that ends by itself before its signal is not waited for
     signalled = process.poll() is None
     if signalled and not at:
         process.send_signal(signum)
