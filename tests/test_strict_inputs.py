@@ -20,6 +20,7 @@ import pytest
 from test_bad_inputs import assert_clean_failure, run_toy
 
 from benchsite.errors import BenchError
+from benchsite.model.recipe import load_recipe
 from benchsite.model.run import RUN_FILE
 from benchsite.results.store import list_runs, load_run
 from committed import COMMITTED_DATA
@@ -131,20 +132,58 @@ CONF_EDITS: dict[str, Callable[[str], str]] = {
 }
 
 
-@pytest.mark.parametrize(("case", "subject", "conf", "message"), RECIPE_MISTAKES, ids=[m[0] for m in RECIPE_MISTAKES])
-def test_a_bad_recipe_or_conf_is_one_line_naming_file_and_key(
-    toy: ToyRecipes, case: str, subject: str, conf: str, message: str
-) -> None:
-    toy.add("toy", subject, conf=conf)
+def write_toy(toy: ToyRecipes, case: str, subject: str, conf: str = "", matrix: str = "concurrency = [1]") -> None:
+    toy.add("toy", subject, conf=conf, matrix=matrix)
     if case in CONF_EDITS:
         conf_file = toy.root / "conf" / "toy.toml"
         conf_file.write_text(CONF_EDITS[case](conf_file.read_text()))
-    assert_clean_failure(run_toy(toy, "toy"), toy, "toy", message)
+
+
+def refusal(toy: ToyRecipes) -> str:
+    """The error loading the toy recipe and its quick profile gives, in-process: what `invoke recipe` checks
+    before anything starts, without the command's process around it."""
+    with pytest.raises(BenchError) as refused:
+        load_recipe("toy", toy.root / "recipes", toy.root / "conf").profile("quick")
+    return str(refused.value)
+
+
+# Checked when the run places its processes, not when the files load: through the command only.
+AT_PLACEMENT = {"a CPU the machine lacks"}
+LOADING = [mistake for mistake in RECIPE_MISTAKES if mistake[0] not in AT_PLACEMENT]
+
+
+@pytest.mark.parametrize(("case", "subject", "conf", "message"), LOADING, ids=[m[0] for m in LOADING])
+def test_a_bad_recipe_or_conf_is_one_line_naming_file_and_key(
+    tmp_path: Path, case: str, subject: str, conf: str, message: str
+) -> None:
+    toy = ToyRecipes(tmp_path)  # files only, no server: the unit tier
+    write_toy(toy, case, subject, conf)
+    said = refusal(toy)
+    assert message in said and "\n" not in said
 
 
 @pytest.mark.parametrize(("case", "matrix", "message"), MATRIX_MISTAKES, ids=[m[0] for m in MATRIX_MISTAKES])
-def test_a_bad_load_matrix_is_one_line_naming_the_key(toy: ToyRecipes, case: str, matrix: str, message: str) -> None:
-    toy.add("toy", toy_subject(), matrix=matrix)
+def test_a_bad_load_matrix_is_one_line_naming_the_key(tmp_path: Path, case: str, matrix: str, message: str) -> None:
+    toy = ToyRecipes(tmp_path)
+    write_toy(toy, case, toy_subject(), matrix=matrix)
+    said = refusal(toy)
+    assert message in said and "\n" not in said
+
+
+# One mistake of each kind through the real command: one line, a non-zero exit, no traceback, nothing left.
+THROUGH_THE_COMMAND = ["an integer in argv", "a port as a string", "a typo in a profile key", *AT_PLACEMENT]
+
+
+@pytest.mark.parametrize("case", THROUGH_THE_COMMAND)
+def test_the_command_says_a_bad_recipe_or_conf_in_one_line_and_leaves_nothing(toy: ToyRecipes, case: str) -> None:
+    [(_, subject, conf, message)] = [mistake for mistake in RECIPE_MISTAKES if mistake[0] == case]
+    write_toy(toy, case, subject, conf)
+    assert_clean_failure(run_toy(toy, "toy"), toy, "toy", message)
+
+
+def test_the_command_says_a_bad_matrix_in_one_line_and_leaves_nothing(toy: ToyRecipes) -> None:
+    [(case, matrix, message)] = MATRIX_MISTAKES[:1]
+    write_toy(toy, case, toy_subject(), matrix=matrix)
     assert_clean_failure(run_toy(toy, "toy"), toy, "toy", message)
 
 
