@@ -2,10 +2,11 @@
 
 `invoke hosts-setup` does, on each host given: copy the project's files (what git tracks or would
 track, less data/, docs/ and tests/) into the host's project folder; install the system packages of
-conf/apt-packages.txt that are missing there (as root); make `.venv` and install requirements.txt
-into it, from PyPI or, for a host with no way out, from wheels built here and copied over (kept in the
-user's cache, one wheelhouse per set of pins). A host whose requirements are already installed is left as it
-is. Modules are compiled when first imported, not at install (half the install's time).
+conf/apt-packages.txt that are missing there (as root); make `.venv` and install what a host runs into it
+(conf/requirements-host.txt: requirements.txt less the site and the tests), from PyPI or, for a host with no
+way out, from wheels built here and copied over (kept in the user's cache, one wheelhouse per set of pins).
+A host whose requirements are already installed is left as it is. Modules are compiled when first
+imported, not at install (half the install's time).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from benchsite.harness.sync import SYNC_RECORD, project_digest, project_files
 from benchsite.model.hosts import HostEntry
 from benchsite.usercache import user_cache
 
-REQUIREMENTS = ("requirements.txt", "conf/requirements-nodeps.txt")
+HOST_REQUIREMENTS = "conf/requirements-host.txt"
+REQUIREMENTS = (HOST_REQUIREMENTS, "conf/requirements-nodeps.txt")
 INSTALLED_STAMP = ".venv/.benchsite-requirements"
 WHEELHOUSE = "build/wheelhouse"  # on the host
 COMPLETE = ".complete"  # in a wheelhouse here: every pinned requirement's wheel is in it
@@ -128,7 +130,7 @@ def build_wheels(repo: Path) -> Path:
         return wheelhouse
     wheelhouse.mkdir(parents=True, exist_ok=True)
     for argv in (
-        ["-r", "requirements.txt"],
+        ["-r", HOST_REQUIREMENTS],
         ["--no-deps", "-r", "conf/requirements-nodeps.txt"],
     ):
         result = subprocess.run(
@@ -174,7 +176,7 @@ def install_requirements(connection: Connection, entry: HostEntry, repo: Path, o
     _remote(
         connection,
         f"cd {folder} && (test -x .venv/bin/python || python3 -m venv .venv) "
-        f"&& .venv/bin/pip install -q --no-compile {source} -r requirements.txt "
+        f"&& .venv/bin/pip install -q --no-compile {source} -r {HOST_REQUIREMENTS} "
         f"&& .venv/bin/pip install -q --no-compile --no-deps {source} -r conf/requirements-nodeps.txt "
         f"&& echo {requirements_digest(repo)} > {INSTALLED_STAMP}",
         "installing the Python requirements",
