@@ -17,27 +17,24 @@ from conftest import REPO
 
 INTERRUPTED = "interrupted: every server this task started is stopped; an unfinished run is not kept"
 
+# the handled signal arrives and something catches it (a library's bare `except` during an import, say)
+SWALLOWED = textwrap.dedent("""\
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000): pass
+    except BaseException:
+        pass
+    """)
+
 BODIES = {
     # dataclasses build their methods with exec() of source text: an interrupt that escapes one sets CPython's
     # flag that ends the process with SIGINT at exit (exit -2), whatever code the task exits with
     "escapes-an-exec-of-text": 'exec("os.kill(os.getpid(), signal.SIGTERM)\\nfor _ in range(1000): pass")',
-    # a library swallows the interrupt (a bare except during an import) and then fails on what it broke
-    "swallowed-then-an-error": textwrap.dedent("""\
-        try:
-            os.kill(os.getpid(), signal.SIGTERM)
-            for _ in range(1000): pass
-        except BaseException:
-            pass
-        raise BenchError("profile.name: string should match pattern '<unprintable str object>'")"""),
-    # swallowed before the run's own handlers are in place: the run stops as it starts
-    "swallowed-before-the-run": textwrap.dedent("""\
-        try:
-            os.kill(os.getpid(), signal.SIGTERM)
-            for _ in range(1000): pass
-        except BaseException:
-            pass
-        with signals_as_interrupt():
-            print("measured", file=sys.stderr)"""),
+    # ...then the library fails on what the interrupt broke
+    "swallowed-then-an-error": SWALLOWED
+    + "raise BenchError(\"profile.name: string should match pattern '<unprintable str object>'\")",
+    # ...before the run's own handlers are in place: the run stops as it starts
+    "swallowed-before-the-run": SWALLOWED + 'with signals_as_interrupt():\n    print("measured", file=sys.stderr)',
 }
 
 TASK = """\
