@@ -26,6 +26,19 @@ SWALLOWED = textwrap.dedent("""\
         pass
     """)
 
+# a subprocess with a preexec_fn forks through CPython's at-fork callbacks (logging registers some): an interrupt
+# raised in one cannot propagate, and Python prints it as "Exception ignored" with a traceback
+IN_A_FORK_CALLBACK = textwrap.dedent("""\
+    def signalled_after_fork() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000): pass
+    os.register_at_fork(after_in_parent=signalled_after_fork)
+    with signals_as_interrupt():
+        subprocess.run(["true"], preexec_fn=lambda: None, check=True)
+        checkpoint()
+        print("measured", file=sys.stderr)
+    """)
+
 BODIES = {
     # dataclasses build their methods with exec() of source text: an interrupt that escapes one sets CPython's
     # flag that ends the process with SIGINT at exit (exit -2), whatever code the task exits with
@@ -35,11 +48,12 @@ BODIES = {
     + "raise BenchError(\"profile.name: string should match pattern '<unprintable str object>'\")",
     # ...before the run's own handlers are in place: the run stops as it starts
     "swallowed-before-the-run": SWALLOWED + 'with signals_as_interrupt():\n    print("measured", file=sys.stderr)',
+    "in-a-fork-callback": IN_A_FORK_CALLBACK,
 }
 
 TASK = """\
-import os, signal, sys
-from benchsite.harness.signals import handle_signals_from_the_start, signals_as_interrupt
+import os, signal, subprocess, sys
+from benchsite.harness.signals import checkpoint, handle_signals_from_the_start, signals_as_interrupt
 handle_signals_from_the_start()
 from invoke import Exit
 from benchsite.commands.invoking import reported

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -48,10 +49,19 @@ def handle_signals_from_the_start() -> None:
         signal.signal(signum, _before_the_task)
 
 
+def _quiet_about_a_recorded_interrupt(unraisable: sys.UnraisableHookArgs) -> None:
+    """Where Python cannot raise (an at-fork callback, a finaliser), it prints an interrupt as "Exception
+    ignored" with a traceback. A handled signal's interrupt is recorded, and the next checkpoint raises it."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) and _state.received is not None:
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def task_began() -> None:
     """A task's body runs from here: a handled signal now raises KeyboardInterrupt, so its clean-up runs."""
     _state.received = None
     _state.task_running = True
+    sys.unraisablehook = _quiet_about_a_recorded_interrupt
 
 
 def interrupted() -> bool:
