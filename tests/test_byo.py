@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.harness.byo import Builder, module_origin, portable_path, read_builds, search_path, sha256_of
+from benchsite.harness.byo import Builder, portable_path, read_builds, search_path, sha256_of
+from benchsite.harness.imports import imported
 from benchsite.model.byo import BUILD_RECORD, ByoBuild, load_byo_conf
 from conftest import REPO, run_invoke
 
@@ -150,7 +151,7 @@ def test_the_fapws3_build_record_matches_the_installed_module() -> None:
         pytest.skip("fapws3 was not built here (the README's set-up runs `invoke byo fapws3`)")
     build: ByoBuild = builds["fapws3"]
     [provided] = build.files
-    origin = module_origin("fapws._evwsgi")
+    origin = imported("fapws._evwsgi").path
     assert origin is not None and provided.path == portable_path(origin, REPO)
     assert provided.sha256 == hashlib.sha256(origin.read_bytes()).hexdigest()
     assert list(build.patches) == ["fapws3-python3.patch"]
@@ -171,7 +172,7 @@ def test_programs_of_autotools_builds_come_before_path(tmp_path: Path, monkeypat
 
 def test_fapws3_survives_clients_that_close_without_a_request_and_malformed_requests() -> None:
     """The crash the first full run met: a readiness probe (connect, close) made the server parse garbage."""
-    if module_origin("fapws._evwsgi") is None:
+    if imported("fapws._evwsgi").path is None:
         pytest.skip("fapws3 was not built here (the README's set-up runs `invoke byo fapws3`)")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

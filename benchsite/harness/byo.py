@@ -24,6 +24,7 @@ from pathlib import Path
 
 from benchsite.errors import BenchError
 from benchsite.harness.environment import debian_package_versions, git_commit, utc_now
+from benchsite.harness.imports import imported
 from benchsite.model.byo import BUILD_RECORD, ByoBuild, ByoSystem, ProvidedFile, load_byo_conf
 from benchsite.model.portable import make_portable
 
@@ -207,7 +208,7 @@ class Builder:
         return [self.provided_module(module) for module in self.system.provides.modules]
 
     def provided_module(self, module: str) -> ProvidedFile:
-        origin = module_origin(module)
+        origin = imported(module).path
         if origin is None:
             raise BenchError(f"built {self.name}, but `import {module}` fails: see {self.shown(self.log)}")
         return ProvidedFile(provides=module, path=portable_path(origin, self.repo), sha256=sha256_of(origin))
@@ -313,16 +314,6 @@ def describe_checkout(source: Path, upstream: str | None) -> str:
     described = git("describe", "--tags", "--always")
     dirty = " with local changes" if git("status", "--porcelain", "--untracked-files=no") else ""
     return f"{remote} commit {commit} ({described}){dirty}"
-
-
-def module_origin(module: str) -> Path | None:
-    """The file a module is loaded from in the project's Python, or None when it does not import."""
-    code = (
-        f"import importlib, sys; m = importlib.import_module({module!r}); "
-        "sys.stdout.write(m.__file__ or next(iter(getattr(m, '__path__', [])), ''))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    return Path(result.stdout) if result.returncode == 0 and result.stdout else None
 
 
 def local_path(portable: str, repo: Path) -> str:

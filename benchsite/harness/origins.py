@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import re
 import shutil
@@ -10,19 +9,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from benchsite.harness.byo import module_origin, portable_path, read_builds, sha256_of
+from benchsite.harness.byo import portable_path, read_builds, sha256_of
+from benchsite.harness.imports import imported, providers
 from benchsite.harness.sweep import recorded_env
 from benchsite.model.byo import ByoBuild
 from benchsite.model.recipe import AnySubject, fill_placeholders
 from benchsite.model.run import Origin
 
-
-def _distribution_versions(module: str) -> str:
-    """The installed distributions that provide a module's top-level package, with versions."""
-    top = module.split(".")[0]
-    names = importlib.metadata.packages_distributions().get(top, [])
-    found = [f"{name} {importlib.metadata.version(name)}" for name in sorted(set(names))]
-    return ", ".join(found) or "no installed distribution (the standard library or a bare file)"
+NO_DISTRIBUTION = "no installed distribution (the standard library or a bare file)"
 
 
 def _program_version(path: Path) -> str:
@@ -66,7 +60,7 @@ def subject_origins(subject: AnySubject, values: dict[str, str], repo: Path) -> 
     builds = read_builds(repo)
     origins = []
     for module in subject.requires:
-        path = module_origin(module)
+        path = imported(module).path
         if path is None:
             continue
         digest = sha256_of(path) if path.is_file() else None  # a namespace package is a folder
@@ -74,7 +68,8 @@ def subject_origins(subject: AnySubject, values: dict[str, str], repo: Path) -> 
             Origin(
                 provides=module,
                 path=portable_path(path, repo),
-                version=_distribution_versions(module),
+                version=", ".join(providers(module))
+                or "no installed distribution (the standard library or a bare file)",
                 sha256=digest,
                 build=_build_of(module, digest, builds) if digest else None,
             )

@@ -6,7 +6,6 @@ import getpass
 import grp
 import os
 import pwd
-import re
 import shlex
 import shutil
 import string
@@ -16,6 +15,7 @@ import sysconfig
 from pathlib import Path
 
 from benchsite.errors import BenchError
+from benchsite.harness.imports import imported
 from benchsite.harness.processes import LOOPBACK
 from benchsite.model.recipe import AnySubject, Recipe, fill_all, fill_placeholders
 from benchsite.model.sweep import SWEEP_DIR
@@ -43,13 +43,9 @@ def missing_requirement(recipe: Recipe, subject: AnySubject, values: dict[str, s
         if shutil.which(path) is None:
             return f"no {path} on this system"
     for module in subject.requires:
-        result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=120)
-        if result.returncode != 0:
-            lines = result.stderr.strip().splitlines()
-            last = (
-                re.sub(r"^[A-Z]\w*(?:Error|Exception): ", "", lines[-1]) if lines else f"exit code {result.returncode}"
-            )
-            return f"import {module} failed: {last}"
+        error = imported(module).error
+        if error is not None:
+            return f"import {module} failed: {error}"
     return None
 
 
