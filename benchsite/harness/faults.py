@@ -89,7 +89,6 @@ STOPPING_S = 10.0  # how long a run's children may take to stop after it ended (
 def _stopping(session: int, mark: str) -> list[psutil.Process]:
     """The trial's processes still alive once they had STOPPING_S to stop: a SIGKILLed harness's children get
     the parent-death signal and stop on their own, but not at once."""
-    time.sleep(0.5)
     deadline = time.monotonic() + STOPPING_S
     alive = _of_trial(session, mark)
     while alive and time.monotonic() < deadline:

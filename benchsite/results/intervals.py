@@ -8,6 +8,7 @@ on their logarithms (scipy's `ttest_1samp`). Both are deterministic: a page rebu
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -73,6 +74,11 @@ def median_interval(values: Sequence[float]) -> Interval | None:
     With n values, [min, max] covers the median with probability 1 - 2 * 0.5**n (93.8 % for n = 5);
     from n = 6 a narrower interval reaches 95 %.
     """
+    return _median_interval(tuple(values))
+
+
+@functools.lru_cache(maxsize=4096)  # a site build asks for the same cells' intervals from page to page
+def _median_interval(values: tuple[float, ...]) -> Interval | None:
     if not values:
         return None
     data = np.asarray(values, dtype=float)
@@ -94,6 +100,11 @@ def paired_rounds(top: Mapping[int, float], bottom: Mapping[int, float]) -> list
 def ratio_interval(ratios: Sequence[float], level: float = LEVEL) -> Interval | None:
     """The geometric mean of per-round ratios, with a t interval at `level` on their logarithms (none below
     2 rounds)."""
+    return _ratio_interval(tuple(ratios), level)
+
+
+@functools.lru_cache(maxsize=4096)
+def _ratio_interval(ratios: tuple[float, ...], level: float) -> Interval | None:
     if not ratios:
         return None
     logs = np.log(np.asarray(ratios, dtype=float))
