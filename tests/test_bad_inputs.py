@@ -113,8 +113,8 @@ def test_an_unknown_setting_lists_the_known_ones(toy: ToyRecipes) -> None:
 
 
 def test_an_ab_stall_is_kept_as_a_failed_cell_and_the_run_completes(toy: ToyRecipes) -> None:
-    # Two answers (readiness probe and verification), then the server accepts and never replies.
-    toy.add("stalls", toy_subject("--hang-after", "2"), conf="[settings]\nsocket_timeout_s = 1\n")
+    # Three answers (readiness, verification, the keep-alive probe), then the server accepts and never replies.
+    toy.add("stalls", toy_subject("--hang-after", "3"), conf="[settings]\nsocket_timeout_s = 1\n")
     result = run_toy(toy, "stalls")
     assert result.returncode == 0, result.stderr
     [run_dir] = list_runs(toy.data_dir / "stalls")
