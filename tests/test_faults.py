@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]
 
 
 def workroots() -> set[Path]:
-    return set(Path("/tmp").glob("benchsite-*"))
+    return set(Path(tempfile.gettempdir()).glob("benchsite-*"))
 
 
 @pytest.mark.parametrize("name", SIGNALS)
@@ -247,6 +248,24 @@ def test_a_signal_in_the_first_second_exits_130_with_one_line_and_leaves_nothing
         assert stderr.strip().splitlines()[-1].startswith("interrupted") and "Traceback" not in stderr
         assert processes_mentioning(str(tmp_path)) == []
     assert list_runs(tmp_path / "cherrypy-speed") == []
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_a_server_stops_lets_it_finish_stopping_first(toy: ToyRecipes, name: str) -> None:
+    """A signal at the end of a run, as the harness stops its servers (a user's Ctrl-C just then)."""
+    toy.add("toy", toy_subject("--slow-term", "1"))  # it exits a second after its SIGTERM
+    result = run_invoke(
+        "recipe",
+        "toy",
+        "--profile",
+        "quick",
+        "--data-dir",
+        str(toy.data_dir),
+        env={**toy.env, TEST_SIGNAL: f"server-stopping:{name}"},
+    )
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("interrupted: every server this task started is stopped")
+    assert processes_mentioning(str(toy.root)) == []  # at once: it said so, and it waited for that to be true
 
 
 def test_a_server_stuck_in_its_shutdown_is_killed_by_the_guardian_when_the_harness_is_sigkilled(

@@ -176,7 +176,13 @@ def start_server(
 
 
 def stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float = 15.0) -> None:
-    """TERM the group, then KILL whatever of it is left; never touches other processes."""
+    """TERM the group, then KILL whatever of it is left; never touches other processes. A signal that comes
+    meanwhile is delivered once the group is gone: an interrupt never leaves a server half stopped."""
+    with signals_held():
+        _stop_process_group(popen, term_timeout_s)
+
+
+def _stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float) -> None:
     try:
         members = [psutil.Process(popen.pid), *psutil.Process(popen.pid).children(recursive=True)]
     except psutil.NoSuchProcess:
@@ -186,6 +192,7 @@ def stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float = 1
             os.killpg(popen.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+        signal_for_test("server-stopping")
         try:
             popen.wait(timeout=term_timeout_s)
         except subprocess.TimeoutExpired:

@@ -1,9 +1,11 @@
 """A tiny real HTTP server for the tests' bad-input recipes.
 
 Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--exit-under-valgrind] [--hang-on-term]
+                           [--slow-term SECONDS]
 --hang-after N answers the first N requests, then accepts connections and never answers;
 --exit-under-valgrind exits at once with code 3 when it runs under Valgrind (whose preload it sees);
---hang-on-term takes SIGTERM, closes its socket and then never exits (as a server stuck in its shutdown).
+--hang-on-term takes SIGTERM, closes its socket and then never exits (as a server stuck in its shutdown);
+--slow-term SECONDS takes SIGTERM, closes its socket and exits that long after (a server with work to finish).
 """
 
 import argparse
@@ -21,6 +23,7 @@ parser.add_argument("--body", default="hello")
 parser.add_argument("--hang-after", type=int, default=-1)
 parser.add_argument("--exit-under-valgrind", action="store_true")
 parser.add_argument("--hang-on-term", action="store_true")
+parser.add_argument("--slow-term", type=float, default=0.0)
 options = parser.parse_args()
 if options.exit_under_valgrind and "vgpreload" in os.environ.get("LD_PRELOAD", ""):
     sys.exit(3)
@@ -54,4 +57,12 @@ if options.hang_on_term:
             never.wait(3600)
 
     signal.signal(signal.SIGTERM, stuck)
+if options.slow_term:
+
+    def finishing(signum: int, frame: object) -> None:
+        server.socket.close()
+        never.wait(options.slow_term)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, finishing)
 server.serve_forever()
