@@ -14,6 +14,9 @@ from pathlib import Path
 
 import psutil
 import pytest
+from scratch import make_session_scratch, remove_session_scratch
+
+SCRATCH = make_session_scratch()  # before anything makes a temporary file
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -76,6 +79,13 @@ class ToyRecipes:
 
 # A test that uses one of these starts real servers or builds the whole site: the integration tier.
 INTEGRATION_FIXTURES = frozenset({"toy", "committed_build", "committed_site"})
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int) -> None:
+    """The session's temporary files go with a passing session; a failing one says where they are."""
+    kept = remove_session_scratch(SCRATCH, passed=exitstatus == 0)
+    if kept:
+        terminalreporter.write_line(kept)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -109,7 +109,9 @@ def _extra(run_dir: Path) -> None:
 
 
 def _hard_link(run_dir: Path) -> None:
-    os.link("/etc/passwd", run_dir / "logs" / "hard.log")
+    elsewhere = run_dir.parents[2] / "secret.txt"  # outside the data folder (a link cannot cross file systems)
+    elsewhere.write_text("not the run's\n")
+    os.link(elsewhere, run_dir / "logs" / "hard.log")
 
 
 def _fifo(run_dir: Path) -> None:

@@ -57,7 +57,7 @@ def a_users_runs(clone: Path) -> list[Path]:
 @pytest.mark.integration
 def test_runs_a_user_adds_change_neither_the_committed_copy_nor_the_data_reading_tests(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "--quiet", "--local", str(REPO), str(clone)], check=True)
+    subprocess.run(["git", "clone", "--quiet", "--shared", str(REPO), str(clone)], check=True)
     for code in ("tests", "benchsite"):  # the code as it is now (maybe not committed yet), on HEAD's data
         shutil.rmtree(clone / code)
         shutil.copytree(REPO / code, clone / code, ignore=shutil.ignore_patterns("__pycache__"))

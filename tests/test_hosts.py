@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,7 +137,8 @@ def test_a_quick_run_with_server_and_load_on_two_hosts_is_stored_and_shown(lab: 
                 assert rep.server_cpu_s > 0  # read on the server host
         assert (run.path / "logs" / f"{subject.name}.log").is_file()  # collected back from the server host
     stored = (run.path / "run.json").read_text()
-    assert str(lab.project) not in stored and "/tmp/" not in stored  # no path of either host
+    assert str(lab.project) not in stored and "/tmp/" not in stored  # no path of either host...
+    assert tempfile.gettempdir() not in stored  # ...nor this one's temporary folder
     for stored_file in run.path.rglob("*"):  # nor any address of either host, in any file kept
         if stored_file.is_file():
             text = stored_file.read_text(errors="replace")
