@@ -21,18 +21,8 @@ from typing import Protocol
 from benchsite.harness.environment import collect_environment
 from benchsite.harness.machine import CpuTimes, cpu_times, measured_cpus
 from benchsite.harness.origins import subject_origins
-from benchsite.harness.processes import (
-    LOOPBACK,
-    HttpReply,
-    RunningServer,
-    ToolRun,
-    accepts_connections,
-    free_port,
-    http_get,
-    keeps_http10_alive,
-    run_tool,
-    running_server,
-)
+from benchsite.harness.probes import HttpReply, accepts_connections, http_get, keeps_http10_alive
+from benchsite.harness.processes import LOOPBACK, RunningServer, ToolRun, free_port, run_tool, running_server
 from benchsite.harness.subjects import base_values, missing_requirement, render_templates, run_prepare
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.run import Environment, Origin

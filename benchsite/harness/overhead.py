@@ -15,7 +15,8 @@ from benchsite.harness.environment import collect_environment, utc_now
 from benchsite.harness.hosts import on_this_machine
 from benchsite.harness.measure import cell_argv, measure
 from benchsite.harness.preflight import effective_settings
-from benchsite.harness.processes import LOOPBACK, free_port, http_get, running_server, wait_until_ready
+from benchsite.harness.probes import http_get, wait_until_ready
+from benchsite.harness.processes import LOOPBACK, free_port, running_server
 from benchsite.harness.start import verify_reply
 from benchsite.harness.subjects import base_values
 from benchsite.model.overhead import (

@@ -29,7 +29,8 @@ from benchsite.harness.agent import HEARTBEAT
 from benchsite.harness.cputime import CpuReading
 from benchsite.harness.hosts import Host, LocalHost, Placement, on_this_machine
 from benchsite.harness.machine import CpuTimes
-from benchsite.harness.processes import HttpReply, RunningServer, ToolRun
+from benchsite.harness.probes import HttpReply
+from benchsite.harness.processes import RunningServer, ToolRun
 from benchsite.harness.signals import signals_held, start_thread
 from benchsite.harness.sync import project_digest, project_files
 from benchsite.model.hosts import HostEntry, Hosts

@@ -12,7 +12,8 @@ from pathlib import Path
 from benchsite.errors import BenchError
 from benchsite.harness.hosts import Placement
 from benchsite.harness.leftovers import record_owner
-from benchsite.harness.processes import HttpReply, RunningServer, wait_until_accepting, wait_until_ready
+from benchsite.harness.probes import HttpReply, wait_until_accepting, wait_until_ready
+from benchsite.harness.processes import RunningServer
 from benchsite.harness.progress import Reporter
 from benchsite.harness.signals import signals_held
 from benchsite.model.conf import Settings

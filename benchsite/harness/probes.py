@@ -1,0 +1,108 @@
+"""Asking a started server whether it is ready: an HTTP GET, the HTTP/1.0 keep-alive probe, a TCP connect."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from benchsite.errors import BenchError
+from benchsite.harness.processes import LOOPBACK, POLL_INTERVAL_S, RunningServer
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    """One HTTP response, as the readiness probe and the verification saw it."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        for key, value in self.headers:
+            if key.lower() == name.lower():
+                return value
+        return None
+
+
+def http_get(port: int, path: str, timeout_s: float = 5.0, address: str = LOOPBACK) -> HttpReply:
+    """One HTTP/1.1 GET to address:port (the loopback by default), connection closed afterwards."""
+    connection = http.client.HTTPConnection(address, port, timeout=timeout_s)
+    try:
+        connection.request("GET", path, headers={"Connection": "close"})
+        response = connection.getresponse()
+        return HttpReply(response.status, response.getheaders(), response.read())
+    finally:
+        connection.close()
+
+
+def _exited_at_start(server: RunningServer, code: int) -> BenchError:
+    detail = server.telling()
+    return BenchError(
+        f"subject {server.name!r} exited with code {code} at start"
+        + (f" ({detail})" if detail else "")
+        + f": run its command by hand to see why: {server.by_hand()}"
+    )
+
+
+def wait_until_ready(server: RunningServer, get: Callable[[], HttpReply], timeout_s: float) -> HttpReply:
+    """Poll the server with real requests (`get`) until it answers; fail fast if it exits."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        code = server.exit_code()
+        if code is not None:
+            raise _exited_at_start(server, code)
+        try:
+            return get()
+        except (ConnectionError, TimeoutError, http.client.HTTPException, OSError):
+            if time.monotonic() > deadline:
+                raise BenchError(
+                    f"subject {server.name!r} did not answer on port {server.port} within "
+                    f"{timeout_s:g} s: raise start_timeout_s in the recipe's conf file if it is slow to start"
+                ) from None
+            time.sleep(POLL_INTERVAL_S)
+
+
+def keeps_http10_alive(port: int, path: str, timeout_s: float = 3.0, address: str = LOOPBACK) -> bool:
+    """Whether the server answers a second HTTP/1.0 keep-alive request on the same connection (as ab -k needs)."""
+    request = f"GET {path} HTTP/1.0\r\nHost: {address}\r\nConnection: Keep-Alive\r\n\r\n".encode()
+    try:
+        with socket.create_connection((address, port), timeout=timeout_s) as sock:
+            for _ in range(2):
+                sock.sendall(request)
+                response = http.client.HTTPResponse(sock)
+                response.begin()
+                response.read()
+                if response.will_close:
+                    return False
+            return True
+    except (OSError, http.client.HTTPException):
+        return False
+
+
+def accepts_connections(address: str, port: int, timeout_s: float = 1.0) -> bool:
+    """Whether address:port accepts a TCP connection now."""
+    try:
+        with socket.create_connection((address, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def wait_until_accepting(server: RunningServer, accepts: Callable[[], bool], timeout_s: float) -> None:
+    """Poll until the server accepts TCP connections (`accepts`; backends that do not speak HTTP)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        code = server.exit_code()
+        if code is not None:
+            raise _exited_at_start(server, code)
+        if accepts():
+            return
+        if time.monotonic() > deadline:
+            raise BenchError(
+                f"subject {server.name!r} did not accept connections on port {server.port} "
+                f"within {timeout_s:g} s: raise start_timeout_s in the recipe's conf file"
+            )
+        time.sleep(POLL_INTERVAL_S)
