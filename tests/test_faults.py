@@ -253,7 +253,7 @@ def test_a_signal_in_the_first_second_exits_130_with_one_line_and_leaves_nothing
 @pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
 def test_a_signal_while_a_server_stops_lets_it_finish_stopping_first(toy: ToyRecipes, name: str) -> None:
     """A signal at the end of a run, as the harness stops its servers (a user's Ctrl-C just then)."""
-    toy.add("toy", toy_subject("--slow-term", "1"))  # it exits a second after its SIGTERM
+    toy.add("toy", toy_subject("--slow-term", "0.5"))  # it exits half a second after its SIGTERM
     result = run_invoke(
         "recipe",
         "toy",

@@ -5,16 +5,17 @@ is an error unless the user keeps going, and a signal after a run was kept says 
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchsite.commands.terminal import print_verdicts, say, say_if_busy
 from benchsite.errors import BenchError, InterruptedAfterKeeping
+from benchsite.harness.hosts import Placement, on_this_machine
 from benchsite.harness.leftovers import clean as clean_leftover
 from benchsite.harness.leftovers import find_leftovers
 from benchsite.harness.preflight import check_placeable
 from benchsite.harness.progress import RichReporter
-from benchsite.harness.remote import placed
 from benchsite.harness.runner import RunChoices, run_recipe
 from benchsite.harness.signals import checkpoint, signal_for_test, signals_as_interrupt
 from benchsite.harness.start import FAILED_AT_START
@@ -50,6 +51,15 @@ class Asked:
     choices: RunChoices
 
 
+def _placed(placement: Hosts, repo: Path) -> AbstractContextManager[Placement]:
+    """Every role on this machine, or on the hosts given (paramiko, for SSH, is imported for those alone)."""
+    if not placement.remote:
+        return nullcontext(on_this_machine(repo))
+    from benchsite.harness.remote import placed
+
+    return placed(placement, repo)
+
+
 def session(asked: Asked, where: Where) -> None:
     """Run every recipe asked for, one after another; see the module's docstring."""
     placement = parse_hosts(asked.hosts)
@@ -59,7 +69,7 @@ def session(asked: Asked, where: Where) -> None:
     _leftovers(where.target, asked)
     named = naming(asked.machine, where.conf)
     broken: list[str] = []
-    with signals_as_interrupt(), placed(placement, where.repo) as hosts:  # every host reached before anything starts
+    with signals_as_interrupt(), _placed(placement, where.repo) as hosts:  # every host reached before anything starts
         for recipe, claims in prepared:
             say(f"{recipe.name}: {recipe.title} (profile {asked.profile})")
             before = set(list_runs(where.target / recipe.name))
