@@ -16,18 +16,18 @@ from benchsite.results.view import RunView
 from committed import COMMITTED_DATA
 from conftest import ToyRecipes, cpu_hog, run_invoke, toy_subject
 
-# Repetitions of about two thirds of a second each (the toy server answers ab -c 1 at about 4,500 req/s):
-# long enough that a hog's share of them (a third of the wall time here) clears the rule's 0.1 s floor, which
-# /proc/stat's 10 ms ticks on two CPUs need.
+# Repetitions of about half a second each (the toy server answers ab -c 1 at about 4,500 req/s): long enough
+# that a hog's share of them (a third of the wall time here) clears the rule's 0.1 s floor, which /proc/stat's
+# 10 ms ticks on two CPUs need.
 HOGGED_CONF = """
 [settings]
 settle_wait_s = 20
 
 [profiles.timed]
-requests = 3000
+requests = 2000
 rounds = 2
 warmup_requests = 0
-max_rounds = 4
+max_rounds = 3
 time_budget_s = 60
 """
 
@@ -91,7 +91,7 @@ def test_a_hog_on_the_servers_cpu_marks_its_repetitions_and_the_run_busy_and_a_q
     assert any(name.startswith("python") for name in check.busiest)  # the hog, by name
     disturbed, judged = hogged.disturbed
     assert judged >= 4 and disturbed > judged / 2 and hogged.busy
-    assert hogged.run.rounds is not None and hogged.run.rounds.made == 4  # disturbed rounds measured again
+    assert hogged.run.rounds is not None and hogged.run.rounds.made == 3  # disturbed rounds measured again
     assert "measured on a busy machine" in said and "leave it out" in said
     for subject in hogged.run.subjects:
         summary = hogged.summaries[(subject.name, "c1")]
