@@ -268,6 +268,15 @@ def test_a_signal_while_a_server_stops_lets_it_finish_stopping_first(toy: ToyRec
     assert processes_mentioning(str(toy.root)) == []  # at once: it said so, and it waited for that to be true
 
 
+def test_a_server_that_loses_its_first_term_is_stopped_by_the_next_not_killed(toy: ToyRecipes) -> None:
+    toy.add("toy", toy_subject("--lose-first-term"))
+    result = run_invoke("recipe", "toy", "--profile", "quick", "--data-dir", str(toy.data_dir), env=toy.env)
+    assert result.returncode == 0, result.stderr
+    [run_dir] = list_runs(toy.data_dir / "toy")
+    assert "exiting on the second SIGTERM" in (run_dir / "logs" / "toy.log").read_text()  # not SIGKILLed at 15 s
+    assert processes_mentioning(str(toy.root)) == []
+
+
 def test_a_server_stuck_in_its_shutdown_is_killed_by_the_guardian_when_the_harness_is_sigkilled(
     toy: ToyRecipes,
 ) -> None:

@@ -175,10 +175,16 @@ def start_server(
 
 
 def stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float = 15.0) -> None:
-    """TERM the group, then KILL whatever of it is left; never touches other processes. A signal that comes
-    meanwhile is delivered once the group is gone: an interrupt never leaves a server half stopped."""
+    """TERM the group (again each TERM_AGAIN_S), then KILL whatever of it is left at term_timeout_s; never
+    touches other processes. A signal that comes meanwhile is delivered once the group is gone: an interrupt
+    never leaves a server half stopped."""
     with signals_held():
         _stop_process_group(popen, term_timeout_s)
+
+
+# A server can lose a TERM that comes while it starts: uWSGI, stopped by an interrupt during its start on a
+# second host, then sat out the whole 15 s in one run of a dozen. The TERM is sent again each second.
+TERM_AGAIN_S = 1.0
 
 
 def _stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float) -> None:
@@ -186,16 +192,17 @@ def _stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float) -
         members = [psutil.Process(popen.pid), *psutil.Process(popen.pid).children(recursive=True)]
     except psutil.NoSuchProcess:
         members = []
-    if popen.poll() is None:
+    deadline = time.monotonic() + term_timeout_s
+    while popen.poll() is None and time.monotonic() < deadline:
         try:
             os.killpg(popen.pid, signal.SIGTERM)
         except ProcessLookupError:
-            pass
+            break
         signal_for_test("server-stopping")
         try:
-            popen.wait(timeout=term_timeout_s)
+            popen.wait(timeout=min(TERM_AGAIN_S, max(0.0, deadline - time.monotonic())))
         except subprocess.TimeoutExpired:
-            pass
+            continue
     _, alive = psutil.wait_procs(members, timeout=0.5)
     for proc in alive:
         try:

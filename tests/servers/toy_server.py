@@ -1,11 +1,12 @@
 """A tiny real HTTP server for the tests' bad-input recipes.
 
 Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--exit-under-valgrind] [--hang-on-term]
-                           [--slow-term SECONDS]
+                           [--slow-term SECONDS] [--lose-first-term]
 --hang-after N answers the first N requests, then accepts connections and never answers;
 --exit-under-valgrind exits at once with code 3 when it runs under Valgrind (whose preload it sees);
 --hang-on-term takes SIGTERM, closes its socket and then never exits (as a server stuck in its shutdown);
---slow-term SECONDS takes SIGTERM, closes its socket and exits that long after (a server with work to finish).
+--slow-term SECONDS takes SIGTERM, closes its socket and exits that long after (a server with work to finish);
+--lose-first-term ignores its first SIGTERM (as uWSGI can, during its start) and exits on the next, saying so.
 """
 
 import argparse
@@ -24,6 +25,7 @@ parser.add_argument("--hang-after", type=int, default=-1)
 parser.add_argument("--exit-under-valgrind", action="store_true")
 parser.add_argument("--hang-on-term", action="store_true")
 parser.add_argument("--slow-term", type=float, default=0.0)
+parser.add_argument("--lose-first-term", action="store_true")
 options = parser.parse_args()
 if options.exit_under_valgrind and "vgpreload" in os.environ.get("LD_PRELOAD", ""):
     sys.exit(3)
@@ -65,4 +67,13 @@ if options.slow_term:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, finishing)
+if options.lose_first_term:
+    terms = itertools.count(1)
+
+    def second_term_ends_it(signum: int, frame: object) -> None:
+        if next(terms) > 1:
+            print("exiting on the second SIGTERM", flush=True)
+            os._exit(0)
+
+    signal.signal(signal.SIGTERM, second_term_ends_it)
 server.serve_forever()
