@@ -5,7 +5,8 @@ machine has a RAM-backed /dev/shm with room to spare, the folder is made there: 
 `discard` (as this project's VM is), each file made and removed costs a trip to the disk, and a copy of
 data/ takes 5.9 s against 0.9 s in RAM. A run the tests SIGKILL leaves its temporary folder behind (by
 design: the next run reports it); here that folder goes with the session's. The folder is removed when the
-session passes and kept, with its path printed, when it fails. A TMPDIR the user set is left alone.
+session passes and kept, with its path printed, when it fails (the last KEPT of those stay, as pytest keeps its
+own). A TMPDIR the user set is left alone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import Path
 
 IN_MEMORY = Path("/dev/shm")
 ROOM_NEEDED = 4 * 1024**3  # the suite's peak is well under 2 GB
+PREFIX = "benchsite-tests-"
+KEPT = 3
 
 
 def _roomy_memory_folder() -> Path | None:
@@ -33,7 +36,11 @@ def make_session_scratch() -> Path | None:
     """Point TMPDIR (this process's and every child's) at a new folder; None where the user chose one."""
     if os.environ.get("TMPDIR"):
         return None
-    folder = Path(tempfile.mkdtemp(prefix="benchsite-tests-", dir=_roomy_memory_folder()))
+    parent = _roomy_memory_folder() or Path(tempfile.gettempdir())
+    kept = sorted(parent.glob(f"{PREFIX}*"), key=lambda folder: folder.stat().st_mtime)
+    for old in kept[: max(0, len(kept) - (KEPT - 1))]:  # failed sessions' folders, beyond the last few
+        shutil.rmtree(old, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
     folder.chmod(0o755)  # servers that drop privileges (nginx's workers) reach their files through it
     os.environ["TMPDIR"] = str(folder)
     tempfile.tempdir = None  # tempfile reads TMPDIR again
