@@ -199,7 +199,7 @@ def leftovers_after(recipe: str, signum: int, at: str, scratch: Path) -> tuple[T
     deadline = time.monotonic() + 15
     left = list(found.processes)
     while left and time.monotonic() < deadline:
-        time.sleep(0.5)
+        time.sleep(0.1)
         left = [name for name in left if psutil.pid_exists(int(name.rsplit("(", 1)[1].rstrip(")")))]
     return found, left
 

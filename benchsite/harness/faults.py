@@ -92,7 +92,7 @@ def _stopping(session: int, mark: str) -> list[psutil.Process]:
     deadline = time.monotonic() + STOPPING_S
     alive = _of_trial(session, mark)
     while alive and time.monotonic() < deadline:
-        time.sleep(0.25)
+        time.sleep(0.1)
         alive = _of_trial(session, mark)
     return alive
 
