@@ -68,8 +68,7 @@ def subject_origins(subject: AnySubject, values: dict[str, str], repo: Path) -> 
             Origin(
                 provides=module,
                 path=portable_path(path, repo),
-                version=", ".join(providers(module))
-                or "no installed distribution (the standard library or a bare file)",
+                version=", ".join(providers(module)) or NO_DISTRIBUTION,
                 sha256=digest,
                 build=_build_of(module, digest, builds) if digest else None,
             )

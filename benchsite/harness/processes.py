@@ -183,7 +183,7 @@ def stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float = 1
 
 
 # A server can lose a TERM that comes while it starts: uWSGI, stopped by an interrupt during its start on a
-# second host, then sat out the whole 15 s in one run of a dozen. The TERM is sent again each second.
+# second host, then sat out the whole 15 s in 6 of 36 interrupts. The TERM is sent again each second.
 TERM_AGAIN_S = 1.0
 
 
