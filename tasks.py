@@ -299,7 +299,7 @@ def upgrade_data(c: Context, data_dir: str = "") -> None:
 @reported
 def sweep_envs(c: Context, name: str, profile: str = "sweep") -> None:
     """Make (or find) the environment of every release a sweep profile names, under build/sweep/."""
-    from benchsite.harness.sweep import release_env
+    from benchsite.harness.sweep import release_envs
     from benchsite.model.recipe import load_recipe
 
     loaded = load_recipe(name, _path(c, "recipes_dir"), _path(c, "conf_dir"))
@@ -307,10 +307,8 @@ def sweep_envs(c: Context, name: str, profile: str = "sweep") -> None:
     if loaded.sweep is None or not releases:
         raise Exit(f"error: profile {profile!r} of {name} sweeps no releases: see its conf's [sweep]", code=1)
     started = time.monotonic()
-    for release in releases:
-        record = release_env(
-            loaded.sweep, release, loaded.conf_path.parent, say=lambda line: print(line, file=sys.stderr)
-        )
+    envs = release_envs(loaded.sweep, releases, loaded.conf_path.parent, say=lambda line: print(line, file=sys.stderr))
+    for record in envs.values():
         patched = f", patched with {record.patch}" if record.patch else ""
         print(f"{record.package} {record.release}: build/sweep/{record.folder} ({record.dist_file}{patched})")
     print(f"{len(releases)} environments ready in {time.monotonic() - started:.0f} s", file=sys.stderr)

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Any
 
 import psutil
 
@@ -85,7 +86,7 @@ class _Guardian:
             cls.process = None  # it is gone: the parent-death signal still stops what it would have
 
 
-def guarded(popen: subprocess.Popen[bytes]) -> None:
+def guarded(popen: subprocess.Popen[Any]) -> None:
     """Register a child's process group with the guardian (the child leads its own group)."""
     try:
         created = psutil.Process(popen.pid).create_time()
@@ -94,7 +95,7 @@ def guarded(popen: subprocess.Popen[bytes]) -> None:
     _Guardian.tell(f"+ {popen.pid} {created}")
 
 
-def unguarded(popen: subprocess.Popen[bytes]) -> None:
+def unguarded(popen: subprocess.Popen[Any]) -> None:
     """The harness stopped this child's group itself: the guardian forgets it."""
     _Guardian.tell(f"- {popen.pid}")
 

@@ -1,4 +1,5 @@
-"""Process lifecycles: start pinned in a group of its own, stop, free the port; run a load tool."""
+"""Process lifecycles: start pinned in a group of its own, stop, free the port; run a load tool; run set-up
+commands side by side."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import psutil
 
@@ -174,7 +175,7 @@ def start_server(
     return ServerProcess(name=name, argv=argv, port=port, popen=popen, log_path=log_path, cwd=cwd)
 
 
-def stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float = 15.0) -> None:
+def stop_process_group(popen: subprocess.Popen[Any], term_timeout_s: float = 15.0) -> None:
     """TERM the group (again each TERM_AGAIN_S), then KILL whatever of it is left at term_timeout_s; never
     touches other processes. A signal that comes meanwhile is delivered once the group is gone: an interrupt
     never leaves a server half stopped."""
@@ -187,7 +188,7 @@ def stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float = 1
 TERM_AGAIN_S = 1.0
 
 
-def _stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float) -> None:
+def _stop_process_group(popen: subprocess.Popen[Any], term_timeout_s: float) -> None:
     try:
         members = [psutil.Process(popen.pid), *psutil.Process(popen.pid).children(recursive=True)]
     except psutil.NoSuchProcess:
@@ -203,17 +204,36 @@ def _stop_process_group(popen: subprocess.Popen[bytes], term_timeout_s: float) -
             popen.wait(timeout=min(TERM_AGAIN_S, max(0.0, deadline - time.monotonic())))
         except subprocess.TimeoutExpired:
             continue
-    _, alive = psutil.wait_procs(members, timeout=0.5)
+    alive = _still_running(members, timeout_s=0.5)
     for proc in alive:
         try:
             proc.kill()
         except psutil.NoSuchProcess:
             pass
-    psutil.wait_procs(alive, timeout=5)
+    _still_running(alive, timeout_s=5)
     if popen.poll() is None:
         popen.kill()
         popen.wait()
     unguarded(popen)
+
+
+def _still_running(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Process]:
+    """Those of the processes still running after up to timeout_s. A zombie is not: it holds no port and runs
+    nothing, and its reaping is its parent's (a worker whose master exited first waits for init, which took
+    1-2 s on the test VM; psutil.wait_procs waited for that)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        running = [proc for proc in procs if _is_running(proc)]
+        if not running or time.monotonic() >= deadline:
+            return running
+        time.sleep(POLL_INTERVAL_S / 2)
+
+
+def _is_running(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 @contextmanager
@@ -309,3 +329,51 @@ def run_tool(argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
         cpu_s=cpu_s,
         timed_out=timed_out,
     )
+
+
+@dataclass(frozen=True)
+class HelperRun:
+    """A finished set-up command (pip, venv: nothing measured): argv, exit code and output."""
+
+    argv: list[str]
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def run_helpers(commands: Sequence[list[str]], timeout_s: float) -> list[HelperRun]:
+    """Run set-up commands all at once, each in a group of its own that dies with the harness, and stop every
+    one still running on any way out (an interrupt, a time-out). Their runs come back in the commands' order."""
+    popens: list[subprocess.Popen[str]] = []
+    try:
+        with signals_held():  # each child is guarded before an interrupt can come
+            for argv in commands:
+                try:
+                    popen = subprocess.Popen(
+                        argv,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                        process_group=0,
+                        preexec_fn=_prepare_child(None),
+                    )
+                except OSError as error:
+                    raise BenchError(f"cannot run {argv[0]}: {error.strerror}") from None
+                guarded(popen)
+                popens.append(popen)
+        deadline = time.monotonic() + timeout_s
+        runs = []
+        for argv, popen in zip(commands, popens, strict=True):
+            try:
+                stdout, stderr = popen.communicate(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                raise BenchError(f"`{shlex.join(argv)}` took over {timeout_s:g} s and was stopped") from None
+            runs.append(HelperRun(argv=argv, exit_code=popen.returncode, stdout=stdout, stderr=stderr))
+        return runs
+    finally:
+        for popen in popens:
+            if popen.poll() is None:
+                stop_process_group(popen, term_timeout_s=2)
+                popen.communicate()  # closes its pipes
+            unguarded(popen)

@@ -5,17 +5,18 @@ measured interleaved in the same rounds."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
-import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from benchsite.errors import BenchError
 from benchsite.harness.byo import sha256_of
 from benchsite.harness.environment import utc_now
+from benchsite.harness.processes import run_helpers
 from benchsite.model.conf import Profile, Sweep
 from benchsite.model.recipe import Recipe
 from benchsite.model.sweep import RELEASE_FILE, SWEEP_DIR, ReleaseEnv, release_folder, release_slug
@@ -27,21 +28,32 @@ PIP_TIMEOUT_S = 900  # an old release builds its wheel from the sdist
 
 def release_env(sweep: Sweep, release: str, conf_dir: Path, say: Callable[[str], None] = print) -> ReleaseEnv:
     """The environment of one release: reused when its record matches, else made from PyPI (and patched)."""
-    folder = SWEEP_DIR / release_folder(sweep.package, release)
-    patch = _patch_file(sweep, release, conf_dir)
-    found = _reusable(folder, patch)
-    if found is not None:
-        return found
-    say(f"making the environment of {sweep.package} {release} under build/sweep/ (once; later runs reuse it)")
-    started = time.monotonic()
-    shutil.rmtree(folder, ignore_errors=True)
-    try:
-        record = _make(folder, sweep.package, release, patch, started)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)  # never half an environment
-        raise
-    write_json(folder / RELEASE_FILE, record.to_json())
-    return record
+    return release_envs(sweep, [release], conf_dir, say)[release]
+
+
+def release_envs(
+    sweep: Sweep, releases: Sequence[str], conf_dir: Path, say: Callable[[str], None] = print
+) -> dict[str, ReleaseEnv]:
+    """The environments of the releases: each reused when its record matches; the others made from PyPI
+    (and patched), as many side by side as the harness has CPUs (making one is mostly pip's own CPU)."""
+    envs: dict[str, ReleaseEnv] = {}
+    wanted: dict[str, Path | None] = {}
+    for release in releases:
+        patch = _patch_file(sweep, release, conf_dir)
+        found = _reusable(SWEEP_DIR / release_folder(sweep.package, release), patch)
+        if found is None:
+            wanted[release] = patch
+        else:
+            envs[release] = found
+    missing = list(wanted)
+    at_once = len(os.sched_getaffinity(0))
+    for batch in (missing[i : i + at_once] for i in range(0, len(missing), at_once)):
+        say(
+            f"making the environment of {sweep.package} {', '.join(batch)} under build/sweep/ "
+            "(once; later runs reuse it)"
+        )
+        envs.update(_made(sweep.package, {release: wanted[release] for release in batch}))
+    return {release: envs[release] for release in releases}
 
 
 def _patch_file(sweep: Sweep, release: str, conf_dir: Path) -> Path | None:
@@ -69,33 +81,71 @@ def _reusable(folder: Path, patch: Path | None) -> ReleaseEnv | None:
     return record if record.patch_sha256 == wanted else None
 
 
-def _make(folder: Path, package: str, release: str, patch: Path | None, started: float) -> ReleaseEnv:
-    _run([sys.executable, "-m", "venv", str(folder)], f"making a virtualenv for {package} {release}")
-    python = str(folder / "bin" / "python")
-    report = folder / "pip-report.json"
-    _run(
-        [python, "-m", "pip", "install", "-q", "--report", str(report), f"{package}=={release}"],
-        f"pip could not install {package}=={release}",
+def _made(package: str, patches: dict[str, Path | None]) -> dict[str, ReleaseEnv]:
+    """Make the releases' environments side by side; on any way out but success, none of them is left."""
+    started = time.monotonic()
+    folders = {release: SWEEP_DIR / release_folder(package, release) for release in patches}
+    for folder in folders.values():
+        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        records = _make(package, folders, patches, started)
+    except BaseException:
+        for folder in folders.values():
+            shutil.rmtree(folder, ignore_errors=True)  # never half an environment
+        raise
+    for release, record in records.items():
+        write_json(folders[release] / RELEASE_FILE, record.to_json())  # the record last: it marks a whole one
+    return records
+
+
+def _make(
+    package: str, folders: dict[str, Path], patches: dict[str, Path | None], started: float
+) -> dict[str, ReleaseEnv]:
+    pythons = {release: str(folder / "bin" / "python") for release, folder in folders.items()}
+    reports = {release: folder / "pip-report.json" for release, folder in folders.items()}
+    _steps(
+        {
+            release: ([sys.executable, "-m", "venv", str(folder)], f"making a virtualenv for {package} {release}")
+            for release, folder in folders.items()
+        }
     )
-    dist_file, dist_sha256 = _installed_from(report, package)
-    if patch is not None:
-        site = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], "").strip()
-        _run(
-            ["patch", "-p1", "--forward", "--batch", "-d", site, "-i", str(patch.resolve())],
-            f"{patch.name} does not apply to {package} {release}",
+    _steps(
+        {
+            release: (
+                [python, "-m", "pip", "install", "-q", "--report", str(reports[release]), f"{package}=={release}"],
+                f"pip could not install {package}=={release}",
+            )
+            for release, python in pythons.items()
+        }
+    )
+    for release, patch in patches.items():
+        if patch is not None:
+            _patch(pythons[release], patch, f"{patch.name} does not apply to {package} {release}")
+    freeze = ["-m", "pip", "freeze", "--all", "--exclude", "pip", "--exclude", "setuptools"]
+    frozen = _steps({release: ([python, *freeze], "pip freeze") for release, python in pythons.items()})
+    made_in_s = round(time.monotonic() - started, 1)
+    records = {}
+    for release, patch in patches.items():
+        dist_file, dist_sha256 = _installed_from(reports[release], package)
+        records[release] = ReleaseEnv(
+            package=package,
+            release=release,
+            dist_file=dist_file,
+            dist_sha256=dist_sha256,
+            patch=f"{patch.parent.name}/{patch.name}" if patch else None,
+            patch_sha256=sha256_of(patch) if patch else None,
+            installed=tuple(line for line in frozen[release].splitlines() if line.strip()),
+            made_at=utc_now(),
+            made_in_s=made_in_s,
         )
-    frozen = _run([python, "-m", "pip", "freeze", "--all", "--exclude", "pip", "--exclude", "setuptools"], "")
-    return ReleaseEnv(
-        package=package,
-        release=release,
-        dist_file=dist_file,
-        dist_sha256=dist_sha256,
-        patch=f"{patch.parent.name}/{patch.name}" if patch else None,
-        patch_sha256=sha256_of(patch) if patch else None,
-        installed=tuple(line for line in frozen.splitlines() if line.strip()),
-        made_at=utc_now(),
-        made_in_s=round(time.monotonic() - started, 1),
-    )
+    return records
+
+
+def _patch(python: str, patch: Path, failure: str) -> None:
+    """Apply the patch to the environment's site-packages."""
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = _steps({"": ([python, "-c", code], "finding site-packages")})[""].strip()
+    _steps({"": (["patch", "-p1", "--forward", "--batch", "-d", site, "-i", str(patch.resolve())], failure)})
 
 
 def _installed_from(report: Path, package: str) -> tuple[str, str]:
@@ -110,21 +160,18 @@ def _installed_from(report: Path, package: str) -> tuple[str, str]:
     return url.rsplit("/", 1)[-1], sha256
 
 
-def _run(argv: list[str], failure: str) -> str:
-    """Run a step; a failure is one line: what failed and the tool's own last words."""
-    try:
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise BenchError(f"{failure or argv[0]}: {error}") from None
-    if result.returncode != 0:
-        lines = [line.strip() for line in (result.stderr + result.stdout).splitlines() if line.strip()]
-        said = next(
-            (line for line in lines if "FAILED" in line or line.startswith("ERROR")), lines[-1] if lines else ""
-        )
-        raise BenchError(
-            f"{failure or argv[0]} ({' '.join(said.split())}): check the release and the patch in the conf"
-        )
-    return result.stdout
+def _steps(commands: dict[str, tuple[list[str], str]]) -> dict[str, str]:
+    """One step of each release's making, side by side ({release: (argv, what a failure is)}): their outputs,
+    or a one-line error for the first that failed, with the tool's own last words."""
+    runs = run_helpers([argv for argv, _ in commands.values()], PIP_TIMEOUT_S)
+    for (_, failure), run in zip(commands.values(), runs, strict=True):
+        if run.exit_code != 0:
+            lines = [line.strip() for line in (run.stderr + run.stdout).splitlines() if line.strip()]
+            said = next(
+                (line for line in lines if "FAILED" in line or line.startswith("ERROR")), lines[-1] if lines else ""
+            )
+            raise BenchError(f"{failure} ({' '.join(said.split())}): check the release and the patch in the conf")
+    return {release: run.stdout for release, run in zip(commands, runs, strict=True)}
 
 
 Copies = dict[str, dict[str, str]]  # {release slug: {subject: its copy for that release}}
@@ -136,7 +183,7 @@ def swept(recipe: Recipe, profile: Profile, say: Callable[[str], None] = print) 
     sweep = recipe.sweep
     if sweep is None or not profile.releases:
         return recipe, {}
-    envs = {release: release_env(sweep, release, recipe.conf_path.parent, say) for release in profile.releases}
+    envs = release_envs(sweep, profile.releases, recipe.conf_path.parent, say)
     copies: Copies = {release_slug(r): {} for r in profile.releases}
     subjects = []
     for subject in recipe.subjects:
