@@ -179,8 +179,14 @@ def stop_process_group(popen: subprocess.Popen[Any], term_timeout_s: float = 15.
     """TERM the group (again each TERM_AGAIN_S), then KILL whatever of it is left at term_timeout_s; never
     touches other processes. A signal that comes meanwhile is delivered once the group is gone: an interrupt
     never leaves a server half stopped."""
+    stop_process_groups([popen], term_timeout_s)
+
+
+def stop_process_groups(popens: Sequence[subprocess.Popen[Any]], term_timeout_s: float = 15.0) -> None:
+    """Stop several groups as stop_process_group stops one, side by side: a run's servers take as long to
+    stop as the slowest of them, not as all of them together."""
     with signals_held():
-        _stop_process_group(popen, term_timeout_s)
+        _stop_process_groups(popens, term_timeout_s)
 
 
 # A server can lose a TERM that comes while it starts: uWSGI, stopped by an interrupt during its start on a
@@ -188,22 +194,20 @@ def stop_process_group(popen: subprocess.Popen[Any], term_timeout_s: float = 15.
 TERM_AGAIN_S = 1.0
 
 
-def _stop_process_group(popen: subprocess.Popen[Any], term_timeout_s: float) -> None:
-    try:
-        members = [psutil.Process(popen.pid), *psutil.Process(popen.pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        members = []
+def _stop_process_groups(popens: Sequence[subprocess.Popen[Any]], term_timeout_s: float) -> None:
+    members = [proc for popen in popens for proc in _group(popen)]
     deadline = time.monotonic() + term_timeout_s
-    while popen.poll() is None and time.monotonic() < deadline:
-        try:
-            os.killpg(popen.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            break
-        signal_for_test("server-stopping")
-        try:
-            popen.wait(timeout=min(TERM_AGAIN_S, max(0.0, deadline - time.monotonic())))
-        except subprocess.TimeoutExpired:
-            continue
+    termed_at: dict[int, float] = {}
+    while (running := [popen for popen in popens if popen.poll() is None]) and time.monotonic() < deadline:
+        for popen in running:
+            if time.monotonic() - termed_at.get(popen.pid, -TERM_AGAIN_S) >= TERM_AGAIN_S:
+                termed_at[popen.pid] = time.monotonic()
+                try:
+                    os.killpg(popen.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    continue
+                signal_for_test("server-stopping")
+        time.sleep(POLL_INTERVAL_S / 5)
     alive = _still_running(members, timeout_s=0.5)
     for proc in alive:
         try:
@@ -211,10 +215,22 @@ def _stop_process_group(popen: subprocess.Popen[Any], term_timeout_s: float) -> 
         except psutil.NoSuchProcess:
             pass
     _still_running(alive, timeout_s=5)
-    if popen.poll() is None:
-        popen.kill()
-        popen.wait()
-    unguarded(popen)
+    for popen in popens:
+        if popen.poll() is None:
+            popen.kill()
+            popen.wait()
+        unguarded(popen)
+
+
+def _group(popen: subprocess.Popen[Any]) -> list[psutil.Process]:
+    """The process and its descendants, as they are now (none once it is reaped: its PID may be another's)."""
+    if popen.returncode is not None:
+        return []
+    try:
+        leader = psutil.Process(popen.pid)
+        return [leader, *leader.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def _still_running(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Process]:

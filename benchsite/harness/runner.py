@@ -25,7 +25,7 @@ from benchsite.harness.progress import Reporter, SilentReporter
 from benchsite.harness.quiet import check_machine
 from benchsite.harness.record import RunHeader, document, machine, topology
 from benchsite.harness.signals import signal_for_test, signals_as_interrupt
-from benchsite.harness.start import Plan, start_subjects, trim_logs, without_failed
+from benchsite.harness.start import Plan, start_subjects, stop_side_by_side, trim_logs, without_failed
 from benchsite.model.counting import Counting
 from benchsite.model.machine import MachineConf
 from benchsite.model.portable import placeholders_of
@@ -106,6 +106,7 @@ def run_recipe(
             stack.callback(trim_logs, run_dir / "logs")
             servers = [s for s, _ in runnable if not isinstance(s, Client)]
             started, failed, workroot = start_subjects(hosts, recipe, servers, settings, stack, run_dir, reporter)
+            stack.callback(stop_side_by_side, started)
             runnable, failed = without_failed(runnable, started, failed)
             skipped += failed
             warmups = warm_up(hosts, runnable, started, profile, settings, reporter)

@@ -13,7 +13,7 @@ from benchsite.errors import BenchError
 from benchsite.harness.hosts import Placement
 from benchsite.harness.leftovers import record_owner
 from benchsite.harness.probes import HttpReply, wait_until_accepting, wait_until_ready
-from benchsite.harness.processes import RunningServer
+from benchsite.harness.processes import RunningServer, ServerProcess, stop_process_groups
 from benchsite.harness.progress import Reporter
 from benchsite.harness.signals import signals_held
 from benchsite.model.conf import Settings
@@ -116,6 +116,12 @@ def start_subjects(
 
 
 FAILED_AT_START = "it did not start or did not answer correctly on this machine"
+
+
+def stop_side_by_side(started: dict[str, Started]) -> None:
+    """Stop the subjects started on this machine all at once; each one's own clean-up then finds it stopped
+    and checks its port. (A server host's agent stops its own one by one.)"""
+    stop_process_groups([s.server.popen for s in started.values() if isinstance(s.server, ServerProcess)])
 
 
 def start_one(
