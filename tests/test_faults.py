@@ -288,10 +288,10 @@ def test_a_server_stuck_in_its_shutdown_is_killed_by_the_guardian_when_the_harne
         "quick",
         "--data-dir",
         str(toy.data_dir),
-        env={**toy.env, TEST_SIGNAL: "tool-started:SIGKILL"},
+        env={**toy.env, TEST_SIGNAL: "tool-started:SIGKILL", "BENCHSITE_GUARDIAN_GRACE_S": "1"},
     )
     assert result.returncode == -signal.SIGKILL
-    deadline = time.monotonic() + 15  # the guardian's grace, then SIGKILL
+    deadline = time.monotonic() + 15  # the guardian's grace (1 s here), then SIGKILL
     while processes_mentioning(str(toy.root)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert processes_mentioning(str(toy.root)) == []
