@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -274,6 +275,19 @@ def test_a_server_that_loses_its_first_term_is_stopped_by_the_next_not_killed(to
     assert result.returncode == 0, result.stderr
     [run_dir] = list_runs(toy.data_dir / "toy")
     assert "exiting on the second SIGTERM" in (run_dir / "logs" / "toy.log").read_text()  # not SIGKILLed at 15 s
+    assert processes_mentioning(str(toy.root)) == []
+
+
+def test_a_runs_servers_are_stopped_side_by_side(toy: ToyRecipes) -> None:
+    toy.add("toy", toy_subject("--slow-term", "1", name="first") + toy_subject("--slow-term", "1", name="second"))
+    result = run_invoke("recipe", "toy", "--profile", "quick", "--data-dir", str(toy.data_dir), env=toy.env)
+    assert result.returncode == 0, result.stderr
+    [run_dir] = list_runs(toy.data_dir / "toy")
+    moments = {}
+    for name in ("first", "second"):
+        log = (run_dir / "logs" / f"{name}.log").read_text()
+        moments[name] = [float(m) for m in re.findall(r"^(?:took SIGTERM|exiting) at ([\d.]+)$", log, re.MULTILINE)]
+    assert max(m[0] for m in moments.values()) < min(m[1] for m in moments.values()), moments  # both TERMed first
     assert processes_mentioning(str(toy.root)) == []
 
 

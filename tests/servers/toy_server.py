@@ -5,7 +5,8 @@ Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--
 --hang-after N answers the first N requests, then accepts connections and never answers;
 --exit-under-valgrind exits at once with code 3 when it runs under Valgrind (whose preload it sees);
 --hang-on-term takes SIGTERM, closes its socket and then never exits (as a server stuck in its shutdown);
---slow-term SECONDS takes SIGTERM, closes its socket and exits that long after (a server with work to finish);
+--slow-term SECONDS takes SIGTERM, closes its socket and exits that long after (a server with work to finish),
+  logging both moments;
 --lose-first-term ignores its first SIGTERM (as uWSGI can, during its start) and exits on the next, saying so.
 """
 
@@ -16,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("port", type=int)
@@ -62,8 +64,10 @@ if options.hang_on_term:
 if options.slow_term:
 
     def finishing(signum: int, frame: object) -> None:
+        print(f"took SIGTERM at {time.time():.3f}", flush=True)
         server.socket.close()
         never.wait(options.slow_term)
+        print(f"exiting at {time.time():.3f}", flush=True)
         os._exit(0)
 
     signal.signal(signal.SIGTERM, finishing)
