@@ -304,19 +304,26 @@ class ToolRun:
     timed_out: bool
 
 
+def _spawn_piped(argv: list[str], cpu: int | None, text: bool = False) -> subprocess.Popen[Any]:
+    """A child in a process group of its own, pinned to `cpu` (None: not pinned), that dies with the harness;
+    no input, its output piped."""
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=text,
+        process_group=0,
+        preexec_fn=_prepare_child(cpu),
+    )
+
+
 def run_tool(argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
     """Run a load tool pinned, in its own group, killed at the wall-clock limit or on any exception."""
     usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     try:
-        popen = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            process_group=0,
-            preexec_fn=_prepare_child(cpu),
-        )
+        popen = _spawn_piped(argv, cpu)
     except FileNotFoundError:
         raise BenchError(
             f"no {argv[0]} on this system: run `.venv/bin/invoke setup` (needs root) to install the load tools"
@@ -365,15 +372,7 @@ def run_helpers(commands: Sequence[list[str]], timeout_s: float) -> list[HelperR
         with signals_held():  # each child is guarded before an interrupt can come
             for argv in commands:
                 try:
-                    popen = subprocess.Popen(
-                        argv,
-                        stdin=subprocess.DEVNULL,
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                        text=True,
-                        process_group=0,
-                        preexec_fn=_prepare_child(None),
-                    )
+                    popen = _spawn_piped(argv, None, text=True)
                 except OSError as error:
                     raise BenchError(f"cannot run {argv[0]}: {error.strerror}") from None
                 guarded(popen)
