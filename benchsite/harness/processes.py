@@ -200,7 +200,8 @@ def _stop_process_groups(popens: Sequence[subprocess.Popen[Any]], term_timeout_s
     termed_at: dict[int, float] = {}
     while (running := [popen for popen in popens if popen.poll() is None]) and time.monotonic() < deadline:
         for popen in running:
-            if time.monotonic() - termed_at.get(popen.pid, -TERM_AGAIN_S) >= TERM_AGAIN_S:
+            last = termed_at.get(popen.pid)
+            if last is None or time.monotonic() - last >= TERM_AGAIN_S:
                 termed_at[popen.pid] = time.monotonic()
                 try:
                     os.killpg(popen.pid, signal.SIGTERM)

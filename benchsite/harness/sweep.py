@@ -48,10 +48,8 @@ def release_envs(
     missing = list(wanted)
     at_once = len(os.sched_getaffinity(0))
     for batch in (missing[i : i + at_once] for i in range(0, len(missing), at_once)):
-        say(
-            f"making the environment of {sweep.package} {', '.join(batch)} under build/sweep/ "
-            "(once; later runs reuse it)"
-        )
+        made = "the environments" if len(batch) > 1 else "the environment"
+        say(f"making {made} of {sweep.package} {', '.join(batch)} under build/sweep/ (once; later runs reuse it)")
         envs.update(_made(sweep.package, {release: wanted[release] for release in batch}))
     return {release: envs[release] for release in releases}
 
@@ -120,7 +118,7 @@ def _make(
     )
     for release, patch in patches.items():
         if patch is not None:
-            _patch(pythons[release], patch, f"{patch.name} does not apply to {package} {release}")
+            _patch(release, pythons[release], patch, f"{patch.name} does not apply to {package} {release}")
     freeze = ["-m", "pip", "freeze", "--all", "--exclude", "pip", "--exclude", "setuptools"]
     frozen = _steps({release: ([python, *freeze], "pip freeze") for release, python in pythons.items()})
     made_in_s = round(time.monotonic() - started, 1)
@@ -141,11 +139,11 @@ def _make(
     return records
 
 
-def _patch(python: str, patch: Path, failure: str) -> None:
-    """Apply the patch to the environment's site-packages."""
+def _patch(release: str, python: str, patch: Path, failure: str) -> None:
+    """Apply the patch to the release environment's site-packages."""
     code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    site = _steps({"": ([python, "-c", code], "finding site-packages")})[""].strip()
-    _steps({"": (["patch", "-p1", "--forward", "--batch", "-d", site, "-i", str(patch.resolve())], failure)})
+    site = _steps({release: ([python, "-c", code], "finding site-packages")})[release].strip()
+    _steps({release: (["patch", "-p1", "--forward", "--batch", "-d", site, "-i", str(patch.resolve())], failure)})
 
 
 def _installed_from(report: Path, package: str) -> tuple[str, str]:
