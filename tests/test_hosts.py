@@ -24,6 +24,7 @@ import pytest
 from netns import Lab, unavailable
 
 from benchsite.errors import BenchError
+from benchsite.harness.signals import TEST_PAUSE
 from benchsite.model.hosts import parse_hosts
 from benchsite.results.store import list_runs, load_run
 from benchsite.tools import parse_report
@@ -179,7 +180,7 @@ def test_a_host_that_was_never_set_up_says_how_to_set_it_up(lab: Lab, tmp_path: 
     assert "Traceback" not in result.stderr
 
 
-def start_two_host_run(lab: Lab, data_dir: Path) -> subprocess.Popen[str]:
+def start_two_host_run(lab: Lab, data_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """A quick wsgi-servers run across the two hosts, returned once its servers listen on the server host."""
     data = str(data_dir)
     process = subprocess.Popen(
@@ -188,7 +189,7 @@ def start_two_host_run(lab: Lab, data_dir: Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "BENCHSITE_LINK_TIMEOUT_S": "5"},
+        env={**os.environ, "BENCHSITE_LINK_TIMEOUT_S": "5", **(env or {})},
     )
     deadline = time.monotonic() + 120
     while len(lab.server.listening()) < 5:
@@ -216,9 +217,17 @@ def test_a_killed_harness_leaves_nothing_on_either_host(lab: Lab, tmp_path: Path
 
 
 def test_a_link_gone_silent_stops_the_servers_and_the_run(lab: Lab, tmp_path: Path) -> None:
-    process = start_two_host_run(lab, tmp_path)
+    """The link goes down as the harness asks for the sixth server's prepare step, a call that may take five
+    minutes: the agent's silence, not that call's longest duration, says the link is lost."""
+    paused = tmp_path / "paused"
+    process = start_two_host_run(lab, tmp_path / "data", env={TEST_PAUSE: f"agent-prepare#6:{paused}"})
+    deadline = time.monotonic() + 60
+    while not paused.exists():
+        assert process.poll() is None and time.monotonic() < deadline, "the run did not reach its sixth server"
+        time.sleep(0.05)
     link = f"bsms0-{lab.tag}"  # the management link the harness reaches the server host by
     subprocess.run(["ip", "link", "set", link, "down"], check=True)
+    paused.unlink()
     try:
         _, stderr = process.communicate(timeout=120)
         assert process.returncode == 1
@@ -226,6 +235,9 @@ def test_a_link_gone_silent_stops_the_servers_and_the_run(lab: Lab, tmp_path: Pa
         assert_nothing_left(lab)  # the agent heard nothing for 5 s and stopped its servers
     finally:
         subprocess.run(["ip", "link", "set", link, "up"], check=True)
+        if process.poll() is None:  # a harness that missed the loss is not left waiting on its own
+            process.kill()
+            process.communicate()
 
 
 def test_a_host_whose_copy_of_the_project_is_stale_is_refused(lab: Lab, tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ Started by the controller in the project folder that `invoke hosts-setup` made o
 (`.venv/bin/python -m benchsite.harness.agent --address ADDR`). It reads one request per line,
 `{"id": N, "op": NAME, "args": {...}}`, and answers each with one line, `{"id": N, "ok": VALUE}` or
 `{"id": N, "error": MESSAGE}` (a BenchError: the user's to fix) or `{"id": N, "refused": MESSAGE}`
-(a network error of a probe: the caller may try again).
+(a network error of a probe: the caller may try again). While a request takes longer than a quarter of
+the idle timeout, it also sends `{"id": N, "working": true}` that often, so that the controller can tell
+a slow operation (a prepare step, a long ab) from a link gone silent.
 
 Everything it starts lives only as long as its session: when its input ends (the controller
 finished, was killed, or the connection was closed), when nothing, not even a heartbeat, came for
@@ -23,11 +25,12 @@ import os
 import queue
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from benchsite.errors import BenchError
 from benchsite.harness.byo import search_path
@@ -190,6 +193,38 @@ class Link:
         os.kill(os.getpid(), signal.SIGTERM)  # the main thread stops everything, as for any signal
 
 
+class Replies:
+    """The lines to the controller, one writer at a time: the replies, and the "working" lines of a request
+    that takes long."""
+
+    def __init__(self, out: TextIO, every_s: float) -> None:
+        self.out, self.every_s = out, every_s
+        self.writing = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        with self.writing:
+            print(json.dumps(message), file=self.out, flush=True)
+
+    @contextmanager
+    def working_on(self, number: object) -> Iterator[None]:
+        """While the block runs, a "working" line every `every_s`."""
+        done = threading.Event()
+
+        def beacon() -> None:
+            while not done.wait(self.every_s):
+                try:
+                    self.send({"id": number, "working": True})
+                except OSError:  # the controller is gone: the main thread finds out on its reply
+                    return
+
+        thread = start_thread(beacon)
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", required=True, help="the address this host's servers listen on")
@@ -202,9 +237,12 @@ def main() -> int:
         with signals_as_interrupt(), ExitStack() as stack:
             agent = Agent(repo, options.address, stack)
             link = Link(iter(sys.stdin), options.idle_timeout)
-            print(json.dumps({"ready": os.getpid()}), file=out, flush=True)
+            replies = Replies(out, options.idle_timeout / 4)
+            replies.send({"ready": os.getpid()})
             while (request := link.requests.get()) is not None:
-                print(json.dumps(answer(agent, request)), file=out, flush=True)
+                with replies.working_on(request.get("id")):
+                    reply = answer(agent, request)
+                replies.send(reply)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the controller is gone: the ExitStack above has stopped everything

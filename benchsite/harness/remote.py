@@ -31,7 +31,7 @@ from benchsite.harness.hosts import Host, LocalHost, Placement, on_this_machine
 from benchsite.harness.machine import CpuTimes
 from benchsite.harness.probes import HttpReply
 from benchsite.harness.processes import RunningServer, ToolRun
-from benchsite.harness.signals import signals_held, start_thread
+from benchsite.harness.signals import pause_for_test, signals_held, start_thread
 from benchsite.harness.sync import project_digest, project_files
 from benchsite.model.hosts import HostEntry, Hosts
 from benchsite.model.recipe import AnySubject, Recipe
@@ -144,18 +144,22 @@ class AgentSession:
         return line
 
     def call(self, op: str, wait_s: float = 0.0, **args: Any) -> Any:
-        """Run one operation on the host and return its value; its BenchError becomes ours. A reply
-        that takes longer than the link timeout (plus `wait_s`, the operation's own duration) means
-        the connection is lost."""
+        """Run one operation on the host and return its value; its BenchError becomes ours. The connection
+        is lost when nothing comes for the link timeout (the agent says "working" more often than that
+        while an operation takes long), or when the reply takes longer than the link timeout plus `wait_s`,
+        the operation's own longest duration."""
         if self.lost:
             raise BenchError(self._lost())
         self.number += 1
-        deadline = time.monotonic() + self.timeout_s + wait_s
+        pause_for_test(f"agent-{op}")
+        heard = time.monotonic()
+        deadline = heard + self.timeout_s + wait_s
         try:
             self._send({"id": self.number, "op": op, "args": args})
-            while True:  # replies to requests an interrupt abandoned are skipped
-                reply = json.loads(self._line(deadline))
-                if reply.get("id") == self.number:
+            while True:  # replies to requests an interrupt abandoned are skipped, as are "working" lines
+                reply = json.loads(self._line(min(deadline, heard + self.timeout_s)))
+                heard = time.monotonic()
+                if reply.get("id") == self.number and not reply.get("working"):
                     break
         except (OSError, EOFError, paramiko.SSHException):  # TimeoutError is an OSError
             self.lost = True

@@ -145,14 +145,19 @@ def signal_for_test(point: str) -> None:
         os.kill(os.getpid(), signal.Signals[name])
 
 
-TEST_PAUSE = "BENCHSITE_TEST_PAUSE"  # "POINT:FILE": at POINT, make FILE and wait (5 s at most) until it is gone
+TEST_PAUSE = "BENCHSITE_TEST_PAUSE"  # "POINT:FILE" or "POINT#N:FILE": make FILE, wait (5 s at most) until it is gone
+
+_paused_at: dict[str, int] = {}
 
 
 def pause_for_test(point: str) -> None:
-    """Wait at a named point of the code while a test acts from outside (a Ctrl-C typed into a terminal),
-    where the tests ask for it: the file says the process got there, its removal lets it go on."""
-    name, _, file = os.environ.get(TEST_PAUSE, "").partition(":")
-    if name != point or not file:
+    """Wait at a named point of the code while a test acts from outside (a Ctrl-C typed into a terminal, a
+    link taken down), where the tests ask for it ("POINT#N": the N-th time it is reached): the file says the
+    process got there, its removal lets it go on."""
+    wanted, _, file = os.environ.get(TEST_PAUSE, "").partition(":")
+    _paused_at[point] = _paused_at.get(point, 0) + 1
+    name, _, nth = wanted.partition("#")
+    if name != point or not file or _paused_at[point] != int(nth or 1):
         return
     marker = Path(file)
     marker.write_text(str(os.getpid()))
