@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 from scratch import make_session_scratch, remove_session_scratch
+
+from ahead import AHEAD, Job
 
 SCRATCH = make_session_scratch()  # before anything makes a temporary file
 
@@ -79,6 +82,12 @@ class ToyRecipes:
 
 # A test that uses one of these starts real servers or builds the whole site: the integration tier.
 INTEGRATION_FIXTURES = frozenset({"toy", "committed_build", "committed_site"})
+# The tiers beyond the unit tier, as `invoke test --fast` leaves them out.
+TIER_MARKERS = ("integration", "browser", "two_hosts", "sweep")
+
+
+def in_unit_tier(item: pytest.Item) -> bool:
+    return not any(item.get_closest_marker(marker) for marker in TIER_MARKERS)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int) -> None:
@@ -89,10 +98,28 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that needs an integration fixture, so `invoke test --fast` leaves it out."""
+    """Mark every test that needs an integration fixture, so `invoke test --fast` leaves it out; then put
+    the unit tier first (in its files' order), which the background set-up of `ahead` runs beside."""
     for item in items:
         if INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
+    items.sort(key=lambda item: not in_unit_tier(item))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the background set-up that the selected tests' fixtures need."""
+    AHEAD.start({name for item in session.items for name in getattr(item, "fixturenames", ())})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """No test beyond the unit tier (a benchmark, say) starts while background set-up still runs."""
+    if not in_unit_tier(item):
+        AHEAD.finish()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    AHEAD.close()
 
 
 @dataclass(frozen=True)
@@ -101,15 +128,23 @@ class SiteBuild:
     said: list[str]  # every line the build printed
 
 
-@pytest.fixture(scope="session")
-def committed_build(tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
+def build_committed_site() -> SiteBuild:
     """`invoke docs` on the committed data alone, and what it printed."""
     from committed import COMMITTED_DATA
 
-    root = tmp_path_factory.mktemp("committed")
-    result = run_invoke("docs", "--output", str(root / "html"), "--data-dir", str(COMMITTED_DATA))
+    html = Path(tempfile.mkdtemp(prefix="committed-")) / "html"
+    result = run_invoke("docs", "--output", str(html), "--data-dir", str(COMMITTED_DATA))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
-    return SiteBuild(root / "html", (result.stdout + result.stderr).splitlines())
+    return SiteBuild(html, (result.stdout + result.stderr).splitlines())
+
+
+AHEAD.add("committed site", Job("committed_build", build_committed_site))
+
+
+@pytest.fixture(scope="session")
+def committed_build() -> SiteBuild:
+    """The site built from the committed data (in the background while the unit tier ran)."""
+    return AHEAD.take("committed site")
 
 
 @pytest.fixture(scope="session")

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from netns import Lab, unavailable
 
+from ahead import AHEAD, Job
 from benchsite.errors import BenchError
 from benchsite.harness.signals import TEST_PAUSE
 from benchsite.model.hosts import parse_hosts
@@ -88,18 +89,41 @@ def test_an_empty_hosts_table_is_refused_not_run_here(tmp_path: Path) -> None:
         parse_hosts(str(path))
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """Two namespace hosts with the project set up by `invoke hosts-setup` (a real sync and install)."""
+def set_up_lab() -> Lab | str:
+    """Two namespace hosts with the project set up by `invoke hosts-setup` (a real sync and install), or
+    why they cannot be made here."""
     reason = unavailable()
     if reason:
-        pytest.skip(reason)
-    with Lab(tmp_path_factory.mktemp("lab")) as made:
+        return reason
+    made = Lab(Path(tempfile.mkdtemp(prefix="lab-"))).__enter__()
+    try:
         result = run_invoke("hosts-setup", "--hosts", str(made.hosts_file()), "--offline", timeout=1200)
         assert result.returncode == 0, result.stderr[-3000:]
         assert "requirements installed" in result.stderr  # the first host installs, the second finds it done
         assert "requirements already installed" in result.stderr
+    except BaseException:
+        made.__exit__()
+        raise
+    return made
+
+
+def tear_down_lab(made: Lab | str) -> None:
+    if isinstance(made, Lab):
+        made.__exit__()
+
+
+AHEAD.add("two-host lab", Job("lab", set_up_lab, close=tear_down_lab))  # 15 s, mostly the venv install
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[Lab]:
+    made = AHEAD.take("two-host lab")
+    if isinstance(made, str):
+        pytest.skip(made)
+    try:
         yield made
+    finally:
+        made.__exit__()
 
 
 def assert_nothing_left(lab: Lab) -> None:

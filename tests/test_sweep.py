@@ -4,10 +4,12 @@ to run on today's Python), measured interleaved in one quick run; bad sweep sett
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from ahead import AHEAD, Job
 from benchsite.harness.sweep import release_env
 from benchsite.model.recipe import load_recipe
 from benchsite.model.run import RunDocument
@@ -25,8 +27,18 @@ RECIPE = "cherrypy-speed"
 RELEASES = ("17.4.2", "18.10.0")
 
 
+def make_release_envs() -> subprocess.CompletedProcess:
+    """The releases' environments (made once per checkout, under build/sweep/), as a user makes them first."""
+    return run_invoke("sweep-envs", RECIPE, "--profile", "sweep-quick", timeout=900)
+
+
+AHEAD.add("release environments", Job("sweep_run", make_release_envs))
+
+
 @pytest.fixture(scope="module")
 def sweep_run(tmp_path_factory: pytest.TempPathFactory) -> RunDocument:
+    envs = AHEAD.take("release environments")
+    assert envs.returncode == 0, envs.stderr[-3000:]
     data = tmp_path_factory.mktemp("sweep")
     result = run_invoke("recipe", RECIPE, "--profile", "sweep-quick", "--data-dir", str(data), timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -1,0 +1,89 @@
+"""Set-up that runs no benchmark, made in the background while the unit tier runs.
+
+The unit tier (run first, see conftest) keeps one CPU busy for about 17 s and leaves the other idle. A test
+module registers here the slow set-up its fixture needs that measures nothing: building the committed site,
+setting up the two-host lab, making the sweep's release environments, running mypy. When the session's
+tests are known, the jobs their fixtures need start, one at a time, on a thread of their own. The first
+test outside the unit tier waits until every job is done, taking jobs not yet started itself (two at once),
+so no benchmark ever shares the machine with them. A fixture takes its job's result, or makes it on the
+spot when the job was not started (a session of one module, say); a job's error is raised there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a fixture needs made: `make` returns it; `close` undoes it when no fixture took it."""
+
+    fixture: str  # the fixture that takes the result: the job starts when a selected test uses it
+    make: Callable[[], Any]
+    close: Callable[[Any], None] | None = None
+
+
+class Ahead:
+    """The registered jobs, those started, and the thread that makes them."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, Job] = {}
+        self._started: dict[str, Future[Any]] = {}
+        self._taken: set[str] = set()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def add(self, name: str, job: Job) -> None:
+        self._jobs[name] = job
+
+    def start(self, fixtures_used: set[str]) -> list[str]:
+        """Start, in registration order, the jobs whose fixture a selected test uses; their names."""
+        wanted = [name for name, job in self._jobs.items() if job.fixture in fixtures_used]
+        if wanted:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead")
+            for name in wanted:
+                self._started[name] = self._pool.submit(self._jobs[name].make)
+        return wanted
+
+    def finish(self) -> None:
+        """Wait until no job runs: each one not yet begun is made here, beside the one the thread makes."""
+        for name, future in self._started.items():
+            if future.cancel():
+                self._started[name] = _made_here(self._jobs[name].make)
+        for future in self._started.values():
+            future.exception()  # waits; the error, if any, goes to the fixture that takes the result
+
+    def take(self, name: str) -> Any:
+        """The job's result (made now if it was never started); its error is raised here."""
+        self._taken.add(name)
+        future = self._started.get(name)
+        if future is None:
+            return self._jobs[name].make()
+        if future.cancel():
+            future = self._started[name] = _made_here(self._jobs[name].make)
+        return future.result()
+
+    def close(self) -> None:
+        """At the session's end: drop what was never begun, wait for the rest, undo what nobody took."""
+        for name, future in self._started.items():
+            close = self._jobs[name].close
+            if future.cancel() or name in self._taken or close is None:
+                continue
+            if future.exception() is None:
+                close(future.result())
+        if self._pool is not None:
+            self._pool.shutdown()
+
+
+def _made_here(make: Callable[[], Any]) -> Future[Any]:
+    future: Future[Any] = Future()
+    try:
+        future.set_result(make())
+    except Exception as error:  # kept for the fixture that takes it, as the thread's would be
+        future.set_exception(error)
+    return future
+
+
+AHEAD = Ahead()
