@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from html import unescape
 from importlib import metadata
@@ -31,7 +32,7 @@ from benchsite.results.work import work_ratio
 from benchsite.sphinxext.results import fmt_median_interval
 from benchsite.tools import AnyCellRun, parse_report
 from committed import COMMITTED_DATA
-from conftest import INVOKE, REPO, SiteBuild, run_invoke
+from conftest import INVOKE, REPO, SiteBuild, processes_mentioning, run_invoke
 
 pytestmark = pytest.mark.integration
 
@@ -197,7 +198,7 @@ def test_apache_nginx_and_lighttpd_serve_the_three_cases_from_private_instances(
     assert servers["nginx"].origins[0].version.startswith("Debian package nginx")
     for name in ("apache", "nginx", "lighttpd"):
         assert (run.path / "configs" / name).is_dir()
-    assert not [p for p in psutil.process_iter(["cmdline"]) if "benchsite-" in " ".join(p.info["cmdline"] or [])]
+    assert processes_mentioning(str(Path(tempfile.gettempdir()) / "benchsite-")) == []  # no private instance left
 
 
 def importable(module: str) -> bool:
