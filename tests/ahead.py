@@ -3,7 +3,7 @@
 The unit tier (run first, see conftest) keeps one CPU busy for about 17 s and leaves the other idle. A test
 module registers here the slow set-up its fixture needs that measures nothing: building the committed site,
 setting up the two-host lab, making the sweep's release environments, running mypy. When the session's
-tests are known, the jobs their fixtures need start, one at a time, on a thread of their own. The first
+tests are known, the jobs their fixtures need start, longest first, one at a time, on a thread of their own. The first
 test outside the unit tier waits until every job is done, taking jobs not yet started itself (two at once),
 so no benchmark ever shares the machine with them. A fixture takes its job's result, or makes it on the
 spot when the job was not started (a session of one module, say); a job's error is raised there.
@@ -23,6 +23,7 @@ class Job:
 
     fixture: str  # the fixture that takes the result: the job starts when a selected test uses it
     make: Callable[[], Any]
+    seconds: float  # about how long it takes here: the longest start first, so the last ones end together
     close: Callable[[Any], None] | None = None
 
 
@@ -39,8 +40,11 @@ class Ahead:
         self._jobs[name] = job
 
     def start(self, fixtures_used: set[str]) -> list[str]:
-        """Start, in registration order, the jobs whose fixture a selected test uses; their names."""
-        wanted = [name for name, job in self._jobs.items() if job.fixture in fixtures_used]
+        """Start, longest first, the jobs whose fixture a selected test uses; their names."""
+        wanted = sorted(
+            (name for name, job in self._jobs.items() if job.fixture in fixtures_used),
+            key=lambda name: -self._jobs[name].seconds,
+        )
         if wanted:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead")
             for name in wanted:

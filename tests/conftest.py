@@ -138,7 +138,7 @@ def build_committed_site() -> SiteBuild:
     return SiteBuild(html, (result.stdout + result.stderr).splitlines())
 
 
-AHEAD.add("committed site", Job("committed_build", build_committed_site))
+AHEAD.add("committed site", Job("committed_build", build_committed_site, seconds=9))
 
 
 @pytest.fixture(scope="session")

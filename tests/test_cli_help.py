@@ -4,21 +4,39 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
 
 import pytest
 
+from ahead import AHEAD, Job
 from benchsite.harness.byo import local_path
 from conftest import REPO, run_invoke
 from tasks import ns
 
 TASKS = sorted(name.replace("_", "-") for name in ns.task_names)
+FLAGS = ("-h", "--help")
+
+
+def ask_every_task_for_help() -> dict[tuple[str, str], subprocess.CompletedProcess]:
+    """`invoke TASK -h` and `invoke TASK --help`, for every task, as a user types them."""
+    return {(name, flag): run_invoke(name, flag, timeout=60) for name in TASKS for flag in FLAGS}
+
+
+AHEAD.add("help texts", Job("help_texts", ask_every_task_for_help, seconds=6))
+
+
+@pytest.fixture(scope="module")
+def help_texts() -> dict[tuple[str, str], subprocess.CompletedProcess]:
+    return AHEAD.take("help texts")
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("flag", ["-h", "--help"])
+@pytest.mark.parametrize("flag", FLAGS)
 @pytest.mark.parametrize("name", TASKS)
-def test_every_task_shows_its_help(name: str, flag: str) -> None:
-    result = run_invoke(name, flag, timeout=60)
+def test_every_task_shows_its_help(
+    name: str, flag: str, help_texts: dict[tuple[str, str], subprocess.CompletedProcess]
+) -> None:
+    result = help_texts[name, flag]
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith(f"Usage: inv[oke] [--core-opts] {name} ")
     docstring = ns[name].__doc__.split("\n")[0].split(":")[0]

@@ -44,7 +44,7 @@ def test_the_code_is_formatted_by_ruff() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-AHEAD.add("mypy", Job("mypy_report", lambda: run_tool("mypy")))  # 5 s with a cold cache
+AHEAD.add("mypy", Job("mypy_report", lambda: run_tool("mypy"), seconds=5))  # 1.3 s once its cache is warm
 
 
 @pytest.fixture

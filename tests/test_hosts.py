@@ -112,7 +112,7 @@ def tear_down_lab(made: Lab | str) -> None:
         made.__exit__()
 
 
-AHEAD.add("two-host lab", Job("lab", set_up_lab, close=tear_down_lab))  # 15 s, mostly the venv install
+AHEAD.add("two-host lab", Job("lab", set_up_lab, seconds=15, close=tear_down_lab))  # mostly the venv install
 
 
 @pytest.fixture(scope="module")

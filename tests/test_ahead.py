@@ -1,0 +1,92 @@
+"""The background set-up of `ahead`: only what the selected tests need, longest first, errors raised where a
+fixture takes the result, nothing left running or made for nobody."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from ahead import Ahead, Job
+
+
+def recorder(order: list[str], name: str) -> Job:
+    def make() -> str:
+        order.append(name)
+        return name.upper()
+
+    return Job(f"{name}_fixture", make, seconds=len(name))
+
+
+def test_only_the_jobs_of_fixtures_in_use_start_and_the_longest_first() -> None:
+    ahead, order = Ahead(), []
+    for name in ("first", "mid", "longest", "unused"):
+        ahead.add(name, recorder(order, name))
+    assert ahead.start({"mid_fixture", "longest_fixture", "first_fixture"}) == ["longest", "first", "mid"]
+    deadline = time.monotonic() + 5
+    while len(order) < 3 and time.monotonic() < deadline:  # the thread makes them one by one, in that order
+        time.sleep(0.01)
+    assert order == ["longest", "first", "mid"] and ahead.take("mid") == "MID"
+    ahead.close()
+
+
+def test_a_job_never_started_is_made_when_its_fixture_takes_it() -> None:
+    ahead, order = Ahead(), []
+    ahead.add("alone", recorder(order, "alone"))
+    assert ahead.start(set()) == []
+    assert ahead.take("alone") == "ALONE" and order == ["alone"]
+
+
+def test_finish_makes_the_queued_jobs_itself_beside_the_thread() -> None:
+    ahead, gate, threads = Ahead(), threading.Event(), {}
+
+    def held() -> None:
+        threads["held"] = threading.current_thread().name
+        gate.wait(5)
+
+    def queued() -> None:
+        threads["queued"] = threading.current_thread().name
+        gate.set()  # would deadlock if it waited for the thread that `held` keeps
+
+    ahead.add("held", Job("held_fixture", held, seconds=2))
+    ahead.add("queued", Job("queued_fixture", queued, seconds=1))
+    ahead.start({"held_fixture", "queued_fixture"})
+    ahead.finish()
+    assert threads["held"].startswith("ahead") and threads["queued"] == threading.current_thread().name
+    ahead.close()
+
+
+def test_a_jobs_error_is_raised_where_its_result_is_taken() -> None:
+    ahead = Ahead()
+
+    def broken() -> None:
+        raise RuntimeError("the docs build failed")
+
+    ahead.add("broken", Job("broken_fixture", broken, seconds=1))
+    ahead.start({"broken_fixture"})
+    ahead.finish()  # waits, and keeps the error for the fixture
+    with pytest.raises(RuntimeError, match="the docs build failed"):
+        ahead.take("broken")
+    ahead.close()
+
+
+def test_what_no_fixture_took_is_undone_at_the_end_and_what_one_took_is_left_to_it() -> None:
+    ahead, undone = Ahead(), []
+    for name in ("taken", "left"):
+        ahead.add(name, Job(f"{name}_fixture", lambda name=name: name, seconds=1, close=undone.append))
+    ahead.start({"taken_fixture", "left_fixture"})
+    assert ahead.take("taken") == "taken"
+    ahead.finish()
+    ahead.close()
+    assert undone == ["left"]
+
+
+def test_a_job_still_queued_at_the_end_is_dropped_not_made() -> None:
+    ahead, gate, made = Ahead(), threading.Event(), []
+    ahead.add("running", Job("running_fixture", lambda: gate.wait(5), seconds=2))
+    ahead.add("queued", Job("queued_fixture", lambda: made.append("queued"), seconds=1, close=made.append))
+    ahead.start({"running_fixture", "queued_fixture"})
+    threading.Timer(0.2, gate.set).start()  # the running job ends while close waits for it
+    ahead.close()
+    assert made == []
