@@ -107,8 +107,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the background set-up that the selected tests' fixtures need."""
-    AHEAD.start({name for item in session.items for name in getattr(item, "fixturenames", ())})
+    """Start the background set-up that the selected tests' fixtures need (none when they are only listed)."""
+    if not session.config.option.collectonly:
+        AHEAD.start({name for item in session.items for name in getattr(item, "fixturenames", ())})
 
 
 @pytest.hookimpl(tryfirst=True)
