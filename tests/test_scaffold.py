@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from benchsite.errors import BenchError
+from benchsite.scaffold import new_page
 from committed import COMMITTED_DATA
 from conftest import REPO
-
-pytestmark = pytest.mark.integration
 
 
 def invoke_in(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -28,6 +28,7 @@ def invoke_in(root: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.integration
 def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> None:
     root = tmp_path / "site"
     for part in ("benchsite", "conf", "docs", "recipes", "tests"):
@@ -69,10 +70,17 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
         "error: 'Bad_Name' is not a recipe name: use lowercase letters, digits and hyphens, at most 40 characters "
         "(like my-servers)"
     )
-    for taken in ("all", "method", "experiments", "harness-overhead"):  # `recipe all`, and data/'s own folders
-        refused = invoke_in(root, "new-page", taken)
-        assert refused.returncode == 1 and f"'{taken}' is taken" in refused.stderr, refused.stderr
-    too_long = invoke_in(root, "new-page", "a" * 300)
-    assert (
-        too_long.returncode == 1 and "at most 40 characters" in too_long.stderr and "Traceback" not in too_long.stderr
-    )
+
+
+@pytest.mark.parametrize("taken", ["all", "method", "experiments", "harness-overhead"])  # and data/'s own folders
+def test_a_name_taken_by_recipe_all_or_a_data_folder_is_refused(tmp_path: Path, taken: str) -> None:
+    (tmp_path / "data").symlink_to(COMMITTED_DATA)
+    with pytest.raises(BenchError, match=f"^'{taken}' is taken"):
+        new_page(taken, tmp_path)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["data"]  # nothing written
+
+
+def test_a_name_too_long_is_refused_shortened() -> None:
+    with pytest.raises(BenchError, match="at most 40 characters") as refused:
+        new_page("a" * 300, REPO)
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 200
