@@ -2,11 +2,12 @@
 
 The unit tier (run first, see conftest) keeps one CPU busy for about 17 s and leaves the other idle. A test
 module registers here the slow set-up its fixture needs that measures nothing: building the committed site,
-setting up the two-host lab, making the sweep's release environments, running mypy. When the session's
-tests are known, the jobs their fixtures need start, longest first, one at a time, on a thread of their own. The first
-test outside the unit tier waits until every job is done, taking jobs not yet started itself (two at once),
-so no benchmark ever shares the machine with them. A fixture takes its job's result, or makes it on the
-spot when the job was not started (a session of one module, say); a job's error is raised there.
+setting up the two-host lab, making the sweep's release environments, asking every task for its help,
+running mypy. When the session's tests are known, the jobs their fixtures need start, longest first, one at
+a time, on a thread of their own. The first test outside the unit tier waits until every job is done,
+making the jobs not yet begun itself (two at once), so no benchmark ever shares the machine with them. A
+fixture takes its job's result, or has it made on the spot when the job was not started (a session of one
+module, say); a job's error is raised there.
 """
 
 from __future__ import annotations
