@@ -72,9 +72,10 @@ class Ahead:
 
     def close(self) -> None:
         """At the session's end: drop what was never begun, wait for the rest, undo what nobody took."""
+        dropped = {name for name, future in self._started.items() if future.cancel()}  # before the thread begins one
         for name, future in self._started.items():
             close = self._jobs[name].close
-            if future.cancel() or name in self._taken or close is None:
+            if name in dropped or name in self._taken or close is None:
                 continue
             if future.exception() is None:
                 close(future.result())

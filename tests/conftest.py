@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -82,6 +83,11 @@ class ToyRecipes:
 
 # A test that uses one of these starts real servers or builds the whole site: the integration tier.
 INTEGRATION_FIXTURES = frozenset({"toy", "committed_build", "committed_site"})
+# pytest's own handlers. Importing tasks (test_cli_help does) installs the command line's, which end the process
+# at once; put back after collection, a Ctrl-C still tears down the fixtures and the background set-up.
+PYTEST_SIGNAL_HANDLERS = {
+    signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+}
 # The tiers beyond the unit tier, as `invoke test --fast` leaves them out.
 TIER_MARKERS = ("integration", "browser", "two_hosts", "sweep")
 
@@ -108,6 +114,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the background set-up that the selected tests' fixtures need (none when they are only listed)."""
+    for signum, handler in PYTEST_SIGNAL_HANDLERS.items():
+        signal.signal(signum, handler)
     if not session.config.option.collectonly:
         AHEAD.start({name for item in session.items for name in getattr(item, "fixturenames", ())})
 

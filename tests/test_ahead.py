@@ -3,12 +3,21 @@ fixture takes the result, nothing left running or made for nobody."""
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 
 import pytest
 
+import tasks  # noqa: F401  (at collection, as test_cli_help does: it installs the command line's signal handlers)
 from ahead import Ahead, Job
+
+
+def test_a_ctrl_c_in_the_session_is_pytests_to_handle_not_the_command_lines() -> None:
+    """The command line's handler would end the session at once (exit 130), leaving the background set-up's
+    lab and processes behind; pytest's raises KeyboardInterrupt, and the session tears everything down."""
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert all(signal.getsignal(s) == signal.SIG_DFL for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT))
 
 
 def recorder(order: list[str], name: str) -> Job:
