@@ -25,6 +25,7 @@ from netns import Lab, unavailable
 
 from ahead import AHEAD, Job
 from benchsite.errors import BenchError
+from benchsite.harness.provision import INSTALLED_STAMP
 from benchsite.harness.signals import TEST_PAUSE
 from benchsite.model.hosts import parse_hosts
 from benchsite.results.store import list_runs, load_run
@@ -202,6 +203,29 @@ def test_a_host_that_was_never_set_up_says_how_to_set_it_up(lab: Lab, tmp_path: 
     assert result.returncode == 1
     assert "has no working project in" in result.stderr and "invoke hosts-setup" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_ctrl_c_during_a_hosts_remote_install_stops_the_install_there(lab: Lab, tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh-project"  # a folder of its own on the server host: it installs again
+    setup = subprocess.Popen(
+        [*INVOKE, "hosts-setup", "--hosts", str(lab.hosts_file(server_dir=fresh)), "--offline"],
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not any("pip install" in line for line in lab.server.leftovers()):
+            assert setup.poll() is None and time.monotonic() < deadline, "no pip install started on the server host"
+            time.sleep(0.05)
+        os.killpg(setup.pid, signal.SIGINT)  # as a Ctrl-C in the terminal reaches the whole group
+        said = setup.communicate(timeout=60)[1]
+    finally:
+        setup.kill()
+    assert setup.returncode == 130 and said.strip().splitlines()[-1].startswith("interrupted"), said
+    assert lab.server.leftovers() == []  # no pip left running there
+    assert not (fresh / INSTALLED_STAMP).exists()  # stopped, not waited for until it finished
 
 
 def start_two_host_run(lab: Lab, data_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:

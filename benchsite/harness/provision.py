@@ -40,8 +40,10 @@ COMPLETE = ".complete"  # in a wheelhouse here: every pinned requirement's wheel
 
 
 def _remote(connection: Connection, command: str, what: str, entry: HostEntry) -> str:
-    """Run a shell command on the host; a failure is one line with the command's last words."""
-    result = connection.run(command, hide=True, warn=True, in_stream=False)
+    """Run a shell command on the host; a failure is one line with the command's last words. In a pseudo-
+    terminal, so that a Ctrl-C here reaches it there (Fabric sends one down the terminal): without one, Fabric
+    waits for the command to end, a minute of pip install on a slow host."""
+    result = connection.run(command, hide=True, warn=True, in_stream=False, pty=True)
     if not result.ok:
         lines = [line for line in (result.stderr + result.stdout).splitlines() if line.strip()]
         raise BenchError(
