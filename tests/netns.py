@@ -184,8 +184,11 @@ class Lab:
             """)
         )
         log = (self.root / f"sshd_{host.namespace}.log").open("wb")
-        host.sshd = subprocess.Popen(
-            ["ip", "netns", "exec", host.namespace, SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=log
+        host.sshd = subprocess.Popen(  # a session of its own, as a remote host's: a Ctrl-C here does not reach it
+            ["ip", "netns", "exec", host.namespace, SSHD, "-D", "-e", "-f", str(config)],
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
         )
         deadline = time.monotonic() + 10
         while True:
