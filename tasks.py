@@ -22,7 +22,7 @@ from benchsite.harness.signals import handle_signals_from_the_start
 handle_signals_from_the_start()  # before anything else of the project is imported, let alone spawned
 
 # ruff: noqa: E402 - the rest comes after the signal handlers, on purpose
-from benchsite.commands.invoking import help_for_a_task_first, reported, task
+from benchsite.commands.invoking import help_for_a_task_first, quiet_when_the_reader_leaves, reported, task
 from benchsite.commands.options import HELP
 from benchsite.errors import BenchError
 
@@ -357,4 +357,5 @@ ns.configure(
         }
     }
 )
+quiet_when_the_reader_leaves()
 help_for_a_task_first(ns)

@@ -1,16 +1,20 @@
-"""Every task answers -h and --help with its help, and no message carries an unfilled placeholder."""
+"""Every task answers -h and --help with its help, no message carries an unfilled placeholder, and output piped
+to a reader that left (`| head -1`) ends without a traceback."""
 
 from __future__ import annotations
 
 import copy
+import os
 import re
 import subprocess
+import sys
 
 import pytest
 
 from ahead import AHEAD, Job
+from benchsite.commands.invoking import quiet_when_the_reader_leaves
 from benchsite.harness.byo import local_path
-from conftest import REPO, run_invoke
+from conftest import INVOKE, REPO, run_invoke
 from tasks import ns
 
 TASKS = sorted(name.replace("_", "-") for name in ns.task_names)
@@ -66,3 +70,25 @@ def test_a_stored_path_is_shown_with_its_placeholders_filled_in() -> None:
     assert (
         local_path("{repo}/build/byo/cherokee/prefix/sbin/cherokee", REPO) == "build/byo/cherokee/prefix/sbin/cherokee"
     )
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("command", [("recipes",), ("recipe", "-h"), ("--list",)])
+def test_output_to_a_reader_that_left_ends_without_a_traceback(command: tuple[str, ...]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader left before the first line (`| head -1` ends that soon)
+    try:
+        result = subprocess.run(
+            [*INVOKE, *command], cwd=REPO, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (1, "")
+
+
+def test_a_broken_pipe_other_than_standard_output_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    reported: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "excepthook", lambda kind, error, trace: reported.append(kind))
+    quiet_when_the_reader_leaves()
+    sys.excepthook(BrokenPipeError, BrokenPipeError(32, "Broken pipe"), None)  # standard output is still read
+    assert reported == [BrokenPipeError]

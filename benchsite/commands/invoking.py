@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import functools
 import os
+import select
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
 from typing import Any, TypeVar
 
 from invoke import Collection, Exit, Task
@@ -64,3 +66,28 @@ def help_for_a_task_first(tasks: Collection) -> None:
     if len(argv) == 3 and Path(argv[0]).name in ("invoke", "inv", "__main__.py") and argv[2] in ("-h", "--help"):
         if argv[1] in tasks.task_names or argv[1].replace("-", "_") in tasks.task_names:
             os.execv(sys.executable, [sys.executable, "-m", "invoke", "--help", argv[1]])
+
+
+def quiet_when_the_reader_leaves() -> None:
+    """`invoke recipes | head -1`: once whatever reads standard output has gone, end without a traceback (exit
+    1), as a shell tool does; standard output then points at /dev/null, so the exit's flush fails no more. A
+    broken pipe anywhere else is still reported in full."""
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+        if issubclass(kind, BrokenPipeError) and _stdout_has_no_reader():
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return
+        previous(kind, error, trace)
+
+    sys.excepthook = hook
+
+
+def _stdout_has_no_reader() -> bool:
+    """Whether standard output is a pipe whose reading end is closed (poll reports an error on it)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):  # no standard output, or not a file
+        return False
