@@ -22,7 +22,14 @@ from benchsite.harness.signals import handle_signals_from_the_start
 handle_signals_from_the_start()  # before anything else of the project is imported, let alone spawned
 
 # ruff: noqa: E402 - the rest comes after the signal handlers, on purpose
-from benchsite.commands.invoking import help_for_a_task_first, quiet_when_the_reader_leaves, reported, task
+from benchsite.commands.invoking import (
+    INTERRUPTED_SET_UP,
+    help_for_a_task_first,
+    quiet_when_the_reader_leaves,
+    reported,
+    reported_saying,
+    task,
+)
 from benchsite.commands.options import HELP
 from benchsite.errors import BenchError
 
@@ -253,7 +260,7 @@ def byo(c: Context, name: str, source: str = "") -> None:
 
 
 @task(help=HELP["hosts_setup"])
-@reported
+@reported_saying(INTERRUPTED_SET_UP)
 def hosts_setup(c: Context, hosts: str, offline: bool = False) -> None:
     """Set up hosts for `invoke recipe --hosts`: sync the project, install packages and the venv there."""
     from benchsite.harness.provision import set_up

@@ -22,6 +22,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 INTERRUPTED = "interrupted: every server this task started is stopped; an unfinished run is not kept"
+# `invoke hosts-setup`'s: each remote step runs in a pseudo-terminal, so it stops on the host too, and every step
+# is safe to run again (the sync compares, the install stamp is written last; see harness/provision.py).
+INTERRUPTED_SET_UP = (
+    "interrupted: the set-up stopped where it was, on the host too (no server was started); run `invoke hosts-setup` "
+    "again to finish it"
+)
 
 
 class BenchTask(Task):
@@ -38,7 +44,16 @@ def task(*args: Any, **kwargs: Any) -> Any:
 
 def reported(body: F) -> F:
     """The one way a task ends on a user's mistake: a one-line error and exit 1; Ctrl-C exits 130."""
+    return _reported(body, INTERRUPTED)
 
+
+def reported_saying(interrupted_line: str) -> Callable[[F], F]:
+    """`reported`, for a task whose interrupt leaves something other than servers and runs: the line it ends
+    with then says what, in that task's own terms."""
+    return lambda body: _reported(body, interrupted_line)
+
+
+def _reported(body: F, interrupted_line: str) -> F:
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> Any:
         task_began()
@@ -46,12 +61,12 @@ def reported(body: F) -> F:
             return body(*args, **kwargs)
         except BenchError as error:
             if interrupted():  # the signal came first; the error is what it broke on its way
-                raise Exit(INTERRUPTED, code=130) from None
+                raise Exit(interrupted_line, code=130) from None
             raise Exit(f"error: {error}", code=1) from None
         except InterruptedAfterKeeping as kept:
             raise Exit(str(kept), code=130) from None
         except KeyboardInterrupt:
-            raise Exit(INTERRUPTED, code=130) from None
+            raise Exit(interrupted_line, code=130) from None
         finally:  # the task's outcome is settled: a signal while the interpreter exits changes nothing
             ignore_signals()
             forget_the_escaped_interrupt()

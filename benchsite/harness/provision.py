@@ -177,7 +177,7 @@ def install_requirements(connection: Connection, entry: HostEntry, repo: Path, o
     source = f"--no-index --find-links {WHEELHOUSE}" if offline else ""
     _remote(
         connection,
-        f"cd {folder} && (test -x .venv/bin/python || python3 -m venv .venv) "
+        f"cd {folder} && (test -x .venv/bin/pip || python3 -m venv --clear .venv) "  # pip comes last: a venv whole
         f"&& .venv/bin/pip install -q --no-compile {source} -r {HOST_REQUIREMENTS} "
         f"&& .venv/bin/pip install -q --no-compile --no-deps {source} -r conf/requirements-nodeps.txt "
         f"&& echo {requirements_digest(repo)} > {INSTALLED_STAMP}",
