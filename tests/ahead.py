@@ -70,6 +70,10 @@ class Ahead:
             future = self._started[name] = _made_here(self._jobs[name].make)
         return future.result()
 
+    def dropped(self, name: str) -> bool:
+        """Whether the job was started and then dropped before it began (`close` does that)."""
+        return name in self._started and self._started[name].cancelled()
+
     def close(self) -> None:
         """At the session's end: drop what was never begun, wait for the rest, undo what nobody took."""
         dropped = {name for name, future in self._started.items() if future.cancel()}  # before the thread begins one

@@ -96,6 +96,12 @@ def test_a_job_still_queued_at_the_end_is_dropped_not_made() -> None:
     ahead.add("running", Job("running_fixture", lambda: gate.wait(5), seconds=2))
     ahead.add("queued", Job("queued_fixture", lambda: made.append("queued"), seconds=1, close=made.append))
     ahead.start({"running_fixture", "queued_fixture"})
-    threading.Timer(0.2, gate.set).start()  # the running job ends while close waits for it
-    ahead.close()
-    assert made == []
+    closing = threading.Thread(target=ahead.close)
+    closing.start()
+    deadline = time.monotonic() + 5
+    while not ahead.dropped("queued"):  # close drops the queued job first, then waits for the running one
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    gate.set()
+    closing.join(timeout=5)
+    assert made == [] and not closing.is_alive()

@@ -132,3 +132,41 @@ def test_the_sphinx_extension_loads_without_the_runner_or_psutil() -> None:
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "benchsite.sphinxext.results" in result.stdout and "benchsite.harness" not in result.stdout
+
+
+NOT_A_RACE = "# cannot race:"  # a fixed delay a test may keep, with the reason it decides nothing
+
+
+def fixed_delays(tree: ast.AST) -> list[ast.Call]:
+    """Calls to time.sleep and threading.Timer that are not a poll (a `while` loop waiting for its event)."""
+    found = []
+
+    def visit(node: ast.AST, in_poll: bool) -> None:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if (node.func.attr, getattr(node.func.value, "id", "")) in {("sleep", "time"), ("Timer", "threading")}:
+                if not in_poll:
+                    found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_poll or isinstance(node, ast.While))
+
+    visit(tree, False)
+    return found
+
+
+def test_no_test_waits_a_fixed_time_in_place_of_an_event() -> None:
+    """A fresh machine is slower than the one a test was written on: a test polls for what it waits for (a
+    file, a process, a port), and a fixed delay is there only where the outcome holds whenever it ends."""
+    unexplained = []
+    for path in sorted((REPO / "tests").glob("*.py")):
+        lines = path.read_text().splitlines()
+        for call in fixed_delays(ast.parse("\n".join(lines))):
+            if NOT_A_RACE not in lines[call.lineno - 1]:
+                unexplained.append(f"{path.name}:{call.lineno}: {lines[call.lineno - 1].strip()}")
+    assert unexplained == []
+
+
+def test_the_fixed_delay_rule_finds_a_sleep_before_a_signal() -> None:
+    racing = "process = start()\ntime.sleep(0.15)\nprocess.send_signal(SIGHUP)\n"
+    polling = "while not marker.exists():\n    time.sleep(0.01)\n"
+    assert [call.lineno for call in fixed_delays(ast.parse(racing))] == [2]
+    assert fixed_delays(ast.parse(polling)) == []

@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from benchsite.harness.faults import TRIAL_MARK, Trial, _of_trial, trial
-from benchsite.harness.signals import TEST_SIGNAL
+from benchsite.harness.signals import HANDLED, TEST_PAUSE, TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX, list_runs
 from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, run_invoke, toy_subject
 
@@ -231,24 +231,71 @@ def test_sigkill_at_each_kind_of_spawn_leaves_no_process_and_no_port(recipe: str
     assert still_listening(found.ports) == set(), found  # ...and the ports they had bound are free again
 
 
+def start_quick_run(data_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`invoke recipe cherrypy-speed --profile quick` in a session of its own, its standard error captured."""
+    return subprocess.Popen(
+        [*INVOKE, "recipe", "cherrypy-speed", "--profile", "quick", "--data-dir", str(data_dir)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, **(env or {})},
+        preexec_fn=default_signal_actions,
+    )
+
+
+def default_signal_actions() -> None:
+    """In the child before it executes: each handled signal takes its default action, as in a user's terminal,
+    even when the tests run under `nohup` (which ignores SIGHUP, and children inherit that)."""
+    for signum in HANDLED:
+        signal.signal(signum, signal.SIG_DFL)
+
+
+# Where the first second's signals are sent from: the handlers just installed (the rest of the tasks still to
+# import), and the task's body about to run (nothing spawned yet). The process says it got there (TEST_PAUSE's
+# file), so how fast this machine imports Python decides nothing.
+FIRST_POINTS = ["signals-handled", "task-began"]
+
+
 @pytest.mark.parametrize("name", ["SIGHUP", "SIGQUIT", "SIGTERM"])
-def test_a_signal_in_the_first_second_exits_130_with_one_line_and_leaves_nothing(name: str, tmp_path: Path) -> None:
-    for delay in (0.15, 0.5, 0.9):
-        process = subprocess.Popen(
-            [*INVOKE, "recipe", "cherrypy-speed", "--profile", "quick", "--data-dir", str(tmp_path)],
-            cwd=REPO,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        time.sleep(delay)
-        process.send_signal(signal.Signals[name])
-        _, stderr = process.communicate(timeout=60)
-        assert process.returncode == 130, (delay, stderr)
-        assert stderr.strip().splitlines()[-1].startswith("interrupted") and "Traceback" not in stderr
-        assert processes_mentioning(str(tmp_path)) == []
-    assert list_runs(tmp_path / "cherrypy-speed") == []
+def test_a_signal_once_the_handlers_are_in_place_exits_130_with_one_line_and_leaves_nothing(
+    name: str, tmp_path: Path
+) -> None:
+    for at in FIRST_POINTS:
+        for while_paused in (True, False):
+            marker = tmp_path / "paused"
+            process = start_quick_run(tmp_path / "data", env={TEST_PAUSE: f"{at}:{marker}"})
+            deadline = time.monotonic() + 120
+            while not marker.exists():
+                assert process.poll() is None and time.monotonic() < deadline, f"never reached {at}"
+                time.sleep(0.01)
+            if while_paused:  # at the point itself
+                process.send_signal(signal.Signals[name])
+                marker.unlink()
+            else:  # in the code right after it
+                marker.unlink()
+                process.send_signal(signal.Signals[name])
+            _, stderr = process.communicate(timeout=60)
+            assert process.returncode == 130, (at, while_paused, stderr)
+            assert stderr.strip().splitlines()[-1].startswith("interrupted") and "Traceback" not in stderr
+            assert processes_mentioning(str(tmp_path)) == []
+    assert list_runs(tmp_path / "data" / "cherrypy-speed") == []
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGHUP", "SIGQUIT", "SIGTERM"])
+def test_a_signal_before_the_handlers_are_in_place_starts_nothing_and_leaves_nothing(name: str, tmp_path: Path) -> None:
+    """While the interpreter still starts, a signal takes its default action (or, once the handlers are in
+    place, its line): either way nothing was spawned, written or left."""
+    before = workroots()
+    process = start_quick_run(tmp_path)
+    process.send_signal(signal.Signals[name])  # at once: Python has not even read tasks.py yet, most times
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode in (130, -signal.Signals[name], 1), stderr  # 1: SIGINT's KeyboardInterrupt
+    if process.returncode == 130:
+        assert stderr.strip().splitlines()[-1].startswith("interrupted"), stderr
+    assert processes_mentioning(str(tmp_path)) == []
+    assert not (tmp_path / "cherrypy-speed").exists() and workroots() <= before
 
 
 @pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])

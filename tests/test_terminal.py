@@ -71,7 +71,7 @@ def test_ctrl_c_typed_at_a_spawn_stops_every_server(toy: ToyRecipes, tmp_path: P
             time.sleep(0.01)
         assert marker.exists(), output.decode(errors="replace")[-2000:]
         os.write(master, CTRL_C)  # the terminal sends SIGINT to the whole foreground process group
-        time.sleep(0.05 * (attempt % 4))  # let the signal land at a few moments of the held spawn
+        time.sleep(0.05 * (attempt % 4))  # cannot race: any moment of the held spawn must give the same end
         marker.unlink()
         code = process.wait(timeout=60)
     finally:

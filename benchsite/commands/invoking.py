@@ -16,7 +16,13 @@ from invoke import Collection, Exit, Task
 from invoke import task as invoke_task
 
 from benchsite.errors import BenchError, InterruptedAfterKeeping
-from benchsite.harness.signals import forget_the_escaped_interrupt, ignore_signals, interrupted, task_began
+from benchsite.harness.signals import (
+    forget_the_escaped_interrupt,
+    ignore_signals,
+    interrupted,
+    pause_for_test,
+    task_began,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,6 +64,7 @@ def _reported(body: F, interrupted_line: str) -> F:
     def run(*args: Any, **kwargs: Any) -> Any:
         task_began()
         try:
+            pause_for_test("task-began")
             return body(*args, **kwargs)
         except BenchError as error:
             if interrupted():  # the signal came first; the error is what it broke on its way

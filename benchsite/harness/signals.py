@@ -47,6 +47,7 @@ def handle_signals_from_the_start() -> None:
     line and exit 130 (nothing has started yet), or, once a task runs (`task_began`), stops it as an interrupt."""
     for signum in HANDLED:
         signal.signal(signum, _before_the_task)
+    pause_for_test("signals-handled")  # from here on a signal gets its line and exit 130: the tests start here
 
 
 def _quiet_about_a_recorded_interrupt(unraisable: sys.UnraisableHookArgs) -> None:
