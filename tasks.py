@@ -228,6 +228,35 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
     compare_two(run_a, run_b, _path(c, "data_dir"))
 
 
+@task(help=HELP["versus"])
+@reported
+def versus(
+    c: Context, name: str, b: str, a: str = "checkout", subjects: str = "", profile: str = "versus", data_dir: str = ""
+) -> None:
+    """Did it change? Two variants of a recipe's subjects measured in one run, interleaved round by round:
+    B ÷ A in req/s (paired rounds) and in instructions per request (callgrind)."""
+    from benchsite.commands.versus import EXPERIMENT_DIR
+    from benchsite.commands.versus import versus as measure_both
+
+    target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir") / EXPERIMENT_DIR
+    measure_both(name, a, b, subjects, profile, _path(c, "recipes_dir"), _path(c, "conf_dir"), target, ROOT)
+
+
+@task(help=HELP["powerbench"])
+@reported
+def powerbench(c: Context, runs: int = 10, profile: str = "power") -> None:
+    """Benchmark `invoke versus`: A/B runs of the framework app slowed by 0, 2, 5, 10 and 25 %; writes
+    data/method/power.toml for the calibration page."""
+    from benchsite.harness.powerbench import method_record, power_runs
+    from benchsite.model.method import METHOD_DIR
+    from benchsite.results.store import write_text
+
+    data_dir = _path(c, "data_dir")
+    found = power_runs(ROOT, data_dir, (0.0, 0.02, 0.05, 0.10, 0.25), runs, profile, cpu=0, say=print)
+    write_text(data_dir / METHOD_DIR / "power.toml", method_record(found, profile))
+    print(f"wrote {_shown(data_dir / METHOD_DIR / 'power.toml')}")
+
+
 @task(help=HELP["faults"])
 @reported
 def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0, kill: bool = False) -> None:
@@ -343,6 +372,8 @@ ns = Collection(
     test,
     overhead,
     compare,
+    versus,
+    powerbench,
     faults,
     hogbench,
     new_page,

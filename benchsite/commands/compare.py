@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchsite.commands.terminal import print_changes, say
+from benchsite.commands.terminal import print_changes, print_work, say
 from benchsite.errors import BenchError
-from benchsite.results.compare import MIN_RUNS_FOR_DRIFT, Drift, busy_runs, compare_runs, different_setups, run_drift
+from benchsite.results.compare import (
+    MIN_RUNS_FOR_DRIFT,
+    Drift,
+    blind_below,
+    busy_runs,
+    compare_runs,
+    compare_work,
+    different_setups,
+    run_drift,
+)
 from benchsite.results.store import list_runs, load_view
 from benchsite.results.view import RunView
 
@@ -38,6 +47,30 @@ def compare(run_a: str, run_b: str, data_dir: Path) -> None:
         )
     say(drift_said(drift, a))
     print_changes(a, b, changes)
+    blind = blind_below(drift, len(changes))
+    if blind is not None:
+        say(
+            f"time across runs is blind here to changes under ±{100 * blind:.0f} % (this machine's drift); to see "
+            f"smaller ones, measure both versions in one run: {versus_command(a, b)}"
+        )
+    work = compare_work(a, b)
+    if work:
+        print_work(a, b, work)
+
+
+def versus_command(a: RunView, b: RunView) -> str:
+    """The `invoke versus` command that measures what differs between two runs, in one run."""
+    recipe = a.run.recipe
+    packages_a, packages_b = a.run.environment.packages, b.run.environment.packages
+    changed = [name for name in packages_a if name in packages_b and packages_a[name] != packages_b[name]]
+    if changed:
+        name = changed[0]
+        sides = f"-a {name}=={packages_a[name]} -b {name}=={packages_b[name]}"
+    else:
+        commits = [view.run.environment.git_commit.split()[0] for view in (a, b)]
+        known = all(len(commit) == 40 for commit in commits) and commits[0] != commits[1]
+        sides = f"-a rev:{commits[0][:12]} -b rev:{commits[1][:12]}" if known else "-a rev:OLD-REVISION -b checkout"
+    return f".venv/bin/invoke versus {recipe} {sides}"
 
 
 LARGE_DRIFT = 0.05  # above it, compare points to a measurement that pairs the two versions

@@ -55,6 +55,20 @@ HELP: dict[str, dict[str, str]] = {
         "run_a": "the first run: a run directory, or RECIPE/RUN-ID under data/",
         "run_b": "the second run, likewise (e.g. your machine's run against the published one)",
     },
+    "versus": {
+        "name": "the recipe whose subjects are measured twice",
+        "a": "side A (default: checkout): checkout, dir:PATH (a folder of changed source files), rev:REV (a git "
+        "revision of this checkout), release:VERSION or PACKAGE==VERSION (the recipe's sweep package on that "
+        "release), opt:--FLAG=VALUE (that option of the subjects' commands set to VALUE)",
+        "b": "side B, in the same forms",
+        "subjects": "the subjects to measure, comma-separated (default: those either side changes)",
+        "profile": "the recipe's profile for it (default: versus)",
+        "data_dir": "where the run's recipe folder goes (default: data/experiments/versus/)",
+    },
+    "powerbench": {
+        "runs": "A/B runs per injected slowdown (default 10)",
+        "profile": "cherrypy-speed's profile for each run (default: power, the framework at -c 1)",
+    },
     "faults": {
         "runs": "how many recipe runs to interrupt",
         "seed": "the seed of the random recipes, signals and delays (the same seed repeats the same trials)",

@@ -10,9 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from benchsite.harness.faults import Trial
-from benchsite.results.compare import CellChange, describe_change
+from benchsite.results.compare import CellChange, WorkChange, describe_change
 from benchsite.results.published import Published
 from benchsite.results.store import load_view
+from benchsite.results.versus import change_said
 from benchsite.results.view import RunView
 
 
@@ -67,6 +68,24 @@ def print_changes(a: RunView, b: RunView, changes: list[CellChange]) -> None:
         table.add_row(
             change.subject, change.cell, _number(change.mean_a), _number(change.mean_b), describe_change(change)
         )
+    Console().print(table)
+
+
+def print_work(a: RunView, b: RunView, changes: list[WorkChange]) -> None:
+    """`invoke compare`'s second table: instructions per request where both runs counted them."""
+    table = Table(
+        title=f"Work: instructions per request under callgrind, B ÷ A (A = {a.run.run_id}, B = {b.run.run_id}); "
+        f"intervals from the batches, simultaneous over the {len(changes)} cells counted"
+    )
+    for header in ("Subject", "Cell", "A", "B", "Change [simultaneous 95 %]"):
+        table.add_column(header)
+    for change in changes:
+        said = (
+            change_said(change.change, change.significant)
+            .replace("changed", "significant")
+            .replace("no change seen", "not significant")
+        )
+        table.add_row(change.subject, change.cell, _number(change.per_request_a), _number(change.per_request_b), said)
     Console().print(table)
 
 

@@ -19,6 +19,7 @@ from benchsite.harness.imports import imported
 from benchsite.harness.processes import LOOPBACK
 from benchsite.model.recipe import AnySubject, Recipe, fill_all, fill_placeholders
 from benchsite.model.sweep import SWEEP_DIR
+from benchsite.model.variant import VARIANTS_DIR
 
 
 def base_values(recipe: Recipe, host: str = LOOPBACK) -> dict[str, str]:
@@ -31,6 +32,7 @@ def base_values(recipe: Recipe, host: str = LOOPBACK) -> dict[str, str]:
         "recipe_dir": str(recipe.directory.resolve()),
         "site_packages": sysconfig.get_paths()["purelib"],
         "sweep": str(SWEEP_DIR),  # a release sweep's environments
+        "variants": str(VARIANTS_DIR),  # an A/B run's changed files
         "user": user,
         "group": grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name,
     }

@@ -32,6 +32,7 @@ SHOWN = {
     "{workroot}": "$WORKROOT",
     "{repo}": "$REPO",
     "{sweep}": "build/sweep",
+    "{variants}": "build/variants",
 }
 
 
@@ -39,7 +40,7 @@ def placeholders_of(values: Mapping[str, str], workroot: Path | None) -> dict[st
     """{path: placeholder} for the paths a run filled into its commands (base_values and its temp folder)."""
     found = {
         values[name]: "{" + name + "}"
-        for name in ("python", "bin", "recipe_dir", "site_packages", "sweep")
+        for name in ("python", "bin", "recipe_dir", "site_packages", "sweep", "variants")
         if name in values and values[name].startswith("/")
     }
     if values.get("host", "127.0.0.1") not in LOCAL_HOSTS:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchsite.results.intervals import LEVEL, Interval, unpaired_ratio_interval
+from benchsite.results.versus import batch_ratio
 from benchsite.results.view import RunView
 
 
@@ -114,6 +115,56 @@ def compare_runs(a: RunView, b: RunView, drift: Drift | None = None) -> list[Cel
             )
         )
     return changes
+
+
+def blind_below(drift: Drift, cells: int) -> float | None:
+    """The smallest change two runs' time can show on this machine, from its median drift alone: the half-width
+    of a simultaneous interval whose only noise is the two runs' drift (None: no drift known)."""
+    if drift.median is None:
+        return None
+    from scipy.stats import norm
+
+    level = 1 - (1 - LEVEL) / max(cells, 1)
+    return float(np.expm1(norm.ppf(1 - (1 - level) / 2) * np.sqrt(2) * drift.median))
+
+
+@dataclass(frozen=True)
+class WorkChange:
+    """One subject's counted cell in both runs: instructions per request, B ÷ A with its interval."""
+
+    subject: str
+    cell: str
+    per_request_a: float
+    per_request_b: float
+    change: Interval | None  # None: fewer than two batches on a side
+
+    @property
+    def significant(self) -> bool:
+        return bool(
+            self.change and self.change.low and self.change.high and (self.change.low > 1 or self.change.high < 1)
+        )
+
+
+def compare_work(a: RunView, b: RunView) -> list[WorkChange]:
+    """Every (subject, cell) both runs counted under callgrind: instructions do not move with the machine's load
+    or speed, so runs of different days (or machines of the same architecture) compare. Batches paired by position
+    (`batch_ratio`), intervals simultaneous over the cells (Bonferroni)."""
+    if a.run.counting is None or b.run.counting is None:
+        return []
+    pairs = []
+    for count_a in a.run.counting.counts:
+        count_b = b.run.counting.of(count_a.subject, count_a.cell)
+        if count_b is not None and count_a.per_request and count_b.per_request:
+            pairs.append((count_a, count_b))
+    level = 1 - (1 - LEVEL) / max(len(pairs), 1)
+    found = []
+    for count_a, count_b in pairs:
+        batches_a = [batch.per_request for batch in count_a.batches]
+        batches_b = [batch.per_request for batch in count_b.batches]
+        assert count_a.per_request is not None and count_b.per_request is not None
+        change = batch_ratio(batches_a, batches_b, level)
+        found.append(WorkChange(count_a.subject, count_a.cell, count_a.per_request, count_b.per_request, change))
+    return found
 
 
 def _geometric_mean(values: list[float]) -> float | None:

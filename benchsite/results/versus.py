@@ -1,0 +1,98 @@
+"""What an A/B run says, in two currencies.
+
+Time: each round measured a subject's A and B copies back to back in every cell, so a slow phase of the
+machine (a VM's host busy elsewhere, where /proc cannot see it) hits both; B ÷ A is the geometric mean of the
+per-round ratios of req/s with a t interval on their logarithms. Work: the instructions per request each
+copy ran under callgrind, batch by batch; B ÷ A from the batches paired by position (see batch_ratio). In each
+currency the intervals are simultaneous over the cells compared (Bonferroni), and a change is significant
+where its interval excludes 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchsite.model.variant import SIDES, paired_name
+from benchsite.results.intervals import LEVEL, Interval, paired_rounds, ratio_interval
+from benchsite.results.view import RunView
+
+
+@dataclass(frozen=True)
+class PairedCell:
+    """One subject's cell in both copies: B over A in req/s (time) and in instructions per request (work)."""
+
+    subject: str  # the subject's own name (its copies are NAME-a and NAME-b)
+    cell: str
+    time: Interval | None  # B ÷ A of req/s, from the paired rounds; None: fewer than two rounds
+    work: Interval | None  # B ÷ A of instructions per request, from the batches; None: not counted on a side
+
+    @property
+    def time_changed(self) -> bool:
+        return _excludes_one(self.time)
+
+    @property
+    def work_changed(self) -> bool:
+        return _excludes_one(self.work)
+
+
+def _excludes_one(interval: Interval | None) -> bool:
+    return bool(interval and interval.low and interval.high and (interval.low > 1 or interval.high < 1))
+
+
+def paired_subjects(view: RunView) -> list[str]:
+    """The subjects measured as an A and a B copy in this run, in the run's order (none: not an A/B run)."""
+    names = {subject.name for subject in view.run.subjects}
+    bases = [name.removesuffix("-a") for name in names if name.endswith("-a")]
+    order = [subject.name for subject in view.run.subjects]
+    return sorted((b for b in bases if paired_name(b, "b") in names), key=lambda b: order.index(paired_name(b, "a")))
+
+
+def paired_cells(view: RunView) -> list[PairedCell]:
+    """Every cell both copies of a subject ran, in the run's order, with B ÷ A in each currency."""
+    shared = []
+    for subject in paired_subjects(view):
+        a, b = (paired_name(subject, side) for side in SIDES)
+        record = view.run.subject(a)
+        assert record is not None
+        shared += [(subject, cell.name, a, b) for cell in record.cells if view.ran(b, cell.name)]
+    time_level = 1 - (1 - LEVEL) / max(len(shared), 1)
+    counted = [(a, b, cell) for _, cell, a, b in shared if _batches(view, a, cell) and _batches(view, b, cell)]
+    work_level = 1 - (1 - LEVEL) / max(len(counted), 1)
+    found = []
+    for subject, cell, a, b in shared:
+        rounds_a = view.round_values(a, cell, usable_only=False) or {}
+        rounds_b = view.round_values(b, cell, usable_only=False) or {}
+        time = ratio_interval(paired_rounds(rounds_b, rounds_a), time_level)
+        work = None
+        if (a, b, cell) in counted:
+            work = batch_ratio(_batches(view, a, cell), _batches(view, b, cell), work_level)
+        found.append(PairedCell(subject, cell, time if time and time.bounded else None, work))
+    return found
+
+
+def batch_ratio(a: list[float], b: list[float], level: float) -> Interval | None:
+    """B ÷ A of instructions per request, batch by batch: the same position in the same sequence of requests
+    (the first batches still warm caches up on both sides, by up to 2 %), so the ratio pairs them."""
+    ratios = [top / bottom for top, bottom in zip(b, a, strict=False) if top > 0 and bottom > 0]
+    found = ratio_interval(ratios, level)
+    return found if found is not None and found.bounded else None
+
+
+def _batches(view: RunView, subject: str, cell: str) -> list[float]:
+    """The instructions per request of each counted batch (empty: not counted)."""
+    counting = view.run.counting
+    count = counting.of(subject, cell) if counting else None
+    if count is None or count.error:
+        return []
+    return [batch.per_request for batch in count.batches]
+
+
+def change_said(interval: Interval | None, changed: bool) -> str:
+    """-4.8 % [-6.1 % … -3.5 %], changed; or "—" where there is no estimate."""
+    if interval is None or interval.low is None or interval.high is None:
+        return "—"
+    verdict = "changed" if changed else "no change seen"
+    return (
+        f"{100 * (interval.value - 1):+.1f} % [{100 * (interval.low - 1):+.1f} % … "
+        f"{100 * (interval.high - 1):+.1f} %], {verdict}"
+    )

@@ -1,0 +1,140 @@
+"""`invoke versus`: the sides' specifications, the A/B recipe, its order of measurement, and its statistics."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from benchsite.errors import BenchError
+from benchsite.harness.versus import paired_recipe
+from benchsite.model.recipe import Recipe, load_recipe
+from benchsite.model.variant import VARIANTS_DIR, Variant, parse_variant
+from benchsite.results.intervals import paired_rounds, ratio_interval, unpaired_ratio_interval
+from benchsite.results.store import list_runs
+from conftest import REPO, run_invoke
+
+RECIPE = "cherrypy-speed"
+
+
+def loaded() -> Recipe:
+    return load_recipe(RECIPE, REPO / "recipes", REPO / "conf")
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("checkout", Variant("checkout")),
+        ("release:18.9.0", Variant("release", "18.9.0")),
+        ("cherrypy==18.9.0", Variant("release", "18.9.0")),
+        ("opt:--threads=4", Variant("opt", "--threads=4")),
+        ("rev:HEAD~3", Variant("rev", "HEAD~3")),
+    ],
+)
+def test_each_form_of_a_side_is_read(given: str, expected: Variant) -> None:
+    assert parse_variant(given, "b", "CherryPy") == expected
+    assert expected.spec == given if "==" not in given else expected.spec == "release:18.9.0"
+
+
+def test_a_folder_side_is_read_as_its_absolute_path(tmp_path: Path) -> None:
+    assert parse_variant(f"dir:{tmp_path}", "b") == Variant("dir", str(tmp_path.resolve()))
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("patched", "is not a variant: give checkout, dir:PATH"),
+        ("tag:v1", "is not a variant"),
+        ("dir:", "is not a variant"),
+        ("dir:/no/such/folder", "no folder /no/such/folder: give the folder"),
+        ("opt:threads=4", "give the option with its new value, as opt:--threads=4"),
+        ("opt:--threads", "give the option with its new value"),
+        ("release:latest", "'latest' is not a release number"),
+        ("rev:--output=x", "is not a git revision"),
+        ("bottle==0.13", "this recipe's sweep is of CherryPy, not bottle"),
+    ],
+)
+def test_a_malformed_side_is_a_one_line_error_naming_the_forms(given: str, says: str) -> None:
+    with pytest.raises(BenchError, match=None) as raised:
+        parse_variant(given, "b", "CherryPy")
+    assert says in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_the_copies_of_a_subject_sit_side_by_side_so_each_round_measures_them_back_to_back(tmp_path: Path) -> None:
+    (tmp_path / "framework_app.py").write_text((REPO / "recipes" / RECIPE / "framework_app.py").read_text() + "\n")
+    sides = (Variant("checkout"), parse_variant(f"dir:{tmp_path}", "b"))
+    paired = paired_recipe(loaded(), "versus", sides, (), REPO, print)
+    assert [s.name for s in paired.subjects] == ["framework-a", "framework-b"]  # raw-wsgi: neither side changes it
+    a, b = paired.subjects
+    assert a.argv == loaded().subjects[0].argv and a.label == "CherryPy framework [A: checkout]"
+    assert b.argv[0] == "{python}" and b.argv[1].startswith("{variants}/b-") and b.argv[1].endswith("/framework_app.py")
+    folder = VARIANTS_DIR / b.argv[1].split("/")[1]
+    assert (folder / "framework_app.py").read_text() == (tmp_path / "framework_app.py").read_text()
+    assert (folder / "raw_wsgi_app.py").is_file()  # the rest of the recipe's folder, for what the app imports
+
+
+def test_named_subjects_are_measured_even_where_neither_side_changes_them() -> None:
+    paired = paired_recipe(loaded(), "versus", (Variant("checkout"), Variant("checkout")), ("raw-wsgi",), REPO, print)
+    assert [s.name for s in paired.subjects] == ["raw-wsgi-a", "raw-wsgi-b"]
+    assert paired.subjects[0].argv == paired.subjects[1].argv
+
+
+@pytest.mark.parametrize(
+    ("sides", "subjects", "says"),
+    [
+        ((Variant("checkout"), Variant("checkout")), (), "neither checkout nor checkout changes a subject"),
+        ((Variant("checkout"), Variant("checkout")), ("nginx",), "has no subject nginx: choose among framework"),
+        ((Variant("checkout"), Variant("opt", "--threads=4")), (), "neither checkout nor opt:--threads=4 changes"),
+        ((Variant("checkout"), Variant("rev", "no-such-revision")), (), "git has no recipes/cherrypy-speed/"),
+    ],
+)
+def test_a_side_that_changes_nothing_or_cannot_be_found_is_refused(
+    sides: tuple[Variant, Variant], subjects: tuple[str, ...], says: str
+) -> None:
+    with pytest.raises(BenchError) as raised:
+        paired_recipe(loaded(), "versus", sides, subjects, REPO, print)
+    assert says in str(raised.value)
+
+
+def test_an_option_side_replaces_the_value_in_either_form() -> None:
+    from benchsite.harness.versus import _with_option
+
+    argv = ("{python}", "-m", "cheroot", "--threads", "10", "--workers=1", "app")
+    assert _with_option(argv, "--threads", "4") == ("{python}", "-m", "cheroot", "--threads", "4", "--workers=1", "app")
+    assert _with_option(argv, "--workers", "2")[5] == "--workers=2"
+
+
+def test_paired_rounds_of_a_frozen_case_give_the_known_ratio_and_interval() -> None:
+    """B ÷ A round by round: ratios 1.0 and 1.21 have the geometric mean 1.1; on the logs (0 and ln 1.21) the
+    two-sided 95 % t interval with one degree of freedom is ln 1.1 ± 12.7062 × ln(1.21) / 2."""
+    a = {1: 1000.0, 2: 2000.0}
+    b = {1: 1000.0, 2: 2420.0}
+    ratios = paired_rounds(b, a)
+    assert ratios == pytest.approx([1.0, 1.21])
+    found = ratio_interval(ratios)
+    assert found is not None and found.low is not None and found.high is not None
+    half = 12.706204736 * math.log(1.21) / 2
+    assert found.value == pytest.approx(1.1)
+    assert found.low == pytest.approx(1.1 * math.exp(-half)) and found.high == pytest.approx(1.1 * math.exp(half))
+
+
+def test_work_of_a_frozen_case_gives_the_known_change() -> None:
+    """Batches of 1,000 and 1,020 instructions per request, each side constant: a change of exactly +2 %."""
+    found = unpaired_ratio_interval([1020.0, 1020.0, 1020.0], [1000.0, 1000.0, 1000.0])
+    assert found is not None and found[0].value == pytest.approx(1.02) and found[0].low == pytest.approx(1.02)
+
+
+@pytest.mark.integration
+def test_versus_refuses_a_bad_side_in_one_line_and_writes_nothing() -> None:
+    runs = REPO / "data" / "experiments" / "versus" / RECIPE
+    before = sorted(VARIANTS_DIR.glob("*")) if VARIANTS_DIR.is_dir() else []
+    runs_before = list_runs(runs)
+    result = run_invoke("versus", RECIPE, "-b", "patched")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "error: -b 'patched' is not a variant: give checkout, dir:PATH, rev:REV, release:VERSION (or "
+        "PACKAGE==VERSION) or opt:--FLAG=VALUE"
+    ]
+    assert (sorted(VARIANTS_DIR.glob("*")) if VARIANTS_DIR.is_dir() else []) == before
+    assert list_runs(runs) == runs_before
