@@ -252,8 +252,8 @@ def powerbench(c: Context, runs: int = 10, profile: str = "power") -> None:
     from benchsite.results.store import write_text
 
     data_dir = _path(c, "data_dir")
-    found = power_runs(ROOT, data_dir, (0.0, 0.02, 0.05, 0.10, 0.25), runs, profile, cpu=0, say=print)
-    write_text(data_dir / METHOD_DIR / "power.toml", method_record(found, profile))
+    sets = power_runs(ROOT, data_dir, (0.0, 0.02, 0.05, 0.10, 0.25), runs, profile, say=print)
+    write_text(data_dir / METHOD_DIR / "power.toml", method_record(sets, runs, profile))
     print(f"wrote {_shown(data_dir / METHOD_DIR / 'power.toml')}")
 
 

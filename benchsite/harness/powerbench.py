@@ -1,19 +1,21 @@
 """A benchmark of `invoke versus` itself: how large a change it sees, in time and in work.
 
 The framework app of cherrypy-speed is slowed on purpose: a busy loop, `sum(range(n))`, added to its handler,
-with n calibrated so that the loop takes a given share of the framework's time per request at -c 1 (the
-request time from a first A/A run, the loop's time from timeit on the server's CPU). For each share (0 %: an
-A/A run, the app unchanged on both sides) `runs` A/B runs are made, the shares taken in turn, so a slow hour
-of the machine falls on all of them. The runs go to data/experiments/power/<recipe>/ and their ids to
+with n calibrated so that the loop adds a given share to the framework's instructions per request at -c 1. A
+first A/B run against a loop of PILOT_STEPS gives, exactly, the instructions of one step in the server
+itself (timeit outside the server put a step at 17 ns, the server's -c 1 time at about 40: a loop's time
+depends on where it runs, its instructions do not). Then for each share (0 %: an A/A run, the app unchanged
+on both sides) `runs` A/B runs are made, the shares taken in turn, so a slow hour of the machine falls on all
+of them. The runs go to data/experiments/power/<recipe>/ and their ids to
 data/method/power.toml: the calibration page recomputes from the runs which ones called a change.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchsite.errors import BenchError
@@ -25,10 +27,15 @@ RECIPE = "cherrypy-speed"
 SUBJECT = "framework"
 APP = "framework_app.py"
 HANDLER_RETURN = '        return b"OK"\n'
-TIMEIT = (
-    "import timeit; n = 10_000; "
-    "print(min(timeit.repeat('sum(range(n))', globals={'n': n}, number=200, repeat=7)) / 200 / n)"
-)
+PILOT_STEPS = 4000  # about +50 % of the framework's instructions: the step's cost is read to 0.1 %
+
+
+@dataclass(frozen=True)
+class PowerSet:
+    """The runs of one injected slowdown (or the pilot), labelled as the page shows them."""
+
+    label: str
+    runs: list[str]
 
 
 def slowed_app(repo: Path, loop: int) -> Path:
@@ -41,20 +48,6 @@ def slowed_app(repo: Path, loop: int) -> Path:
     slowed = source.replace(HANDLER_RETURN, f"        sum(range({loop}))  # slowed on purpose\n{HANDLER_RETURN}")
     (folder / APP).write_text(slowed if loop else source)
     return folder
-
-
-def seconds_per_step(cpu: int) -> float:
-    """The time of one step of `sum(range(n))` in this interpreter on the server's CPU (timeit's best of 7)."""
-    result = subprocess.run(
-        [sys.executable, "-c", TIMEIT],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
-    )
-    if result.returncode != 0:
-        raise BenchError(f"timing the busy loop failed: {result.stderr.strip().splitlines()[-1:]}")
-    return float(result.stdout)
 
 
 def versus_run(repo: Path, data_dir: Path, profile: str, folder: Path, say: Callable[[str], None]) -> Path:
@@ -72,56 +65,51 @@ def versus_run(repo: Path, data_dir: Path, profile: str, folder: Path, say: Call
     return made[-1]
 
 
-def framework_seconds_per_request(run: Path) -> float:
-    """The A side's time per request at -c 1 in a run: one over its median req/s."""
-    figure = load_view(run).figure(f"{SUBJECT}-a", "c1")
-    median = figure.summary.median() if figure else None
-    if not median:
-        raise BenchError(f"{run.name}: the framework's -c 1 was not measured: the calibration needs it")
-    return 1.0 / median
+def instructions_per_step(run: Path) -> tuple[float, float]:
+    """The framework's instructions per request (A) and the loop's per step, from the pilot's counts."""
+    counting = load_view(run).run.counting
+    counts = [counting.of(f"{SUBJECT}-{side}", "c1") if counting else None for side in "ab"]
+    a, b = (count.per_request if count else None for count in counts)
+    if a is None or b is None:
+        raise BenchError(f"{run.name}: the framework was not counted under callgrind: the calibration needs it")
+    return a, (b - a) / PILOT_STEPS
 
 
 def power_runs(
-    repo: Path, data_dir: Path, shares: tuple[float, ...], runs: int, profile: str, cpu: int, say: Callable[[str], None]
-) -> dict[float, tuple[int, list[str]]]:
-    """{share: (loop size, run ids)}: a first A/A run calibrates the loop, then `runs` runs of each share in
-    turn (the first A/A run counts as one)."""
+    repo: Path, data_dir: Path, shares: tuple[float, ...], runs: int, profile: str, say: Callable[[str], None]
+) -> list[PowerSet]:
+    """The pilot run that calibrates the loop, then `runs` runs of each share in turn: each set's runs."""
     if runs < 2:
         raise BenchError("--runs must be at least 2: a share of one run says nothing")
-    unchanged = slowed_app(repo, 0)
-    first = versus_run(repo, data_dir, profile, unchanged, say)
-    request_s, step_s = framework_seconds_per_request(first), seconds_per_step(cpu)
-    loops = {share: round(share * request_s / step_s) for share in shares}
-    say(f"calibration: {request_s * 1e6:.0f} µs per request, {step_s * 1e9:.2f} ns per step: loops {loops}")
+    pilot = versus_run(repo, data_dir, profile, slowed_app(repo, PILOT_STEPS), say)
+    per_request, per_step = instructions_per_step(pilot)
+    loops = {share: round(share * per_request / per_step) for share in shares}
+    say(f"calibration: {per_request:,.0f} instructions per request, {per_step:.1f} per step: loops {loops}")
     made: dict[float, list[str]] = {share: [] for share in shares}
-    if 0.0 in made:
-        made[0.0].append(first.name)
-    for index in range(runs):
+    for _ in range(runs):
         for share in shares:
-            if len(made[share]) > index:
-                continue
             made[share].append(versus_run(repo, data_dir, profile, slowed_app(repo, loops[share]), say).name)
-    return {share: (loops[share], made[share]) for share in shares}
+    sets = [PowerSet(f"pilot (sum(range({PILOT_STEPS})), calibrates the loop)", [pilot.name])]
+    for share in shares:
+        loop = f" (sum(range({loops[share]})))" if loops[share] else " (A/A)"
+        sets.append(PowerSet(f"{100 * share:g} %{loop}", made[share]))
+    return sets
 
 
-def method_record(found: dict[float, tuple[int, list[str]]], profile: str) -> str:
+def method_record(sets: list[PowerSet], runs: int, profile: str) -> str:
     """data/method/power.toml: one set of A/B runs per injected slowdown, by id (the page recomputes the rest)."""
     lines = [
         "# Written by `invoke powerbench`: A/B runs of cherrypy-speed's framework app against itself slowed by a busy",
         "# loop in its handler. Run ids only: the calibration page recomputes every figure from the runs.",
         "format_version = 1",
         'title = "What an A/B run can see"',
-        f'question = "{len(next(iter(found.values()))[1])} A/B runs ({profile} profile) per injected slowdown of the '
-        "framework's -c 1 request time: how often does each currency call the change?\"",
+        f"question = \"{runs} A/B runs ({profile} profile) per injected slowdown of the framework's instructions per "
+        'request at -c 1: how often does each currency call the change?"',
     ]
-    for share, (loop, ids) in found.items():
-        label = f"{100 * share:g} %" + (f" (sum(range({loop})))" if loop else " (A/A)")
+    for each in sets:
+        lines += ["", "[[sets]]", f'label = "{each.label}"', f'recipe = "{RECIPE}"']
         lines += [
-            "",
-            "[[sets]]",
-            f'label = "{label}"',
-            f'recipe = "{RECIPE}"',
             f'data_dir = "{EXPERIMENT_DIR.as_posix()}"',
-            "runs = [" + ", ".join(f'"{run}"' for run in ids) + "]",
+            "runs = [" + ", ".join(f'"{r}"' for r in each.runs) + "]",
         ]
     return "\n".join(lines) + "\n"
