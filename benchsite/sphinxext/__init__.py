@@ -26,7 +26,7 @@ from benchsite.sphinxext.forest import BenchForest
 from benchsite.sphinxext.glossary import BenchGlossary
 from benchsite.sphinxext.history import BenchHistory
 from benchsite.sphinxext.listings import setup_listings
-from benchsite.sphinxext.method import BenchHogged, BenchPairing, BenchStability
+from benchsite.sphinxext.method import BenchHogged, BenchPairing, BenchPower, BenchStability
 from benchsite.sphinxext.nodes import (
     BenchDetails,
     bench_block,
@@ -54,6 +54,7 @@ from benchsite.sphinxext.results import BenchResults
 from benchsite.sphinxext.setup_steps import BenchSetup
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
 from benchsite.sphinxext.topology import BenchTopology
+from benchsite.sphinxext.versus import BenchVersus
 from benchsite.sphinxext.work import BenchCpuSplit, BenchFlame, BenchWork
 
 DIRECTIVES = {
@@ -80,6 +81,8 @@ DIRECTIVES = {
     "bench-stability": BenchStability,
     "bench-pairing": BenchPairing,
     "bench-hogged": BenchHogged,
+    "bench-power": BenchPower,
+    "bench-versus": BenchVersus,
     "bench-details": BenchDetails,
     "bench-recipe": BenchRecipe,
     "bench-topology": BenchTopology,

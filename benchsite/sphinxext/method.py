@@ -13,9 +13,13 @@ from benchsite.model.upgrade import read_method
 from benchsite.results.claims import State
 from benchsite.results.interference import hog_experiment
 from benchsite.results.method import median_spread, stability
+from benchsite.results.power import PILOT, power_level
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
 from benchsite.results.store import load_run
+from benchsite.results.view import RunView
 from benchsite.sphinxext.base import ReportingDirective
+from benchsite.sphinxext.chart_directive import chart_node
+from benchsite.sphinxext.chartspec import Chart, Series
 from benchsite.sphinxext.claims import verdict_node
 from benchsite.sphinxext.history import short_run_name
 from benchsite.sphinxext.nodes import data
@@ -193,3 +197,69 @@ def _verdict(state: State, said: str) -> nodes.paragraph:
 
 def _width(width: float | None) -> str:
     return "—" if width is None else f"±{100 * width:.1f} %"
+
+
+class BenchPower(MethodDirective):
+    """The power benchmark: per injected slowdown, the share of A/B runs each currency called, as a table and a
+    power curve."""
+
+    def render(self) -> list[nodes.Node]:
+        record = self.record()
+        levels = [
+            power_level(run_set.label, [RunView(run) for run in self.runs(run_set)])
+            for run_set in record.sets
+            if not run_set.label.startswith(PILOT)
+        ]
+        if not levels:
+            raise BenchError(f"{self.arguments[0]}: a power record needs a set of runs per injected slowdown")
+        rows = [
+            [
+                level.label,
+                str(level.runs),
+                _change(level.work_change),
+                _change(level.time_change),
+                _width(level.time_half_width),
+                f"{level.work_called} of {level.runs}",
+                f"{level.time_called} of {level.runs}",
+            ]
+            for level in levels
+        ]
+        headers = (
+            "Injected",
+            "A/B runs",
+            "Work measured (median)",
+            "Time measured (median)",
+            "Time interval (median)",
+            "Work called a change",
+            "Time called a change",
+        )
+        chart = Chart(
+            kind="line",
+            title="Share of A/B runs that called a change",
+            x_label="injected change in the framework's instructions per request at -c 1",
+            y_label="runs that called a change (%)",
+            categories=tuple(level.label.split(" (")[0] for level in levels),
+            series=tuple(
+                Series(
+                    label,
+                    tuple(100 * called(level) / level.runs for level in levels),
+                    tuple(None for _ in levels),
+                    tuple(None for _ in levels),
+                    colour=colour,
+                )
+                for label, called, colour in (
+                    ("work (instructions per request)", lambda level: level.work_called, 0),
+                    ("time (req/s, paired rounds)", lambda level: level.time_called, 1),
+                )
+            ),
+            values_in="the table above",
+        )
+        return [
+            nodes.paragraph(text=record.question),
+            table(headers, rows, classes=["bench-power"]),
+            chart_node(chart, "%"),
+        ]
+
+
+def _change(change: float | None) -> str:
+    return "—" if change is None else f"{100 * change:+.1f} %"

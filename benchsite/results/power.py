@@ -1,0 +1,63 @@
+"""What the power benchmark's A/B runs show (`invoke powerbench`): for each injected slowdown, how often each
+currency called a change, and how large the change it measured was. Recomputed from the runs alone."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from benchsite.results.versus import PairedCell, paired_cells
+from benchsite.results.view import RunView
+
+PILOT = "pilot"  # the label's first word of the run that calibrates the loop: not a level of the curve
+SUBJECT, CELL = "framework", "c1"
+
+
+@dataclass(frozen=True)
+class PowerLevel:
+    """One injected slowdown's A/B runs, summarised."""
+
+    label: str
+    cells: tuple[PairedCell, ...]  # the framework's -c 1 in each run
+
+    @property
+    def runs(self) -> int:
+        return len(self.cells)
+
+    @property
+    def time_called(self) -> int:
+        """Runs whose req/s interval excludes no change."""
+        return sum(cell.time_changed for cell in self.cells)
+
+    @property
+    def work_called(self) -> int:
+        return sum(cell.work_changed for cell in self.cells)
+
+    @property
+    def time_change(self) -> float | None:
+        """The median over the runs of B ÷ A in req/s, minus one (-0.05: 5 % fewer req/s)."""
+        return _median_change([cell.time.value for cell in self.cells if cell.time])
+
+    @property
+    def work_change(self) -> float | None:
+        return _median_change([cell.work.value for cell in self.cells if cell.work])
+
+    @property
+    def time_half_width(self) -> float | None:
+        """The median half-width of the runs' time intervals, as a share."""
+        widths = [cell.time.relative_half_width for cell in self.cells if cell.time]
+        return statistics.median(w for w in widths if w is not None) if any(w is not None for w in widths) else None
+
+
+def _median_change(ratios: list[float]) -> float | None:
+    return statistics.median(ratios) - 1 if ratios else None
+
+
+def power_level(label: str, views: Sequence[RunView]) -> PowerLevel:
+    """The framework's -c 1 cell of each A/B run of one level (a run without it counts as not calling)."""
+    found = []
+    for view in views:
+        cell = next((c for c in paired_cells(view) if c.subject == SUBJECT and c.cell == CELL), None)
+        found.append(cell if cell is not None else PairedCell(SUBJECT, CELL, None, None))
+    return PowerLevel(label, tuple(found))

@@ -1,0 +1,89 @@
+"""``.. bench-versus:: experiments/versus/RECIPE/RUN-ID``: an A/B run's answer, B ÷ A in time and in work, cell by
+cell, recomputed from the run (the path is relative to the data folder)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docutils import nodes
+
+from benchsite.errors import BenchError
+from benchsite.model.variant import SIDES, paired_name
+from benchsite.results.store import load_view
+from benchsite.results.versus import change_said, paired_cells, paired_subjects
+from benchsite.results.view import RunView
+from benchsite.sphinxext.base import ReportingDirective
+from benchsite.sphinxext.nodes import data
+from benchsite.sphinxext.tables import table
+
+
+class BenchVersus(ReportingDirective):
+    """The sides, then one row per subject and cell: each side's median req/s and instructions per request, and
+    B ÷ A in both currencies with their simultaneous intervals."""
+
+    required_arguments = 1
+
+    def render(self) -> list[nodes.Node]:
+        path = Path(self.config.bench_data_dir) / self.arguments[0]
+        if not path.is_dir():
+            raise BenchError(f"{path}: no such A/B run: give experiments/versus/RECIPE/RUN-ID")
+        view = load_view(path)
+        self.env.note_dependency(str(view.run.run_file))
+        cells = paired_cells(view)
+        if not cells:
+            raise BenchError(f"{path}: not an A/B run (no subject measured as an A and a B copy)")
+        rows = []
+        for cell in cells:
+            a, b = (paired_name(cell.subject, side) for side in SIDES)
+            rows.append(
+                [
+                    cell.subject,
+                    cell.cell,
+                    _median(view, a, cell.cell),
+                    _median(view, b, cell.cell),
+                    data(change_said(cell.time, cell.time_changed), versus="time"),
+                    _counted(view, a, cell.cell),
+                    _counted(view, b, cell.cell),
+                    data(change_said(cell.work, cell.work_changed), versus="work"),
+                ]
+            )
+        headers = (
+            "Subject",
+            "Cell",
+            "A req/s (median)",
+            "B req/s (median)",
+            "Time: B ÷ A",
+            "A instructions/request",
+            "B instructions/request",
+            "Work: B ÷ A",
+        )
+        rounds = view.run.rounds.made if view.run.rounds else view.run.profile.rounds
+        return [
+            nodes.paragraph(text=_sides(view)),
+            table(headers, rows, classes=["bench-versus"]),
+            nodes.paragraph(
+                text=f"Measured on {view.run.machine.name} ({view.run.started_at[:10]}), {rounds} rounds, each "
+                "measuring A and B back to back in every cell (A first in odd rounds, B first in even ones); "
+                "instructions counted under callgrind after the timed rounds. Intervals: 95 %, simultaneous over "
+                "the cells of each currency."
+            ),
+        ]
+
+
+def _sides(view: RunView) -> str:
+    subject = paired_subjects(view)[0]
+    labels = [view.run.subject(paired_name(subject, side)) for side in SIDES]
+    said = [record.label.rsplit("[", 1)[-1].rstrip("]") if record else "?" for record in labels]
+    return f"{view.run.title} ({view.run.recipe}), measured as two sides in one run: {said[0]}; {said[1]}."
+
+
+def _median(view: RunView, subject: str, cell: str) -> str:
+    figure = view.figure(subject, cell)
+    median = figure.summary.median() if figure else None
+    return "—" if median is None else f"{median:,.0f}"
+
+
+def _counted(view: RunView, subject: str, cell: str) -> str:
+    count = view.run.counting.of(subject, cell) if view.run.counting else None
+    per_request = count.per_request if count else None
+    return "—" if per_request is None else f"{per_request:,.0f}"
