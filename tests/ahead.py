@@ -12,6 +12,7 @@ module, say); a job's error is raised there.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ class Ahead:
         self._started: dict[str, Future[Any]] = {}
         self._taken: set[str] = set()
         self._pool: ThreadPoolExecutor | None = None
+        self.took_s: dict[str, float] = {}  # each job made, and how long it took (the session's summary says)
 
     def add(self, name: str, job: Job) -> None:
         self._jobs[name] = job
@@ -49,14 +51,21 @@ class Ahead:
         if wanted:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead")
             for name in wanted:
-                self._started[name] = self._pool.submit(self._jobs[name].make)
+                self._started[name] = self._pool.submit(self._timed, name)
         return wanted
+
+    def _timed(self, name: str) -> Any:
+        started = time.monotonic()
+        try:
+            return self._jobs[name].make()
+        finally:
+            self.took_s[name] = time.monotonic() - started
 
     def finish(self) -> None:
         """Wait until no job runs: each one not yet begun is made here, beside the one the thread makes."""
         for name, future in self._started.items():
             if future.cancel():
-                self._started[name] = _made_here(self._jobs[name].make)
+                self._started[name] = _made_here(lambda name=name: self._timed(name))
         for future in self._started.values():
             future.exception()  # waits; the error, if any, goes to the fixture that takes the result
 
@@ -65,9 +74,9 @@ class Ahead:
         self._taken.add(name)
         future = self._started.get(name)
         if future is None:
-            return self._jobs[name].make()
+            return self._timed(name)
         if future.cancel():
-            future = self._started[name] = _made_here(self._jobs[name].make)
+            future = self._started[name] = _made_here(lambda: self._timed(name))
         return future.result()
 
     def dropped(self, name: str) -> bool:

@@ -101,6 +101,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
     kept = remove_session_scratch(SCRATCH, passed=exitstatus == 0)
     if kept:
         terminalreporter.write_line(kept)
+    if AHEAD.took_s:  # what a fresh machine's first run spends more time on
+        made = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in AHEAD.took_s.items())
+        terminalreporter.write_line(f"set-up made beside the tests: {made}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -219,8 +219,8 @@ class BenchPower(MethodDirective):
                 _change(level.work_change),
                 _change(level.time_change),
                 _width(level.time_half_width),
-                f"{level.work_called} of {level.runs}",
-                f"{level.time_called} of {level.runs}",
+                data(f"{level.work_called} of {level.runs}", power=level.label.split(" (")[0], currency="work"),
+                data(f"{level.time_called} of {level.runs}", power=level.label.split(" (")[0], currency="time"),
             ]
             for level in levels
         ]

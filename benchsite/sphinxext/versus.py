@@ -35,16 +35,17 @@ class BenchVersus(ReportingDirective):
         rows = []
         for cell in cells:
             a, b = (paired_name(cell.subject, side) for side in SIDES)
+            tag = f"{cell.subject}-{cell.cell}"
             rows.append(
                 [
                     cell.subject,
                     cell.cell,
                     _median(view, a, cell.cell),
                     _median(view, b, cell.cell),
-                    data(change_said(cell.time, cell.time_changed), versus="time"),
+                    data(change_said(cell.time, cell.time_changed), versus=tag, currency="time"),
                     _counted(view, a, cell.cell),
                     _counted(view, b, cell.cell),
-                    data(change_said(cell.work, cell.work_changed), versus="work"),
+                    data(change_said(cell.work, cell.work_changed), versus=tag, currency="work"),
                 ]
             )
         headers = (
