@@ -1,11 +1,11 @@
 """A benchmark of `invoke versus` itself: how large a change it sees, in time and in work.
 
-The framework app of cherrypy-speed is slowed on purpose: a busy loop, `sum(range(n))`, added to its handler,
-with n calibrated so that the loop adds a given share to the framework's instructions per request at -c 1. A
-first A/B run against a loop of PILOT_STEPS gives, exactly, the instructions of one step in the server
-itself (timeit outside the server put a step at 17 ns, the server's -c 1 time at about 40: a loop's time
-depends on where it runs, its instructions do not). Then for each share (0 %: an A/A run, the app unchanged
-on both sides) `runs` A/B runs are made, the shares taken in turn, so a slow hour of the machine falls on all
+The framework app of cherrypy-speed is slowed on purpose: a busy loop, `sum(repeat(1, n))` (each step the
+same work, so its cost grows linearly with n, unlike `sum(range(n))`), added to its handler, with n calibrated
+so that the loop adds a given share to the framework's time per request at -c 1, or to its instructions. A
+first A/B run against a loop of PILOT_STEPS measures what one step adds, in the server itself (timeit outside
+it put a step's time at less than half of what it costs there). Then for each level (A/A: the app unchanged
+on both sides) `runs` A/B runs are made, the levels taken in turn, so a slow hour of the machine falls on all
 of them. The runs go to data/experiments/power/<recipe>/ and their ids to
 data/method/power.toml: the calibration page recomputes from the runs which ones called a change.
 """
@@ -21,13 +21,15 @@ from pathlib import Path
 from benchsite.errors import BenchError
 from benchsite.model.variant import VARIANTS_DIR
 from benchsite.results.store import list_runs, load_view
+from benchsite.results.versus import paired_cells
 
 EXPERIMENT_DIR = Path("experiments") / "power"
 RECIPE = "cherrypy-speed"
 SUBJECT = "framework"
 APP = "framework_app.py"
 HANDLER_RETURN = '        return b"OK"\n'
-PILOT_STEPS = 4000  # about +50 % of the framework's instructions: the step's cost is read to 0.1 %
+IMPORTS = "import sys\n"
+PILOT_STEPS = 40_000  # tens of percent in time and in work: what a step adds is read to about 1 %
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,9 @@ def slowed_app(repo: Path, loop: int) -> Path:
         raise BenchError(f"recipes/{RECIPE}/{APP} no longer returns {HANDLER_RETURN.strip()!r}: update powerbench")
     folder = VARIANTS_DIR / "power" / f"loop-{loop}"
     folder.mkdir(parents=True, exist_ok=True)
-    slowed = source.replace(HANDLER_RETURN, f"        sum(range({loop}))  # slowed on purpose\n{HANDLER_RETURN}")
+    slowed = source.replace(IMPORTS, f"{IMPORTS}from itertools import repeat\n", 1).replace(
+        HANDLER_RETURN, f"        sum(repeat(1, {loop}))  # slowed on purpose\n{HANDLER_RETURN}"
+    )
     (folder / APP).write_text(slowed if loop else source)
     return folder
 
@@ -65,34 +69,47 @@ def versus_run(repo: Path, data_dir: Path, profile: str, folder: Path, say: Call
     return made[-1]
 
 
-def instructions_per_step(run: Path) -> tuple[float, float]:
-    """The framework's instructions per request (A) and the loop's per step, from the pilot's counts."""
-    counting = load_view(run).run.counting
-    counts = [counting.of(f"{SUBJECT}-{side}", "c1") if counting else None for side in "ab"]
-    a, b = (count.per_request if count else None for count in counts)
-    if a is None or b is None:
-        raise BenchError(f"{run.name}: the framework was not counted under callgrind: the calibration needs it")
-    return a, (b - a) / PILOT_STEPS
+@dataclass(frozen=True)
+class Level:
+    """An injected slowdown: a share of the framework's time per request, or of its instructions, at -c 1."""
+
+    share: float
+    currency: str  # "time" or "work" ("" for the A/A level)
+
+    @property
+    def name(self) -> str:
+        return f"{100 * self.share:g} % {self.currency}" if self.share else "A/A"
 
 
-def power_runs(
-    repo: Path, data_dir: Path, shares: tuple[float, ...], runs: int, profile: str, say: Callable[[str], None]
-) -> list[PowerSet]:
-    """The pilot run that calibrates the loop, then `runs` runs of each share in turn: each set's runs."""
+LEVELS = (Level(0.0, ""), Level(0.02, "work"), Level(0.02, "time"), Level(0.05, "time"), Level(0.10, "time"))
+LEVELS += (Level(0.25, "time"),)
+
+
+def step_shares(run: Path) -> dict[str, float]:
+    """What one step of the loop adds to the framework at -c 1, as a share of its time and of its instructions
+    per request, from the pilot run (B ÷ A of req/s and of instructions, over PILOT_STEPS steps)."""
+    cell = next((c for c in paired_cells(load_view(run)) if c.subject == SUBJECT and c.cell == "c1"), None)
+    if cell is None or cell.time is None or cell.work is None:
+        raise BenchError(f"{run.name}: the pilot measured no B ÷ A of the framework at -c 1 in time and work")
+    return {"time": (1 / cell.time.value - 1) / PILOT_STEPS, "work": (cell.work.value - 1) / PILOT_STEPS}
+
+
+def power_runs(repo: Path, data_dir: Path, runs: int, profile: str, say: Callable[[str], None]) -> list[PowerSet]:
+    """The pilot run that calibrates the loop, then `runs` runs of each level in turn: each set's runs."""
     if runs < 2:
         raise BenchError("--runs must be at least 2: a share of one run says nothing")
     pilot = versus_run(repo, data_dir, profile, slowed_app(repo, PILOT_STEPS), say)
-    per_request, per_step = instructions_per_step(pilot)
-    loops = {share: round(share * per_request / per_step) for share in shares}
-    say(f"calibration: {per_request:,.0f} instructions per request, {per_step:.1f} per step: loops {loops}")
-    made: dict[float, list[str]] = {share: [] for share in shares}
+    per_step = step_shares(pilot)
+    loops = {level: round(level.share / per_step[level.currency]) if level.share else 0 for level in LEVELS}
+    say(f"calibration: a step adds {per_step}: loops { ({level.name: n for level, n in loops.items()}) }")
+    made: dict[Level, list[str]] = {level: [] for level in LEVELS}
     for _ in range(runs):
-        for share in shares:
-            made[share].append(versus_run(repo, data_dir, profile, slowed_app(repo, loops[share]), say).name)
-    sets = [PowerSet(f"pilot (sum(range({PILOT_STEPS})), calibrates the loop)", [pilot.name])]
-    for share in shares:
-        loop = f" (sum(range({loops[share]})))" if loops[share] else " (A/A)"
-        sets.append(PowerSet(f"{100 * share:g} %{loop}", made[share]))
+        for level in LEVELS:
+            made[level].append(versus_run(repo, data_dir, profile, slowed_app(repo, loops[level]), say).name)
+    sets = [PowerSet(f"pilot (sum(repeat(1, {PILOT_STEPS})), calibrates the loop)", [pilot.name])]
+    for level in LEVELS:
+        loop = f" (sum(repeat(1, {loops[level]})))" if loops[level] else " (the same app on both sides)"
+        sets.append(PowerSet(level.name + loop, made[level]))
     return sets
 
 

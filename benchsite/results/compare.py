@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchsite.results.intervals import LEVEL, Interval, unpaired_ratio_interval
-from benchsite.results.versus import batch_ratio
+from benchsite.results.versus import batch_ratio, beyond_margin
 from benchsite.results.view import RunView
 
 
@@ -140,9 +140,8 @@ class WorkChange:
 
     @property
     def significant(self) -> bool:
-        return bool(
-            self.change and self.change.low and self.change.high and (self.change.low > 1 or self.change.high < 1)
-        )
+        """Beyond what two processes of the same code differ by (see `benchsite.results.versus.MARGIN`)."""
+        return beyond_margin(self.change)
 
 
 def compare_work(a: RunView, b: RunView) -> list[WorkChange]:
