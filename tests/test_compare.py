@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -11,8 +12,8 @@ import pytest
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.run import RunDocument
 from benchsite.model.upgrade import read_method
-from benchsite.results.compare import MIN_RUNS_FOR_DRIFT, Drift, compare_runs, describe_change, run_drift
-from benchsite.results.store import list_runs, load_run
+from benchsite.results.compare import MIN_RUNS_FOR_DRIFT, Drift, compare_runs, compare_work, describe_change, run_drift
+from benchsite.results.store import list_runs, load_run, load_view
 from benchsite.results.view import RunView
 from committed import COMMITTED_DATA
 from conftest import run_invoke
@@ -122,4 +123,41 @@ def test_two_runs_with_no_cell_in_common_are_one_line(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines() == [
         f"error: {RUN.name} and {RUN.name} share no subject measured in the same cell: compare two runs that ran "
         "the same subjects and cells"
+    ]
+
+
+COUNTED = ("20261123T234904.925606Z-full", "20261124T000624.772536Z-full")  # pinned: two full runs with counts
+
+
+@pytest.mark.integration
+def test_compare_says_below_what_time_is_blind_and_sets_the_counted_work_side_by_side() -> None:
+    a, b = (COMMITTED_DATA / "cherrypy-speed" / run for run in COUNTED)
+    result = run_invoke("compare", str(a), str(b), env={"COLUMNS": "250"}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    blind = [line for line in result.stderr.splitlines() if "blind" in line]
+    assert len(blind) == 1 and re.search(r"time across runs is blind here to changes under ±\d+ %", blind[0])
+    assert blind[0].endswith(".venv/bin/invoke versus cherrypy-speed -a rev:29541b3d0c8f -b rev:b9929af9d950")
+    work = compare_work(load_view(a), load_view(b))
+    assert [(c.subject, c.cell) for c in work] == [("framework", "c1"), ("raw-wsgi", "c1")]
+    assert "Work: instructions per request" in result.stdout
+    for change in work:
+        assert change.change is not None and change.change.count == 3  # three batches, paired by position
+        assert f"{change.per_request_a:,.0f}" in result.stdout and f"{change.per_request_b:,.0f}" in result.stdout
+
+
+@pytest.mark.integration
+def test_compare_says_plainly_where_work_sees_a_change_that_time_cannot() -> None:
+    """Two A/B runs of the power benchmark (pinned): the A/A one, and one whose B side ran 2 % more instructions."""
+    power = COMMITTED_DATA / "experiments" / "power" / "cherrypy-speed"
+    a, b = power / "20261125T062106.878679Z-power", power / "20261125T062151.109863Z-power"
+    result = run_invoke("compare", str(a), str(b), env={"COLUMNS": "250"}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    work = {change.subject: change for change in compare_work(load_view(a), load_view(b))}
+    assert not work["framework-a"].significant and work["framework-b"].significant
+    change = work["framework-b"].change
+    assert change is not None
+    said = [line for line in result.stderr.splitlines() if "time cannot tell" in line]
+    assert said == [
+        f"framework-b c1: time cannot tell across these runs, but work changed by {100 * (change.value - 1):+.1f} % "
+        "(instructions do not move with the machine's load)"
     ]

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import math
+from html import unescape
 from pathlib import Path
 
 import pytest
+from pages import one
 
 from benchsite.errors import BenchError
 from benchsite.harness.versus import paired_recipe
+from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import Recipe, load_recipe
+from benchsite.model.upgrade import read_method
 from benchsite.model.variant import VARIANTS_DIR, Variant, parse_variant
-from benchsite.results.intervals import paired_rounds, ratio_interval, unpaired_ratio_interval
-from benchsite.results.store import list_runs
+from benchsite.results.intervals import Interval, paired_rounds, ratio_interval, unpaired_ratio_interval
+from benchsite.results.power import power_level
+from benchsite.results.store import list_runs, load_view
+from benchsite.results.versus import MARGIN, beyond_margin, paired_cells
+from benchsite.results.view import RunView
+from benchsite.tools import parse_report
+from committed import COMMITTED_DATA
 from conftest import REPO, run_invoke
 
 RECIPE = "cherrypy-speed"
@@ -138,3 +147,77 @@ def test_versus_refuses_a_bad_side_in_one_line_and_writes_nothing() -> None:
     ]
     assert (sorted(VARIANTS_DIR.glob("*")) if VARIANTS_DIR.is_dir() else []) == before
     assert list_runs(runs) == runs_before
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "called"),
+    [
+        (0.991, 0.997, False),  # decisive, but no more than two starts of the same code differ by
+        (1.003, 1.009, False),
+        (0.95, 0.989, True),
+        (1.011, 1.05, True),
+        (0.98, 1.02, False),
+    ],
+)
+def test_a_change_is_called_only_where_its_whole_interval_lies_beyond_the_margin(
+    low: float, high: float, called: bool
+) -> None:
+    interval = Interval((low * high) ** 0.5, low, high, 0.95, 10)
+    assert beyond_margin(interval) is called
+    assert MARGIN == 0.01
+
+
+POWER = COMMITTED_DATA / "experiments" / "power" / RECIPE
+
+
+def committed_power() -> list[tuple[str, list[RunView]]]:
+    record = read_method(COMMITTED_DATA / METHOD_DIR / "power.toml")
+    return [(s.label, [load_view(path) for path in s.run_dirs(COMMITTED_DATA)]) for s in record.sets]
+
+
+def test_each_round_of_an_ab_run_measures_both_sides_back_to_back_a_first_then_b_first() -> None:
+    view = committed_power()[1][1][0]  # the first A/A run
+    a, b = (view.run.subject(f"framework-{side}") for side in "ab")
+    assert a is not None and b is not None
+    starts = {
+        side: {rep.index: rep.started_after_s for rep in record.cell("c1").repetitions}  # type: ignore[union-attr]
+        for side, record in (("a", a), ("b", b))
+    }
+    assert len(starts["a"]) >= 16
+    for index in starts["a"]:
+        a_first = starts["a"][index] < starts["b"][index]
+        assert a_first is (index % 2 == 1), index
+
+
+def test_an_ab_runs_ratios_come_from_its_raw_outputs_round_by_round() -> None:
+    view = committed_power()[1][1][0]
+    values = {}
+    for side in "ab":
+        cell = view.run.subject(f"framework-{side}").cell("c1")  # type: ignore[union-attr]
+        for rep in cell.repetitions:
+            assert rep.result == parse_report(cell.tool, view.run.raw_text(rep))
+        values[side] = {rep.index: rep.result.requests_per_s for rep in cell.repetitions if rep.result}
+    found = next(c for c in paired_cells(view) if c.cell == "c1")
+    ratios = [values["b"][i] / values["a"][i] for i in sorted(values["a"])]
+    assert found.time is not None and found.time.count == len(ratios)
+    assert found.time.value == pytest.approx(math.exp(sum(map(math.log, ratios)) / len(ratios)))
+
+
+def test_the_power_benchmark_calls_a_5_percent_slowdown_and_a_2_percent_work_change_but_not_an_aa_pair() -> None:
+    levels = {label.split(" (")[0]: power_level(label, views) for label, views in committed_power()[1:]}
+    assert set(levels) == {"A/A", "2 % work", "2 % time", "5 % time", "10 % time", "25 % time"}
+    assert all(level.runs >= 10 for level in levels.values())
+    assert levels["A/A"].time_called <= 1 and levels["A/A"].work_called == 0
+    assert levels["5 % time"].time_called >= 9 * levels["5 % time"].runs // 10
+    assert levels["2 % work"].work_called == levels["2 % work"].runs
+    assert levels["25 % time"].time_called == levels["25 % time"].runs
+
+
+@pytest.mark.integration
+def test_the_calibration_page_shows_the_power_counts_recomputed_from_the_runs(committed_site: Path) -> None:
+    html = unescape((committed_site / "calibration.html").read_text())
+    for label, views in committed_power()[1:]:
+        level = power_level(label, views)
+        name = label.split(" (")[0]
+        assert one(html, power=name, currency="time").text == f"{level.time_called} of {level.runs}"
+        assert one(html, power=name, currency="work").text == f"{level.work_called} of {level.runs}"
