@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from pages import one
+from pages import find, one
 
 from benchsite.harness.byo import search_path
 from benchsite.harness.processes import port_is_free
@@ -29,6 +29,7 @@ from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run, recipe_views
 from benchsite.results.view import RunView
 from benchsite.results.work import work_ratio
+from benchsite.sphinxext.answer import DECIDED, deciding, shown_estimate
 from benchsite.sphinxext.results import fmt_median_interval
 from benchsite.tools import AnyCellRun, parse_report
 from committed import COMMITTED_DATA
@@ -411,15 +412,24 @@ def test_each_recipe_page_opens_with_its_answer_the_same_verdicts_as_its_claims_
     committed_site: Path, recipe: str
 ) -> None:
     html = unescape((committed_site / "recipes" / f"{recipe}.html").read_text())
-    _, groups, decided = shown_and_machines(recipe)
+    _, _, decided = shown_and_machines(recipe)
     assert html.index('class="bench-answer') < html.index('id="the-question"')  # above "The question"
     for claim in decided:
         answer = one(html, recipe=recipe, claim=claim.claim.id, scope="answer", state=claim.state)
         table = one(html, recipe=recipe, claim=claim.claim.id, scope="all")
         assert answer.text == table.text == claim.state.upper()
-        reference = next(m.verdict for m in claim.machines if m.runs is groups[0])
-        if reference.today not in ("", "—"):
-            assert one(html, recipe=recipe, claim=claim.claim.id, estimate="answer").text == reference.today
+        shown = deciding(claim)
+        assert {m.verdict.state for m in shown} <= ({claim.state} if claim.state in DECIDED else set(State))
+        for machine in shown:  # each machine that decided it, or left it undecided: its state and its numbers
+            tag = {"recipe": recipe, "claim": claim.claim.id, "machine": machine.runs.key}
+            assert one(html, verdict="machine", **tag).text == machine.verdict.state.value
+            estimate = find(html, estimate="answer", **tag)
+            expected = shown_estimate(machine)
+            assert [e.text for e in estimate] == ([] if expected is None else [expected])
+            found = machine.verdict.estimate
+            if expected is not None and found is not None and found.bounded:  # the interval the verdict rests on
+                numbers = [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*\.\d+", expected)][:3]
+                assert numbers == pytest.approx([found.value, found.low, found.high], abs=0.0051), expected
         assert f'href="#claim-{claim.claim.id}"' in html and f'id="claim-{claim.claim.id}"' in html
 
 

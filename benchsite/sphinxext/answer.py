@@ -1,12 +1,14 @@
 """The answer first: a card at the top of a recipe page with each original conclusion in one line, its
-verdict over all machines, the estimate on the reference machine, and why, where the work was counted."""
+verdict over all machines, the state and estimate of each machine that made that verdict, and why, where the
+work was counted."""
 
 from __future__ import annotations
 
 from docutils import nodes
 
+from benchsite.results.claims.base import State
 from benchsite.results.claims.ratio import RatioClaim
-from benchsite.results.machines import ClaimAcross, MachineRuns
+from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
 from benchsite.results.work import work_ratio
 from benchsite.sphinxext.base import PublishedDirective
 from benchsite.sphinxext.claims import claim_anchor, verdict_node
@@ -34,9 +36,29 @@ def why(claim: ClaimAcross, reference: MachineRuns) -> str | None:
     )
 
 
+DECIDED = (State.HOLDS, State.DOES_NOT_HOLD)
+
+
+def deciding(across: ClaimAcross) -> list[MachineVerdict]:
+    """The machines whose verdicts make the claim's state over all of them: those that decided it (held or did
+    not hold), or, where it is inconclusive, those still inconclusive; none where no machine could measure it."""
+    state = across.state
+    wanted = (State.INCONCLUSIVE, State.DEPENDS) if state == State.INCONCLUSIVE else DECIDED
+    return [m for m in across.machines if m.verdict.state in wanted]
+
+
+def shown_estimate(machine: MachineVerdict) -> str | None:
+    """What a card says a machine measured: its estimate, or the sentence of a claim not decided on a number
+    (keep-alive); never the flag text of a figure that could not be used (None then: the evidence says why)."""
+    verdict = machine.verdict
+    if verdict.estimate is None and verdict.claim.kind == "ratio":
+        return None
+    return verdict.today if verdict.today not in ("", "—") else None
+
+
 class BenchAnswer(PublishedDirective):
-    """Each conclusion in one line: its verdict over every machine, the reference machine's pooled estimate,
-    why (where the work was counted), and a link to its full row below."""
+    """Each conclusion in one line: its verdict over every machine, the state and pooled estimate of each
+    machine that made it (`deciding`), why (where the work was counted), and a link to its full row below."""
 
     def render(self) -> list[nodes.Node]:
         groups, published = self.machine_runs(), self.load_published()
@@ -50,10 +72,14 @@ class BenchAnswer(PublishedDirective):
             tag = {"recipe": self.recipe, "claim": across.claim.id, "scope": "answer"}
             line += data(verdict_node(state), state=state, **tag)
             line += nodes.Text(f" {across.claim.text}")
-            mine = next((m.verdict for m in across.machines if m.runs is reference), None)
-            if mine is not None and mine.today not in ("", "—"):
-                line += nodes.Text(f" — {reference.label}: ")
-                line += data(mine.today, estimate="answer", **tag)
+            for index, machine in enumerate(deciding(across)):
+                line += nodes.Text(" — " if index == 0 else "; ")
+                line += nodes.Text(f"{machine.runs.label} ")
+                line += data(machine.verdict.state.value, verdict="machine", machine=machine.runs.key, **tag)
+                estimate = shown_estimate(machine)
+                if estimate is not None:
+                    line += nodes.Text(" ")
+                    line += data(estimate, estimate="answer", machine=machine.runs.key, **tag)
             line += nodes.Text(" (")
             line += nodes.reference("", "the evidence", refid=claim_anchor(across.claim.id))
             line += nodes.Text(")")
@@ -71,5 +97,6 @@ class BenchAnswer(PublishedDirective):
         machines = len({group.machine.id for group in groups})
         return (
             f": each original conclusion over {machines} machine{'s' * (machines != 1)} and {runs} "
-            f"run{'s' * (runs != 1)}, with the estimate on the reference machine ({groups[0].label})."
+            f"run{'s' * (runs != 1)}, with the state and estimate of each machine that decided it (or left it "
+            "undecided)."
         )
