@@ -27,7 +27,7 @@ from benchsite.results.published import load_published
 from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run, load_view, recipe_views
 from benchsite.results.view import RunView
-from benchsite.sphinxext.nodes import RAW_IN_PRINT
+from benchsite.sphinxext.nodes import FLAG, FLAG_IN_PRINT, RAW_IN_PRINT
 from benchsite.sphinxext.results import BenchResults
 from committed import COMMITTED_DATA
 from conftest import REPO
@@ -330,3 +330,12 @@ def test_a_run_of_another_recipe_or_a_linked_run_folder_is_a_warning(tmp_path: P
     (data_dir / RECIPE / RUN.name).symlink_to(outside, target_is_directory=True)
     built = build(tmp_path, f".. bench-results:: {RECIPE}\n")
     assert len(built.warnings) == 1 and "a run folder is a symbolic link" in built.warnings[0]
+
+
+def test_print_says_flagged_in_words_where_the_web_shows_the_flag_sign(tmp_path: Path) -> None:
+    """The fonts of the PDF have no U+2691: every flag sign of a printed page becomes a word."""
+    body = f"{FLAG} marks a figure not to take at face value.\n"
+    assert FLAG in build(tmp_path / "web", body).text
+    printed = build(tmp_path / "print", body, builder="xml")
+    xml = unescape((printed.outdir / "index.xml").read_text())
+    assert FLAG not in xml and f"{FLAG_IN_PRINT} marks a figure" in xml

@@ -70,7 +70,7 @@ def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> No
     becomes an ordinary image, drawn as PDF into the output folder, with its alt text; collapsed details
     become their content under a heading; a table too wide for the page, a paragraph per row; a verbatim
     raw output, a line pointing to it (a hundred pages of listings made the PDF too big to build); an SVG
-    image (a flame graph), a line saying the web page has it."""
+    image (a flame graph), a line saying the web page has it; the flag sign, a word."""
     if app.builder.format in ("html", "text"):
         return
     folder = Path(app.outdir) / "bench-charts"
@@ -95,9 +95,13 @@ def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> No
     for listing in list(doctree.findall(nodes.literal_block)):  # a verbatim raw output: a pointer to it
         if RAW_LISTING in listing["classes"]:
             listing.replace_self(nodes.paragraph(text=RAW_IN_PRINT))
+    for text in list(doctree.findall(nodes.Text)):  # print's fonts have no flag sign (U+2691): a word instead
+        if FLAG in text and text.parent is not None:
+            text.parent.replace(text, nodes.Text(str(text).replace(FLAG, FLAG_IN_PRINT)))
 
 
 RAW_LISTING = "bench-raw-listing"
+FLAG, FLAG_IN_PRINT = "\u2691", "[flagged]"
 RAW_IN_PRINT = "(The verbatim output is on the web site's page and in the file named above.)"
 PAGE_COLUMNS = 4  # a table wider than this does not fit a printed page's width: each row becomes a list
 
