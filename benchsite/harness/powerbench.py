@@ -120,8 +120,8 @@ def method_record(sets: list[PowerSet], runs: int, profile: str) -> str:
         "# loop in its handler. Run ids only: the calibration page recomputes every figure from the runs.",
         "format_version = 1",
         'title = "What an A/B run can see"',
-        f"question = \"{runs} A/B runs ({profile} profile) per injected slowdown of the framework's instructions per "
-        'request at -c 1: how often does each currency call the change?"',
+        f'question = "{runs} A/B runs ({profile} profile) per injected slowdown of the framework at -c 1 (a share of '
+        'its time per request, or of its instructions): how often does each currency call the change?"',
     ]
     for each in sets:
         lines += ["", "[[sets]]", f'label = "{each.label}"', f'recipe = "{RECIPE}"']
