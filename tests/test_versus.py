@@ -135,18 +135,18 @@ def test_work_of_a_frozen_case_gives_the_known_change() -> None:
 
 
 @pytest.mark.integration
-def test_versus_refuses_a_bad_side_in_one_line_and_writes_nothing() -> None:
-    runs = REPO / "data" / "experiments" / "versus" / RECIPE
+def test_versus_refuses_a_bad_side_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    runs = tmp_path / RECIPE
     before = sorted(VARIANTS_DIR.glob("*")) if VARIANTS_DIR.is_dir() else []
     runs_before = list_runs(runs)
-    result = run_invoke("versus", RECIPE, "-b", "patched")
+    result = run_invoke("versus", RECIPE, "-b", "patched", "--data-dir", str(tmp_path))
     assert result.returncode == 1, result.stderr
     assert result.stderr.strip().splitlines() == [
         "error: -b 'patched' is not a variant: give checkout, dir:PATH, rev:REV, release:VERSION (or "
         "PACKAGE==VERSION) or opt:--FLAG=VALUE"
     ]
     assert (sorted(VARIANTS_DIR.glob("*")) if VARIANTS_DIR.is_dir() else []) == before
-    assert list_runs(runs) == runs_before
+    assert list_runs(runs) == runs_before and not runs.exists()
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ HELP: dict[str, dict[str, str]] = {
         "name": "the recipe to run (see `invoke recipes`), or 'all' for every recipe",
         "profile": "'full' (the default: what the site publishes), 'quick' (a smoke run, never committed), or "
         "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases) and "
-        "'timed' (full's timed rounds alone), "
+        "'timed' (full's timed rounds alone), 'versus' and 'power' (for `invoke versus` and `invoke powerbench`), "
         "calibration 'sliced'",
         "data_dir": "where the new run directory goes (default: data/)",
         "clean": "first stop the servers and remove the folders that a killed earlier run left",

@@ -81,8 +81,11 @@ class Level:
         return f"{100 * self.share:g} % {self.currency}" if self.share else "A/A"
 
 
-LEVELS = (Level(0.0, ""), Level(0.02, "work"), Level(0.02, "time"), Level(0.05, "time"), Level(0.10, "time"))
-LEVELS += (Level(0.25, "time"),)
+LEVELS: tuple[Level, ...] = (
+    Level(0.0, ""),
+    Level(0.02, "work"),
+    *(Level(share, "time") for share in (0.02, 0.05, 0.10, 0.25)),
+)
 
 
 def step_shares(run: Path) -> dict[str, float]:
