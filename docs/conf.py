@@ -7,10 +7,18 @@ copyright = "2026, " + author
 extensions = ["benchsite.sphinxext", "sphinx_copybutton"]
 # The PDF (`invoke pdf`, rinohtype's builder) is built with the tag "pdf".
 if tags.has("pdf"):  # noqa: F821 - Sphinx provides `tags` to conf.py
+    from benchsite.sphinxext.pdf_template import pdf_template
+
     extensions.append("rinoh.frontend.sphinx")
-rinoh_documents = [
-    {"doc": "index", "target": "benchmarks", "title": project, "subtitle": "Every page, with its charts"}
-]
+    rinoh_documents = [
+        {
+            "doc": "index",
+            "target": "benchmarks",
+            "title": project,
+            "subtitle": "Every page, with its charts",
+            "template": pdf_template(),
+        }
+    ]
 # Copy buttons copy the command, not the prompt or the comments' output.
 copybutton_prompt_text = "$ "
 copybutton_only_copy_prompt_lines = True

@@ -58,7 +58,7 @@ def test_a_valid_run_from_another_data_dir_is_added_and_the_reference_run_stays_
         recipe_views(data / RECIPE, "full"), load_published(data / RECIPE / "published.toml").reference_machine
     )
     assert groups[0].machine.name == "amd-epyc-2cpu" and "visiting" in [g.machine.name for g in groups]
-    assert groups[0].views[-1].run.machine.name == "amd-epyc-2cpu"  # the page's run is still the reference's
+    assert groups[0].main.run.machine.name == "amd-epyc-2cpu"  # the page's run is still the reference's
     again = run_invoke("add-run", str(run_dir), "--data-dir", str(data), timeout=120)
     assert again.returncode == 1 and "already exists" in again.stderr
 

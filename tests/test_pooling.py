@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 from test_statistics import FRAMEWORK, PUBLISHED, run_with
@@ -12,12 +16,14 @@ from benchsite.results.claims import State
 from benchsite.results.claims.fastest import FastestClaim
 from benchsite.results.claims.keepalive import KeepaliveClaim
 from benchsite.results.evidence import Pooled, log_ratio_estimate
-from benchsite.results.machines import ACROSS_MACHINES_RULE, across_machines, by_machine, overall
+from benchsite.results.machines import ACROSS_MACHINES_RULE, across_machines, by_machine, overall, records_kept
 from benchsite.results.metrics import RPS
-from benchsite.results.published import parse_claim
+from benchsite.results.published import PUBLISHED_FILE, load_published, parse_claim
+from benchsite.results.store import RUN_FILE, new_run_id, recipe_views
 from benchsite.results.view import RunView
 from benchsite.sphinxext.chartspec import Chart
 from benchsite.sphinxext.forest import forest
+from committed import COMMITTED_DATA
 from conftest import REPO
 
 TOP, BOTTOM = ("raw-wsgi", "c1"), ("framework", "c1")
@@ -184,3 +190,43 @@ def test_every_page_states_the_rule_that_is_applied() -> None:
     rule = " ".join(ACROSS_MACHINES_RULE.split())
     for page in [*(REPO / "docs" / "recipes").glob("*.rst"), REPO / "docs" / "verdicts.rst"]:
         assert rule in " ".join(page.read_text().split()), page.name
+
+
+def run_spread(spread: float) -> RunDocument:
+    """The committed run with every cell's req/s spread ±spread around 1,000, round by round (fixed inputs)."""
+    jitter = (1.0, 1 + spread, 1 - spread, 1 + spread / 2, 1 - spread / 2)
+    run = run_with({})
+    cells = {(s.name, c.name): [1000.0 * j for j in jitter] for s in run.subjects for c in s.cells}
+    return run_with(cells)
+
+
+def test_a_page_shows_the_steadiest_run_not_the_newest() -> None:
+    steady, noisy = RunView(run_spread(0.02)), RunView(run_spread(0.30))
+    assert noisy.noise_percent is not None and steady.noise_percent is not None
+    assert noisy.noise_percent > 10 * steady.noise_percent
+    [group] = by_machine([steady, noisy])  # the noisy run is the newer one
+    assert group.main is steady and group.views == (steady, noisy)  # shown: the steady one; pooled: both
+    [group] = by_machine([noisy, steady])
+    assert group.main is steady
+    again = RunView(run_spread(0.02))
+    [group] = by_machine([steady, again])  # equal evidence: the newer
+    assert group.main is again
+
+
+def test_a_noisier_new_run_is_pooled_but_does_not_replace_the_pages_run(tmp_path: Path) -> None:
+    recipe_dir = tmp_path / "cherrypy-speed"
+    shutil.copytree(COMMITTED_DATA / "cherrypy-speed", recipe_dir, ignore=shutil.ignore_patterns("*-quick"))
+    reference = load_published(recipe_dir / PUBLISHED_FILE).reference_machine
+    before = by_machine(recipe_views(recipe_dir, "full"), reference)[0]
+    # a real run of the same machine that kept as much as the shown one, but noisier, copied as the newest run
+    alike = [view for view in before.views if records_kept(view) == records_kept(before.main)]
+    noisiest = max(alike, key=lambda view: view.noise_percent or 0.0)
+    assert (noisiest.noise_percent or 0.0) > (before.main.noise_percent or 0.0)
+    run_id = new_run_id("full")
+    shutil.copytree(noisiest.run.path, recipe_dir / run_id)
+    document = json.loads((recipe_dir / run_id / RUN_FILE).read_text())
+    (recipe_dir / run_id / RUN_FILE).write_text(json.dumps({**document, "run_id": run_id}))
+    after = by_machine(recipe_views(recipe_dir, "full"), reference)[0]
+    assert after.views[-1].run.run_id == run_id and len(after.views) == len(before.views) + 1
+    assert after.main.run.run_id == before.main.run.run_id
+    assert after.main.summaries == before.main.summaries  # the main table's figures, unchanged

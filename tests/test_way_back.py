@@ -46,7 +46,7 @@ def test_every_repetitions_raw_output_is_a_link_to_the_stored_file(committed_sit
     page_dir = (committed_site / RAW_PAGES[recipe]).parent
     linked = {(page_dir / href).resolve().read_text() for href in re.findall(r'href="(\.\./_downloads/[^"]+)"', html)}
     published = load_published(COMMITTED_DATA / recipe / "published.toml")
-    shown = by_machine(recipe_views(COMMITTED_DATA / recipe, "full"), published.reference_machine)[0].views[-1].run
+    shown = by_machine(recipe_views(COMMITTED_DATA / recipe, "full"), published.reference_machine)[0].main.run
     stored = {shown.raw_text(rep) for s in shown.subjects for c in s.cells for rep in c.repetitions}
     assert stored <= linked
 

@@ -3,20 +3,24 @@
 Numbers are never joined across machines: the runs of one machine (one set-up: a two-host run is a
 set-up of its own) are pooled into one verdict per claim; across machines, ACROSS_MACHINES_RULE below
 says how they combine (and every page says it the same way). A page's main results show its reference
-machine: the one its published.toml names, else the machine with the most runs.
+machine (the one its published.toml names, else the machine with the most runs) and of its runs the
+best-evidenced one (`best_evidenced`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import assert_never
 
 from benchsite.model.machine import Machine
 from benchsite.results.claims import AnyClaim, State, Verdict, decide
 from benchsite.results.evidence import Pooled
+from benchsite.results.flames import flames_of
 from benchsite.results.originals import OriginalFigures
 from benchsite.results.view import RunView
+from benchsite.results.work import cpu_splits
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,11 @@ class MachineRuns:
         return cls(machine, two_hosts, quiet, tuple(view for view in views if view.busy))
 
     @property
+    def main(self) -> RunView:
+        """The run a page's main results show (`best_evidenced`)."""
+        return best_evidenced(self.views)
+
+    @property
     def every_run(self) -> tuple[RunView, ...]:
         """Every run of it, set aside or not, oldest first."""
         return tuple(sorted(self.views + self.busy, key=lambda view: view.run.run_id))
@@ -50,6 +59,33 @@ class MachineRuns:
     @property
     def key(self) -> str:
         return self.machine.id + ("-two-hosts" if self.two_hosts else "")
+
+
+def records_kept(view: RunView) -> int:
+    """How many kinds of record beside req/s a run kept (newer runs keep more): the kernel's part of the
+    servers' CPU, instruction counts, flame graphs, the pre-run check of the machine."""
+    run = view.run
+    kept = (
+        bool(cpu_splits(view, run.cell_names)),
+        run.counting is not None and bool(run.counting.counts),
+        bool(flames_of(run.path)),
+        run.machine_check is not None,
+    )
+    return sum(kept)
+
+
+def best_evidenced(views: Sequence[RunView]) -> RunView:
+    """Of one machine's runs, the one a page shows: the most usable figures, then the most kinds of record,
+    then the least noise (the median CV of req/s over its cells), then the latest. A noisy new run is pooled
+    with its weight into the verdicts, and listed, but does not displace a steadier one from the page's
+    tables."""
+
+    def evidence(indexed: tuple[int, RunView]) -> tuple[int, int, float, int]:
+        index, view = indexed
+        noise = view.noise_percent
+        return view.usable_count, records_kept(view), -(noise if noise is not None else math.inf), index
+
+    return max(enumerate(views), key=evidence)[1]
 
 
 def by_machine(views: list[RunView], reference: str | None = None) -> list[MachineRuns]:

@@ -6,6 +6,7 @@ figures); the view answers each from a cache, as pyperf's Benchmark caches its s
 
 from __future__ import annotations
 
+import statistics
 from functools import cached_property
 
 from benchsite.model.run import RunDocument
@@ -53,6 +54,17 @@ class RunView:
         if self.run.accepted_busy and self.disturbed_share > self.run.settings.busy_share:
             return f"measured on a busy machine and accepted as such (--accept-busy): {said}"
         return said
+
+    @cached_property
+    def noise_percent(self) -> float | None:
+        """The run's noise: the median over its cells of req/s's CV (None where no cell has two values)."""
+        cvs = [cv for summary in self.summaries.values() if (cv := summary.cv_percent()) is not None]
+        return statistics.median(cvs) if cvs else None
+
+    @cached_property
+    def usable_count(self) -> int:
+        """How many of its subjects' cells have a usable figure."""
+        return sum(self.usable(subject, cell) for subject, cell in self.summaries)
 
     @cached_property
     def summaries(self) -> dict[SubjectCell, CellSummary]:

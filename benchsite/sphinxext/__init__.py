@@ -110,7 +110,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("bench_data_dir", "../data", "env", types=[str])
     app.add_config_value("bench_recipes_dir", "../recipes", "env", types=[str])
     app.add_config_value("bench_conf_dir", "../conf", "env", types=[str])
-    # The profile whose latest run every page shows: the published one; a quick run never replaces it.
+    # The profile whose runs every page shows: the published one; a quick run never replaces it.
     app.add_config_value("bench_profile", "full", "env", types=[str])
     app.add_config_value("bench_code_digest", "", "env", types=[str])
     skip = (skip_chart, None)

@@ -74,7 +74,8 @@ class BenchDirective(ReportingDirective):
         note_listing(self.env, recipe_dir, f"*/{RUN_FILE}")
 
     def load_view(self) -> RunView:
-        """The run named by :run:, else the latest run of the site's profile (bench_profile: full)."""
+        """The run named by :run:, else the reference machine's best-evidenced run of the site's profile
+        (bench_profile: full; see `best_evidenced`)."""
         recipe_dir = self.data_dir() / self.recipe
         self.note_runs(recipe_dir)
         wanted = self.options.get("run")
@@ -84,7 +85,7 @@ class BenchDirective(ReportingDirective):
                 known = ", ".join(p.name for p in list_runs(recipe_dir)) or "none"
                 raise BenchError(f"{path}: no such run of {self.recipe!r}: I know about {known}")
         else:
-            return self.machine_runs()[0].views[-1]  # the reference machine's latest run
+            return self.machine_runs()[0].main  # the reference machine's best-evidenced run
         view = self.checked(load_view(path))
         self.note(view.run.run_file)
         return view

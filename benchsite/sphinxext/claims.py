@@ -85,7 +85,7 @@ class BenchClaims(PublishedDirective):
 
     def render(self) -> list[nodes.Node]:
         groups, published = self.machine_runs(), self.load_published()
-        shown = groups[0].views[-1]
+        shown = groups[0].main
         subjects, cells = self.declared_names(shown)
         published.check_names(subjects, cells)
         own = not published.results  # no earlier publication: the claims are this page's own

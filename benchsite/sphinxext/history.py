@@ -33,6 +33,12 @@ def interference(view: RunView) -> str:
     return f"{said}; before it: {'quiet' if check.quiet else 'busy'}, {100 * check.busy_cpus:.0f} % of a CPU taken"
 
 
+def noise(view: RunView) -> str:
+    """A run's noise in words: the median CV of req/s over its cells."""
+    found = view.noise_percent
+    return "—" if found is None else f"median CV {found:.1f} %"
+
+
 class BenchHistory(BenchDirective):
     """Every stored run of a recipe, machine by machine: when, with what versions, and each cell's median,
     one table and one chart per machine (numbers of different machines are never joined)."""
@@ -41,15 +47,19 @@ class BenchHistory(BenchDirective):
 
     def render(self) -> list[nodes.Node]:
         groups = self.machine_runs()
-        latest = groups[0].views[-1].run
-        cells = selected(self.options.get("cells"), latest.cell_names, "cells", latest.run_file)
+        shown = groups[0].main.run
+        cells = selected(self.options.get("cells"), shown.cell_names, "cells", shown.run_file)
         output: list[nodes.Node] = [
             nodes.paragraph(
                 "",
-                f"The page shows {latest.run_id}, the latest run of its reference machine, "
-                f"{latest.machine.name}. Each machine's runs below, with the median req/s of every cell and its "
-                "interval (95 %; with five repetitions, the min–max range: 93.8 %). Runs of one machine on other "
-                "days differ in more than noise: compare two with ",
+                f"The page shows {shown.run_id}, the run of its reference machine, {shown.machine.name}, with the "
+                "most usable figures, then the most kinds of record (the kernel's share of the CPU, instruction "
+                "counts, flame graphs, the pre-run check), then the least noise (the median CV of req/s over its "
+                "cells); a "
+                "newer, noisier run is pooled into the verdicts with its weight but does not replace it. Each "
+                "machine's runs below, with the median req/s of every cell and its interval (95 %; with five "
+                "repetitions, the min–max range: 93.8 %). Runs of one machine on other days differ in more than "
+                "noise: compare two with ",
                 nodes.literal(text="invoke compare"),
                 nodes.Text(
                     ", which counts that drift. A run measured on a busy machine (more than its limit of repetitions "
@@ -58,18 +68,25 @@ class BenchHistory(BenchDirective):
             )
         ]
         for group in groups:
-            output += self._machine(group, cells)
+            output += self._machine(group, cells, groups[0].main)
         return output
 
-    def _machine(self, group: MachineRuns, cells: tuple[str, ...]) -> list[nodes.Node]:
+    def _machine(self, group: MachineRuns, cells: tuple[str, ...], shown: RunView) -> list[nodes.Node]:
         views = list(group.every_run)
         runs = [view.run for view in views]
         heading = nodes.rubric(text=f"{group.label}: {len(runs)} run{'s' * (len(runs) != 1)}")
         about = nodes.paragraph(text=f"{group.machine.description} (machine {group.machine.id}).")
         listing = table(
-            ("Run", "Profile", "Started (UTC)", "Versions", "Interference"),
+            ("Run", "Profile", "Started (UTC)", "Versions", "Noise", "Interference"),
             [
-                [run.run_id, run.profile.name, run.started_at, run.environment.shown("packages"), interference(view)]
+                [
+                    run.run_id + (" (shown)" if view is shown else ""),
+                    run.profile.name,
+                    run.started_at,
+                    run.environment.shown("packages"),
+                    noise(view),
+                    interference(view),
+                ]
                 for view, run in zip(views, runs, strict=True)
             ],
         )

@@ -40,7 +40,7 @@ def link_to_page(docname: str, text: str) -> nodes.paragraph:
 
 @dataclass(frozen=True)
 class RecipeVerdicts:
-    """One recipe's run shown (its reference machine's latest) and its claims over every machine."""
+    """One recipe's run shown (its reference machine's best-evidenced) and its claims over every machine."""
 
     name: str
     shown: RunDocument
@@ -67,7 +67,7 @@ class AcrossRecipes(ReportingDirective):
             for path in [*(view.run.run_file for view in views), *published.files]:
                 self.env.note_dependency(str(path))
             groups = by_machine(views, published.reference_machine)
-            found.append(RecipeVerdicts(recipe_dir.name, groups[0].views[-1].run, groups, published.across(groups)))
+            found.append(RecipeVerdicts(recipe_dir.name, groups[0].main.run, groups, published.across(groups)))
         return found
 
 

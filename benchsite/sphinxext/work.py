@@ -12,6 +12,7 @@ from docutils.parsers.rst import directives
 
 from benchsite.model.portable import shown_command
 from benchsite.results.flames import SAMPLE_RATE, flames_of, top_functions
+from benchsite.results.machines import best_evidenced
 from benchsite.results.view import RunView
 from benchsite.results.work import WorkRatio, WorkRow, cpu_splits, work_ratio, work_rows
 from benchsite.sphinxext.base import BenchDirective, selected
@@ -77,7 +78,7 @@ def why_sentence(ratio: WorkRatio, labels: dict[str, str]) -> str:
 
 
 class BenchWork(BenchDirective):
-    """The run's instruction counts (the reference machine's latest run that has them), one row per subject,
+    """The run's instruction counts (the reference machine's best-evidenced run that has them), one row per subject,
     then every machine's counts side by side; with :more: and :less:, the sentence that explains the claim."""
 
     option_spec: ClassVar[dict] = {
@@ -123,20 +124,21 @@ class BenchWork(BenchDirective):
         return out
 
     def _counted_view(self) -> RunView:
-        """The run named by :run:, else the reference machine's latest run that counted, else its latest."""
+        """The run named by :run:, else the reference machine's best-evidenced run that counted, else its
+        best-evidenced run."""
         if self.options.get("run"):
             return self.load_view()
         views = self.machine_runs()[0].views
         counted = [view for view in views if view.run.counting is not None and view.run.counting.counts]
-        return (counted or list(views))[-1]
+        return best_evidenced(counted or views)
 
     def _across_machines(self) -> list[nodes.Node]:
-        """Each machine's latest counted run side by side, where more than one machine counted."""
+        """Each machine's best-evidenced counted run side by side, where more than one machine counted."""
         latest = []
         for group in self.machine_runs():
             counted = [v for v in group.views if v.run.counting is not None and v.run.counting.counts]
             if counted:
-                latest.append((group.label, counted[-1]))
+                latest.append((group.label, best_evidenced(counted)))
         if len(latest) < 2:
             return []
         keys = list(dict.fromkeys((c.subject, c.cell) for _, v in latest for c in v.run.counting.counts))  # type: ignore[union-attr]
@@ -148,7 +150,9 @@ class BenchWork(BenchDirective):
                 row.append(_count(found.per_request if found else None))
             rows.append(row)
         return [
-            nodes.paragraph(text="The same counts on every machine that made them (the latest counted run of each):"),
+            nodes.paragraph(
+                text="The same counts on every machine that made them (the best-evidenced counted run of each):"
+            ),
             table(["Subject, cell", *(label for label, _ in latest)], rows),
         ]
 
@@ -200,14 +204,14 @@ class BenchCpuSplit(BenchDirective):
 
 class BenchFlame(BenchDirective):
     """Each Python server's py-spy flame graph (shown, and linked at full size) and the ten functions most
-    often innermost in its samples, from the reference machine's latest run that recorded them."""
+    often innermost in its samples, from the reference machine's best-evidenced run that recorded them."""
 
     def render(self) -> list[nodes.Node]:
         views = [self.load_view()] if self.options.get("run") else list(self.machine_runs()[0].views)
         recorded = [view for view in views if flames_of(view.run.path)]
         if not recorded:
             return [nodes.paragraph(text="No run of this page recorded flame graphs yet (the conf's [flame] table).")]
-        view = recorded[-1]
+        view = best_evidenced(recorded)
         labels = view.run.subject_labels
         out: list[nodes.Node] = [
             nodes.paragraph(
