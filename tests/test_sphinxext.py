@@ -339,3 +339,16 @@ def test_print_says_flagged_in_words_where_the_web_shows_the_flag_sign(tmp_path:
     printed = build(tmp_path / "print", body, builder="xml")
     xml = unescape((printed.outdir / "index.xml").read_text())
     assert FLAG not in xml and f"{FLAG_IN_PRINT} marks a figure" in xml
+
+
+def test_a_printed_page_gets_each_flame_graph_as_a_png_made_from_its_svg(tmp_path: Path, data_dir: Path) -> None:
+    flamed = COMMITTED_DATA / RECIPE / "20261123T234904.925606Z-full"  # pinned: a run that recorded flame graphs
+    shutil.copytree(flamed, data_dir / RECIPE / flamed.name)
+    printed = build(tmp_path, f".. bench-flame:: {RECIPE}\n   :run: {flamed.name}\n", builder="xml")
+    assert not printed.warnings, printed.warnings
+    xml = (printed.outdir / "index.xml").read_text()
+    uris = re.findall(r'<image [^>]*uri="([^"]+)"', xml)
+    svgs = sorted((flamed / "flame").glob("*.svg"))
+    assert len(uris) == len(svgs) >= 2 and all(uri.endswith(".png") for uri in uris)
+    for uri in uris:
+        assert Path(uri).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

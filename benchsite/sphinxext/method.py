@@ -236,7 +236,7 @@ class BenchPower(MethodDirective):
         chart = Chart(
             kind="line",
             title="Share of A/B runs that called a change",
-            x_label="injected slowdown of the framework at -c 1: a share of its instructions (work) or of its time",
+            x_label="injected slowdown of the framework at -c 1 (work: of its instructions; time: of its time)",
             y_label="runs that called a change (%)",
             categories=tuple(level.label.split(" (")[0] for level in levels),
             series=tuple(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
 from html import escape
@@ -70,7 +71,7 @@ def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> No
     becomes an ordinary image, drawn as PDF into the output folder, with its alt text; collapsed details
     become their content under a heading; a table too wide for the page, a paragraph per row; a verbatim
     raw output, a line pointing to it (a hundred pages of listings made the PDF too big to build); an SVG
-    image (a flame graph), a line saying the web page has it; the flag sign, a word."""
+    image (a flame graph), a PNG made from it; the flag sign, a word."""
     if app.builder.format in ("html", "text"):
         return
     folder = Path(app.outdir) / "bench-charts"
@@ -89,15 +90,31 @@ def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> No
     for table in list(doctree.findall(nodes.table)):
         if _columns(table) > PAGE_COLUMNS:
             table.replace_self(rows_as_fields(table))
-    for image in list(doctree.findall(nodes.image)):  # rinohtype reads no SVG (the flame graphs)
+    page_dir = Path(app.env.doc2path(docname)).parent
+    for image in list(doctree.findall(nodes.image)):  # rinohtype reads no SVG: a flame graph as a PNG
         if str(image["uri"]).endswith(".svg"):
-            image.replace_self(nodes.paragraph(text=f"({image['alt'].capitalize()}: an SVG on the web page.)"))
+            path = rasterized(page_dir / image["uri"], folder)
+            image.replace_self(nodes.image(uri=str(path), alt=image["alt"], width="100%", candidates={"*": str(path)}))
     for listing in list(doctree.findall(nodes.literal_block)):  # a verbatim raw output: a pointer to it
         if RAW_LISTING in listing["classes"]:
             listing.replace_self(nodes.paragraph(text=RAW_IN_PRINT))
     for text in list(doctree.findall(nodes.Text)):  # print's fonts have no flag sign (U+2691): a word instead
         if FLAG in text and text.parent is not None:
             text.parent.replace(text, nodes.Text(str(text).replace(FLAG, FLAG_IN_PRINT)))
+
+
+def rasterized(svg: Path, folder: Path, width_px: int = 1600) -> Path:
+    """An SVG drawn as a PNG (by CairoSVG) into the folder, named by its content, made once."""
+    content = svg.read_bytes()
+    path = folder / f"bench-{hashlib.sha256(content).hexdigest()[:16]}.png"
+    if not path.exists():
+        import cairosvg  # only builders of printed output need it
+
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".tmp")
+        cairosvg.svg2png(bytestring=content, write_to=str(temporary), output_width=width_px)
+        os.replace(temporary, path)
+    return path
 
 
 RAW_LISTING = "bench-raw-listing"
