@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import shlex
 import signal
 import subprocess
@@ -43,10 +44,6 @@ APT_PACKAGES_FILE = ROOT / "conf" / "apt-packages.txt"
 def _path(c: Context, key: str) -> Path:
     """A directory from the `bench` config section, relative to the repository root."""
     return ROOT / c.config.bench[key]
-
-
-def _apt_packages() -> list[str]:
-    return APT_PACKAGES_FILE.read_text().split()
 
 
 @task(help=HELP["recipe"])
@@ -119,11 +116,13 @@ def pdf(c: Context, output: str = "") -> None:
     target = Path(output).resolve() if output else _path(c, "docs_dir") / "_build" / "pdf"
     target.mkdir(parents=True, exist_ok=True)
     print("building the PDF (a few minutes; rinohtype's progress goes to pdf.log)", file=sys.stderr)
+    started = time.monotonic()
     with (target / "pdf.log").open("w") as log, contextlib.redirect_stdout(log):
         failed = build_main(["-q", "-t", "pdf", "-b", "rinoh", str(_path(c, "docs_dir")), str(target)]) != 0
     if failed:
         raise BenchError(f"the PDF build failed: see the messages above and {_shown(target / 'pdf.log')}")
-    print(f"wrote {_shown(target / 'benchmarks.pdf')}")
+    took_s, peak_gb = time.monotonic() - started, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"wrote {_shown(target / 'benchmarks.pdf')} in {took_s:.0f} s, at most {peak_gb:.1f} GB in memory")
 
 
 @task(help=HELP["serve"])
@@ -354,7 +353,7 @@ def sweep_envs(c: Context, name: str, profile: str = "sweep") -> None:
 @task
 def setup(c: Context) -> None:
     """Install the system packages the recipes need (ab, wrk...): as root, or print the command."""
-    packages = _apt_packages()
+    packages = APT_PACKAGES_FILE.read_text().split()
     if os.geteuid() != 0:
         print("run as root:\n  apt-get update && apt-get install -y " + " ".join(packages))
         return

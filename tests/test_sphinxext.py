@@ -21,6 +21,7 @@ import pytest
 from pages import find, one
 from sphinx.testing.util import SphinxTestApp
 
+from benchsite.model.columns import read_form
 from benchsite.results.machines import by_machine
 from benchsite.results.metrics import METRICS, RPS
 from benchsite.results.published import load_published
@@ -133,7 +134,7 @@ def test_bad_options_are_one_warning_naming_the_problem(
 
 def test_a_damaged_run_is_one_warning_naming_its_file(tmp_path: Path, data_dir: Path) -> None:
     run_file = data_dir / RECIPE / RUN.name / "run.json"
-    document = json.loads(run_file.read_text())
+    document = read_form(json.loads(run_file.read_text()))  # its repetitions as rows
     document["subjects"][0]["cells"][0]["repetitions"][0]["wall_s"] = "fast"
     run_file.write_text(json.dumps(document))
     built = build(tmp_path, f".. bench-results:: {RECIPE}\n")
@@ -249,7 +250,7 @@ def test_a_claim_naming_an_unknown_cell_is_one_warning_naming_the_file(tmp_path:
 
 def test_a_hostile_run_is_a_warning_and_publishes_no_file_outside_the_data(tmp_path: Path, data_dir: Path) -> None:
     run_file = data_dir / RECIPE / RUN.name / "run.json"
-    document = json.loads(run_file.read_text())
+    document = read_form(json.loads(run_file.read_text()))  # its repetitions as rows
     document["subjects"][0]["cells"][0]["repetitions"][0]["raw_output"] = "../../../../../../etc/passwd"
     run_file.write_text(json.dumps(document))
     built = build(tmp_path, f".. bench-raw:: {RECIPE}\n\n.. bench-results:: {RECIPE}\n")
@@ -310,7 +311,7 @@ def test_impossible_data_is_one_warning_never_a_crash(
     tmp_path: Path, data_dir: Path, damage: Callable[[dict], object], says: str
 ) -> None:
     run_file = data_dir / RECIPE / RUN.name / "run.json"
-    document = json.loads(run_file.read_text())
+    document = read_form(json.loads(run_file.read_text()))  # its repetitions as rows
     damage(document)
     run_file.write_text(json.dumps(document))
     built = build(tmp_path, f".. bench-results:: {RECIPE}\n\n.. bench-chart:: {RECIPE}\n\n.. bench-claims:: {RECIPE}\n")
@@ -320,7 +321,7 @@ def test_impossible_data_is_one_warning_never_a_crash(
 
 def test_a_run_of_another_recipe_or_a_linked_run_folder_is_a_warning(tmp_path: Path, data_dir: Path) -> None:
     run_file = data_dir / RECIPE / RUN.name / "run.json"
-    document = json.loads(run_file.read_text())
+    document = read_form(json.loads(run_file.read_text()))  # its repetitions as rows
     run_file.write_text(json.dumps(document | {"recipe": "wsgi-servers"}))
     built = build(tmp_path, f".. bench-results:: {RECIPE}\n")
     assert len(built.warnings) == 1 and "a run of 'wsgi-servers' in the runs of 'cherrypy-speed'" in built.warnings[0]

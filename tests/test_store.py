@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
+from benchsite.model.columns import as_columns, as_rows, read_form, stored_form
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.portable import inferred_placeholders, make_portable
 from benchsite.model.run import FORMAT_VERSION, RUN_FILE, RunDocument
@@ -125,7 +126,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 8
+    assert run.format_version == FORMAT_VERSION == 9
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -144,7 +145,7 @@ def test_the_committed_runs_are_the_current_version_and_equal_their_upgraded_ver
     committed = read_json(COMMITTED_CHERRYPY / RUN_FILE)
     assert committed["format_version"] == FORMAT_VERSION
     upgraded = read_run(json.loads(text), RUNS / "v1").to_json()
-    assert json.loads(make_portable(json.dumps(upgraded), inferred_placeholders(text))) == committed
+    assert stored_form(json.loads(make_portable(json.dumps(upgraded), inferred_placeholders(text)))) == committed
     for run_file in sorted((COMMITTED_DATA).glob(f"**/{RUN_FILE}")):
         assert read_json(run_file)["format_version"] == FORMAT_VERSION, run_file
 
@@ -458,3 +459,46 @@ def test_version_2_becomes_3_without_a_hosts_ssh_login_or_address() -> None:
     assert "bench@" not in said and "10.1.2.3" not in said and '"ssh"' not in said
     assert version_3["skipped"][0]["detail"] == "no module x (on the server host)"
     assert set(version_3["topology"]["server"]) == {"role", "environment", "machine"}
+
+
+SWEEP = COMMITTED_DATA / "cherrypy-speed" / "20261123T232122.452286Z-sweep"  # pinned: the largest run
+
+
+def test_a_stored_run_holds_its_repetitions_as_columns_and_reads_back_as_rows() -> None:
+    text = (SWEEP / RUN_FILE).read_text()
+    assert text.count("\n") == 1  # no indentation
+    stored = json.loads(text)
+    cell = stored["subjects"][0]["cells"][0]
+    columns = cell["repetitions"]["columns"]
+    run = load_run(SWEEP)
+    first = run.subjects[0].cells[0]
+    assert [rep.raw_output for rep in first.repetitions] == columns["raw_output"]
+    assert [rep.result.requests_per_s for rep in first.repetitions] == columns["result"]["columns"]["requests_per_s"]
+    assert stored_form(run.to_json()) == stored  # written back, the same file
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [{"a": 1, "b": {"c": 2}}, {"a": 3, "b": {"c": 4}}],  # nested rows become nested columns
+        [{"a": 1, "b": None}, {"a": 3, "b": {"c": 4}}],  # a field that is not a row in every one: a list
+        [{"a": 1}, {"b": 2}],  # differing fields: rows
+        [{}, {}],  # rows of no field: rows (a column list could not say how many)
+        [],
+    ],
+)
+def test_columns_give_back_exactly_the_rows_they_were_made_of(rows: list) -> None:
+    assert as_rows(json.loads(json.dumps(as_columns(rows)))) == rows
+
+
+def test_a_row_shaped_run_still_reads() -> None:
+    stored = read_json(SWEEP / RUN_FILE)
+    rows = read_form(stored)
+    assert isinstance(rows["subjects"][0]["cells"][0]["repetitions"], list)
+    assert read_run(rows, SWEEP / RUN_FILE) == read_run(stored, SWEEP / RUN_FILE)
+    assert isinstance(stored["subjects"][0]["cells"][0]["repetitions"], dict)  # reading left the document as it was
+
+
+def test_no_committed_data_file_is_over_one_mebibyte() -> None:
+    sizes = {path: path.stat().st_size for path in COMMITTED_DATA.rglob("*") if path.is_file()}
+    assert sizes and max(sizes.values()) <= 2**20, max(sizes, key=sizes.__getitem__)

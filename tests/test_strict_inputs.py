@@ -20,6 +20,7 @@ import pytest
 from test_bad_inputs import assert_clean_failure, run_toy
 
 from benchsite.errors import BenchError
+from benchsite.model.columns import read_form
 from benchsite.model.recipe import load_recipe
 from benchsite.model.run import RUN_FILE
 from benchsite.results.store import list_runs, load_run
@@ -309,7 +310,7 @@ def committed_copy(tmp_path: Path) -> Path:
 def test_a_bad_value_in_a_run_is_one_line_naming_the_file_and_field(
     committed_copy: Path, case: str, change: Callable[[dict[str, Any]], None], message: str
 ) -> None:
-    document = json.loads((committed_copy / RUN_FILE).read_text())
+    document = read_form(json.loads((committed_copy / RUN_FILE).read_text()))  # its repetitions as rows
     change(document)
     (committed_copy / RUN_FILE).write_text(json.dumps(document))  # json writes NaN and Infinity as such
     with pytest.raises(BenchError) as error:

@@ -286,6 +286,11 @@ def renamed(table: dict[str, Any], old: str, new: str) -> dict[str, Any]:
     return {(new if key == old else key): value for key, value in table.items()}
 
 
+def run_v8_to_v9(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 8 to 9: the same document; the file stores its repetitions as columns (model/columns.py)."""
+    return {**data, "format_version": 9}
+
+
 def run_v7_to_v8(data: dict[str, Any]) -> dict[str, Any]:
     """Version 7 to 8: the profile's `repetitions` is its `rounds`, the settings' `tool_cpu` their `load_cpu`."""
     return {

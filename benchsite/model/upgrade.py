@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsite.errors import BenchError
+from benchsite.model.columns import read_form
 from benchsite.model.method import METHOD_FORMAT_VERSION, MethodRecord
 from benchsite.model.overhead import OVERHEAD_FORMAT_VERSION, OverheadRecord
 from benchsite.model.run import FORMAT_VERSION, RunDocument
@@ -25,6 +26,7 @@ from benchsite.model.run_steps import (
     run_v5_to_v6,
     run_v6_to_v7,
     run_v7_to_v8,
+    run_v8_to_v9,
 )
 from benchsite.records import read_toml
 
@@ -38,6 +40,7 @@ _RUN_STEPS: dict[int, Step] = {
     5: run_v5_to_v6,
     6: run_v6_to_v7,
     7: run_v7_to_v8,
+    8: run_v8_to_v9,
 }
 
 
@@ -68,8 +71,9 @@ def upgrade_run(data: Any, source: Path) -> Any:
 
 
 def read_run(data: Any, source: Path) -> RunDocument:
-    """A decoded run.json of any known version, upgraded and validated."""
-    return RunDocument.from_json(upgrade_run(data, source), source)
+    """A decoded run.json of any known version (its repetitions as columns or as rows), upgraded and
+    validated."""
+    return RunDocument.from_json(upgrade_run(read_form(data), source), source)
 
 
 def overhead_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:

@@ -155,7 +155,7 @@ def add_run(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path) -> tu
         if renamed_from is not None:
             document = read_json(staging / RUN_FILE)
             document["machine"]["name"] = known
-            write_json(staging / RUN_FILE, document)
+            write_json(staging / RUN_FILE, document, compact=True)
         staging.rename(target)
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsite.errors import BenchError
+from benchsite.model.columns import stored_form
 from benchsite.model.portable import make_portable
 from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.model.upgrade import read_run
@@ -145,11 +146,13 @@ def write_text(path: Path, text: str) -> None:
         raise BenchError(f"cannot write {path} ({error.strerror}): free some space or fix the permissions") from None
 
 
-def write_json(path: Path, document: dict[str, Any]) -> None:
-    """Write JSON with sorted keys to a temporary name, then rename it into place."""
+def write_json(path: Path, document: dict[str, Any], compact: bool = False) -> None:
+    """Write JSON with sorted keys to a temporary name, then rename it into place; `compact`: without
+    indentation (run.json: `python -m json.tool` shows it indented)."""
     temporary = path.with_name(path.name + ".tmp")
+    layout: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 1}
     try:
-        temporary.write_text(json.dumps(document, indent=1, sort_keys=True, allow_nan=False) + "\n")
+        temporary.write_text(json.dumps(document, sort_keys=True, allow_nan=False, **layout) + "\n")
         os.replace(temporary, path)
     except OSError as error:
         temporary.unlink(missing_ok=True)
@@ -157,8 +160,13 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
 
 
 def write_portable(path: Path, document: dict[str, Any], placeholders: Mapping[str, str]) -> None:
-    """Write a document with the machine's paths replaced by their placeholders."""
-    write_json(path, json.loads(make_portable(json.dumps(document), placeholders)))
+    """Write a document with the machine's paths replaced by their placeholders; a run's in its stored
+    form (repetitions as columns, no indentation)."""
+    portable = json.loads(make_portable(json.dumps(document), placeholders))
+    if path.name == RUN_FILE:
+        write_json(path, stored_form(portable), compact=True)
+    else:
+        write_json(path, portable)
 
 
 def make_files_portable(run_dir: Path, placeholders: Mapping[str, str]) -> None:

@@ -15,6 +15,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from benchsite.errors import BenchError
+from benchsite.model.columns import read_form, stored_form
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.overhead import OVERHEAD_FILE
 from benchsite.model.portable import inferred_placeholders
@@ -54,13 +55,13 @@ def _upgraded_json(data_dir: Path) -> list[tuple[Path, str]]:
             mismatches = reparse_mismatches(run)
             if mismatches:
                 raise BenchError(f"{path}: {mismatches[0]} (and {len(mismatches) - 1} more): restore the run from git")
-            current = run.to_json()
+            current = stored_form(run.to_json())  # as the file stores it, to compare with what it holds
         else:
             current = read_overhead(data, path).to_json()
         placeholders = inferred_placeholders(text)
         if current == data and not placeholders:
             continue
-        write_portable(path, current, placeholders)
+        write_portable(path, read_form(current) if path.name == RUN_FILE else current, placeholders)
         make_files_portable(path.parent, placeholders)
         old = data.get("format_version") if isinstance(data, dict) else None
         upgraded.append((path, f"from format version {old}" + (", machine paths replaced" if placeholders else "")))
