@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchsite.model.columns import read_form
 from benchsite.results.store import list_runs
 from conftest import ToyRecipes, processes_mentioning, run_invoke, toy_subject
 
@@ -118,7 +119,7 @@ def test_an_ab_stall_is_kept_as_a_failed_cell_and_the_run_completes(toy: ToyReci
     result = run_toy(toy, "stalls")
     assert result.returncode == 0, result.stderr
     [run_dir] = list_runs(toy.data_dir / "stalls")
-    rep = json.loads((run_dir / "run.json").read_text())["subjects"][0]["cells"][0]["repetitions"][0]
+    rep = read_form(json.loads((run_dir / "run.json").read_text()))["subjects"][0]["cells"][0]["repetitions"][0]
     assert rep["result"] is None
     assert rep["exit_code"] == 119
     assert rep["error"] == "ab exited with code 119: apr_pollset_poll: The timeout specified has expired (70007)"

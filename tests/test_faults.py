@@ -17,7 +17,7 @@ import pytest
 
 from benchsite.harness.faults import TRIAL_MARK, Trial, _of_trial, trial
 from benchsite.harness.signals import HANDLED, TEST_PAUSE, TEST_SIGNAL
-from benchsite.results.store import STAGING_PREFIX, list_runs
+from benchsite.results.store import STAGING_PREFIX, list_runs, load_run
 from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, run_invoke, toy_subject
 
 pytestmark = pytest.mark.integration
@@ -110,8 +110,9 @@ def test_a_subject_that_fails_at_start_costs_only_its_own_row(toy: ToyRecipes) -
     result = run_invoke("recipe", "isolated", "--profile", "quick", "--data-dir", str(toy.data_dir), env=toy.env)
     assert result.returncode == 1, result.stderr  # a broken subject fails the run, which is kept
     [run_dir] = list_runs(toy.data_dir / "isolated")
-    text = (run_dir / "run.json").read_text()
-    assert '"name": "broken"' in text and "answered GET / with status 500 (expected 200)" in text
+    run = load_run(run_dir)
+    assert "broken" in {subject.name for subject in (*run.subjects, *run.skipped)}
+    assert "answered GET / with status 500 (expected 200)" in (run_dir / "run.json").read_text()
     assert processes_mentioning(str(toy.root)) == []
 
 
