@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.harness.counting import _totals, valgrind_version
-from benchsite.model.counting import CountedBatch, InstructionCount
+from benchsite.harness.counting import _totals, counted_cell, valgrind_version
+from benchsite.model.counting import CountedBatch, CountPlan, InstructionCount
 from benchsite.results.store import list_runs, load_run
+from benchsite.tools.ab import AbCell
+from benchsite.tools.wrk import WrkCell
 from conftest import ToyRecipes, cpu_hog, processes_mentioning, run_invoke, toy_subject
 
 pytestmark = [
@@ -75,3 +77,14 @@ def test_the_median_and_spread_of_batches() -> None:
     batches = tuple(CountedBatch(requests=100, instructions=n, wall_s=1.0) for n in (100_000, 101_000, 99_500))
     count = InstructionCount(subject="s", cell="c1", argv=("ab",), batches=batches, error=None)
     assert count.per_request == 1000 and count.spread == pytest.approx(0.01)
+
+
+def test_a_plan_with_a_concurrency_counts_an_ab_cells_command_at_it_and_refuses_a_wrk_cell() -> None:
+    plan = {"cells": ["c10"], "batches": 3, "requests": 300, "warmup_requests": 100}
+    cell = AbCell(concurrency=10, keepalive=False)
+    assert counted_cell(cell, CountPlan(**plan, concurrency=None)) is cell
+    one = counted_cell(cell, CountPlan(**plan, concurrency=1))
+    assert one.argv("http://127.0.0.1:1/", 300, "ab", 10)[-3:] == ["-c", "1", "http://127.0.0.1:1/"]
+    assert one.name == "c10"  # the count stays the cell's, its command says -c 1
+    with pytest.raises(BenchError, match=r"counting\.concurrency is for ab cells"):
+        counted_cell(WrkCell(name="wrk", label="wrk", connections=10, duration_s=3), CountPlan(**plan, concurrency=1))

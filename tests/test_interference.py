@@ -3,16 +3,21 @@ kept off verdicts and main tables. With real CPU hogs; the rule's default checke
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from benchsite.harness.machine import cpu_times, cpuacct_covers_the_machine, cpuacct_ns
 from benchsite.harness.quiet import boost, governor
 from benchsite.model.conf import SETTINGS_DEFAULTS, Settings
 from benchsite.results.machines import by_machine
 from benchsite.results.store import list_runs, load_view
 from benchsite.results.view import RunView
+from benchsite.tools.base import Repetition
 from committed import COMMITTED_DATA
 from conftest import ToyRecipes, cpu_hog, run_invoke, toy_subject
 
@@ -41,7 +46,7 @@ def test_the_default_rule_marks_at_most_one_percent_of_the_quiet_calibration_run
         for rep in cell.repetitions
     ]
     rule = Settings.from_json(SETTINGS_DEFAULTS, "defaults")
-    marked = [rep for rep in reps if rule.disturbed(rep.interference_s, rep.wall_s)]
+    marked = [rep for rep in reps if rule.disturbed(rep.interference_s, rep.wall_s, rep.other_busy_clock)]
     assert len(reps) == 1200 and [rep.disturbed for rep in reps].count(True) == len(marked)
     assert 0 < len(marked) <= 0.01 * len(reps)  # a quiet machine loses almost nothing: 9 of 1,200
 
@@ -115,3 +120,70 @@ def test_on_a_busy_machine_the_run_waits_for_it_to_settle_then_records_a_quiet_s
     assert check is not None and check.quiet and 1 <= check.waited_s <= 20 and run.accepted_busy
     assert "the machine is busy" in said and "waiting up to 20 s" in said
     assert time.monotonic() - started < 120
+
+
+# Repetitions of about 0.3 s (2,000 requests to a one-thread toy server at ab -c 1), four rounds of two
+# subjects and no further rounds: eight, each server's CPU counted per thread in nanoseconds.
+SHORT_CONF = """
+[settings]
+settle_wait_s = 0
+
+[profiles.timed]
+requests = 2000
+rounds = 4
+warmup_requests = 0
+"""
+
+
+def _short_reps(toy: ToyRecipes, *options: str) -> list[Repetition[Any]]:
+    run_dir, _ = timed_run(toy, *options)
+    run = load_view(run_dir).run
+    return [rep for subject in run.subjects for rep in subject.cells[0].repetitions]
+
+
+@pytest.mark.integration
+def test_a_hog_on_short_repetitions_is_marked_in_nearly_every_one_counted_in_nanoseconds(toy: ToyRecipes) -> None:
+    toy.add("toy", toy_subject("--one-thread") + toy_subject("--one-thread", name="second"), conf=SHORT_CONF)
+    quiet = _short_reps(toy)
+    with cpu_hog(cpu=0, seconds=200):  # the server's CPU, for the whole run
+        hogged = _short_reps(toy, "--no-wait")
+    assert len(quiet) == len(hogged) == 8
+    assert all(rep.other_busy_clock == "cpuacct" and rep.server_cpu_clock == "schedstat" for rep in quiet + hogged)
+    assert all(rep.wall_s < 0.6 for rep in quiet)  # short ones
+    assert sum(rep.disturbed for rep in hogged) >= 7
+    assert sum(rep.disturbed for rep in quiet) <= 1
+
+
+def test_the_floor_is_lower_where_others_time_was_counted_in_nanoseconds() -> None:
+    rule = Settings.from_json(SETTINGS_DEFAULTS, "defaults")
+    assert rule.disturbed(0.06, 0.2, "cpuacct") and not rule.disturbed(0.06, 0.2, "ticks")
+    assert not rule.disturbed(0.06, 0.2, None) and not rule.disturbed(None, 0.2, "cpuacct")
+    assert not rule.disturbed(0.015, 0.04, "cpuacct")  # over a quarter of a tiny repetition, under the floor
+    assert rule.disturbed(0.15, 0.3, "ticks") and not rule.disturbed(0.05, 0.3, "cpuacct")  # under a quarter
+
+
+def test_cpuacct_is_read_only_where_it_counts_the_whole_machine(tmp_path: Path) -> None:
+    assert cpuacct_ns(tmp_path) is None and cpu_times((0,), tmp_path).clock == "ticks"
+    (tmp_path / "cpuacct.usage_percpu").write_text("12 34 \n")
+    assert cpuacct_ns(tmp_path) == [12, 34]
+    assert not cpuacct_covers_the_machine(tmp_path)  # 46 ns: a container's own cgroup, not the machine's
+    assert cpu_times((0,), tmp_path).clock == "ticks"
+
+
+def test_a_pinned_busy_loop_shows_in_its_cpus_busy_time() -> None:
+    before = cpu_times((1,))
+    burner = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, time\nos.sched_setaffinity(0, {1})\nend = time.process_time() + 0.05\n"
+            "while time.process_time() < end: pass",
+        ],
+        check=True,
+    )
+    after = cpu_times((1,))
+    assert burner.returncode == 0
+    if before.clock == "cpuacct":  # this machine's kernel counts busy time per CPU in nanoseconds
+        assert after.busy_s - before.busy_s >= 0.05
+    else:
+        assert after.busy_s - before.busy_s >= 0.05 - 2 * 0.01

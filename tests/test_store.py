@@ -22,6 +22,7 @@ from benchsite.model.run_steps import (
     run_v5_to_v6,
     run_v6_to_v7,
     run_v7_to_v8,
+    run_v9_to_v10,
 )
 from benchsite.model.upgrade import (
     overhead_v1_to_v2,
@@ -92,6 +93,7 @@ def one_cell_document() -> dict:
         started_after_s=None,
         steal_s=None,
         other_busy_s=None,
+        other_busy_clock=None,
         disturbed=False,
     )
     failed = ok.model_copy(
@@ -126,7 +128,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 9
+    assert run.format_version == FORMAT_VERSION == 10
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -405,6 +407,28 @@ def test_version_7_becomes_8_with_one_word_per_thing_and_nothing_else_changed() 
         k: v for k, v in version_7.items() if k not in unchanged
     }
     assert read_run(version_7, RUNS / "v7").settings.load_cpu == 1
+
+
+def test_version_9_becomes_10_with_ticks_for_every_interference_and_each_cells_own_concurrency() -> None:
+    stored = json.loads((RUNS / "v9-cherrypy-speed-power.json").read_text())  # a committed run, frozen at version 9
+    version_9 = read_form(stored)
+    assert version_9["format_version"] == 9
+    version_10 = run_v9_to_v10(version_9)
+    assert version_10["format_version"] == 10
+    assert version_10["profile"]["counting"] == {**version_9["profile"]["counting"], "concurrency": None}
+    reps = 0
+    for subject_9, subject_10 in zip(version_9["subjects"], version_10["subjects"], strict=True):
+        for cell_9, cell_10 in zip(subject_9["cells"], subject_10["cells"], strict=True):
+            for rep_9, rep_10 in zip(cell_9["repetitions"], cell_10["repetitions"], strict=True):
+                assert rep_10 == {**rep_9, "other_busy_clock": "ticks"} and rep_9["other_busy_s"] is not None
+                reps += 1
+    assert reps > 0
+    unchanged = ("format_version", "profile", "subjects")
+    assert {k: v for k, v in version_10.items() if k not in unchanged} == {
+        k: v for k, v in version_9.items() if k not in unchanged
+    }
+    run = read_run(stored, RUNS / "v9")
+    assert all(rep.other_busy_clock == "ticks" for s in run.subjects for c in s.cells for rep in c.repetitions)
 
 
 def test_an_overhead_record_of_version_2_says_its_virtualization_was_not_recorded() -> None:

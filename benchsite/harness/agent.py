@@ -149,9 +149,9 @@ class Agent:
     def run_tool(self, argv: list[str], cpu: int | None, timeout_s: float) -> dict[str, Any]:
         return dataclasses.asdict(self.host.run_tool(argv, cpu, timeout_s))
 
-    def cpu_times(self, cpus: list[int]) -> list[float]:
+    def cpu_times(self, cpus: list[int]) -> list[float | str]:
         times = self.host.cpu_times(tuple(cpus))
-        return [times.busy_s, times.steal_s]
+        return [times.busy_s, times.steal_s, times.clock]
 
 
 def answer(agent: Agent, request: dict[str, Any]) -> dict[str, Any]:

@@ -99,6 +99,15 @@ def count_instructions(
     return Counting(counter=f"{version} callgrind", skipped=None, counts=tuple(counts))
 
 
+def counted_cell(cell: ExternalCell, counting: CountPlan) -> ExternalCell:
+    """The cell whose load command a count runs: the cell itself, at the plan's concurrency where it sets one."""
+    if counting.concurrency is None:
+        return cell
+    if "concurrency" not in type(cell).model_fields:
+        raise BenchError(f"cell {cell.name} has no concurrency to count at (counting.concurrency is for ab cells)")
+    return cell.model_copy(update={"concurrency": counting.concurrency})
+
+
 def _count_one(
     hosts: Placement,
     recipe: Recipe,
@@ -131,9 +140,10 @@ def _count_one(
                 hosts, recipe, subject, values, slow, stack, run_dir, wrapper(dumps), f"{subject.name}-callgrind"
             )
             server = started.server
-            argv = cell_argv(server, subject, cell, counting.requests, settings, host.address)
+            counted = counted_cell(cell, counting)
+            argv = cell_argv(server, subject, counted, counting.requests, settings, host.address)
             if counting.warmup_requests:
-                warmup = cell_argv(server, subject, cell, counting.warmup_requests, settings, host.address)
+                warmup = cell_argv(server, subject, counted, counting.warmup_requests, settings, host.address)
                 _load(hosts, server, warmup, settings)
             for _ in range(counting.batches):
                 checkpoint()

@@ -28,7 +28,7 @@ from benchsite.results.published import Published
 from benchsite.results.store import write_text
 from benchsite.results.view import RunView
 from benchsite.tools import AnyCell, AnyResult, parse_report
-from benchsite.tools.base import ExternalCell, Repetition
+from benchsite.tools.base import BusyClock, ExternalCell, Repetition
 from benchsite.tools.client import ClientCell
 
 
@@ -92,6 +92,7 @@ def measure(
             started_after_s=started_after_s,
             steal_s=None,
             other_busy_s=None,
+            other_busy_clock=None,
             disturbed=False,
         )
     backends = {name: process for name, process in (backends or {}).items() if process is not server}
@@ -102,11 +103,13 @@ def measure(
     machine = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - machine_before
     cpu_after = server.tree_cpu()
     server_cpu_s, clock = cpu_between(cpu_before, cpu_after)  # a child that exited takes its CPU along
-    backend_cpu_s = {
-        name: round(cpu_between(backends_before[name], process.tree_cpu())[0], 9) for name, process in backends.items()
-    }
+    backend_cpu = {name: cpu_between(backends_before[name], process.tree_cpu()) for name, process in backends.items()}
+    backend_cpu_s = {name: round(seconds, 9) for name, (seconds, _) in backend_cpu.items()}
+    backend_clocks = [backend_clock for _, backend_clock in backend_cpu.values()]
     steal_s = round(max(0.0, machine.steal_s), 3)
-    other_busy_s = round(max(0.0, machine.busy_s - server_cpu_s - run.cpu_s - sum(backend_cpu_s.values())), 3)
+    other_busy_s = round(max(0.0, machine.busy_s - server_cpu_s - run.cpu_s - sum(backend_cpu_s.values())), 6)
+    exact = machine.clock == "cpuacct" and clock == "schedstat" and all(c == "schedstat" for c in backend_clocks)
+    other_busy_clock: BusyClock = "cpuacct" if exact else "ticks"
     write_text(run_dir / raw_output, run.stdout)
     result: AnyResult | None = None
     error = None
@@ -138,7 +141,8 @@ def measure(
         started_after_s=started_after_s,
         steal_s=steal_s,
         other_busy_s=other_busy_s,
-        disturbed=settings.disturbed(other_busy_s + steal_s, run.wall_s),
+        other_busy_clock=other_busy_clock,
+        disturbed=settings.disturbed(other_busy_s + steal_s, run.wall_s, other_busy_clock),
     )
 
 

@@ -325,8 +325,8 @@ class RemoteHost:
         return ToolRun(**found)
 
     def cpu_times(self, cpus: tuple[int, ...]) -> CpuTimes:
-        busy, steal = self.session.call("cpu_times", cpus=list(cpus))
-        return CpuTimes(float(busy), float(steal))
+        busy, steal, clock = self.session.call("cpu_times", cpus=list(cpus))
+        return CpuTimes(float(busy), float(steal), "cpuacct" if clock == "cpuacct" else "ticks")
 
 
 def reachable(entry: HostEntry, role: str) -> None:

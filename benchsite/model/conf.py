@@ -13,7 +13,11 @@ from pydantic import Field, StringConstraints, model_validator
 from benchsite.model.counting import CountPlan, FlamePlan
 from benchsite.records import Name, Port, Record, Seq, Text
 from benchsite.tools import TOOLS, AnyCell
-from benchsite.tools.base import LoadTool
+from benchsite.tools.base import BusyClock, LoadTool
+
+# Below this much of others' CPU time, /proc/stat's 10 ms ticks on two CPUs (read before and after a
+# repetition) are all an interference counted in ticks measures.
+TICKS_FLOOR_S = 0.1
 
 # A release as PyPI numbers it: 3.2.4, 17.2.0.post0, 1.0rc1.
 Release = Annotated[str, StringConstraints(pattern=r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?$", max_length=32)]
@@ -72,6 +76,8 @@ PROFILE_DEFAULTS: dict[str, Any] = {
     "counting": None,
 }
 
+COUNTING_DEFAULTS: dict[str, Any] = {"concurrency": None}
+
 
 class Settings(Record):
     """Machine-level knobs from conf/<recipe>.toml [settings]."""
@@ -88,8 +94,9 @@ class Settings(Record):
     interleave: Literal["cell", "subject"]
     # Interference: a repetition is disturbed when the CPU time others took on the pinned CPUs (their busy
     # time not spent by the run's own processes, plus steal) exceeds disturbed_share of its wall time and
-    # disturbed_floor_s (below it, /proc/stat's 10 ms ticks on two CPUs are all it measures). The defaults
-    # come from the committed calibration runs of a quiet machine: they mark 0.75 % of those repetitions.
+    # disturbed_floor_s, or TICKS_FLOOR_S where any of it came in clock ticks. The share's default marks 0.75 %
+    # of the committed calibration runs' repetitions (tick-counted) on a quiet machine; counted in nanoseconds,
+    # others take 5 to 20 ms of a quiet 0.2 s repetition (the harness, the kernel's threads), below the floor.
     disturbed_share: float = Field(gt=0, le=2)
     disturbed_floor_s: float = Field(ge=0, le=60)
     # A run with more than this share of its repetitions disturbed was measured on a busy machine: kept and
@@ -98,11 +105,12 @@ class Settings(Record):
     # Before a run: how long to wait for a busy machine to settle (0: do not wait).
     settle_wait_s: float = Field(ge=0, le=3600)
 
-    def disturbed(self, interference_s: float | None, wall_s: float) -> bool:
-        """Whether a repetition with this much of others' CPU time on its CPUs was disturbed."""
+    def disturbed(self, interference_s: float | None, wall_s: float, clock: BusyClock | None) -> bool:
+        """Whether a repetition with this much of others' CPU time on its CPUs, counted by `clock`, was disturbed."""
         if interference_s is None:
             return False  # not recorded: nothing to say it was
-        return interference_s > self.disturbed_floor_s and interference_s > self.disturbed_share * wall_s
+        floor = self.disturbed_floor_s if clock == "cpuacct" else max(self.disturbed_floor_s, TICKS_FLOOR_S)
+        return interference_s > floor and interference_s > self.disturbed_share * wall_s
 
     @model_validator(mode="after")
     def _known_tools(self) -> Settings:
@@ -127,7 +135,7 @@ SETTINGS_DEFAULTS: dict[str, Any] = {
     "tool_paths": {},
     "interleave": "cell",
     "disturbed_share": 0.25,
-    "disturbed_floor_s": 0.1,
+    "disturbed_floor_s": 0.02,
     "busy_share": 0.25,
     "settle_wait_s": 30.0,
 }
@@ -171,7 +179,15 @@ class ConfFile(Record):
         profiles = data.get("profiles")
         if isinstance(profiles, dict):
             data["profiles"] = {
-                name: {**PROFILE_DEFAULTS, **table, "name": name} if isinstance(table, dict) else table
+                name: _profile_filled(name, table) if isinstance(table, dict) else table
                 for name, table in profiles.items()
             }
         return data
+
+
+def _profile_filled(name: str, table: dict[str, Any]) -> dict[str, Any]:
+    """A profile's table with the defaults of what it leaves out, its counting plan's too."""
+    filled = {**PROFILE_DEFAULTS, **table, "name": name}
+    if isinstance(filled["counting"], dict):
+        filled["counting"] = {**COUNTING_DEFAULTS, **filled["counting"]}
+    return filled

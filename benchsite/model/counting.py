@@ -21,7 +21,11 @@ from benchsite.tools.base import Count, Positive
 class CountPlan(Record):
     """[profiles.NAME.counting]: which cells to count, in how many batches of how many requests."""
 
-    cells: Seq[Name] = Field(min_length=1)  # each counted with its own load-tool argv (ab at -c 1 is best)
+    cells: Seq[Name] = Field(min_length=1)  # each counted with its own load-tool argv
+    # Count at this concurrency instead of the cell's own (None: the cell's): one request at a time, an
+    # evented or threaded server does the same work for every request; at -c 10 it serves a varying number
+    # of them per wake-up, and its batches' counts spread by several per cent.
+    concurrency: int | None = Field(ge=1, le=1000)
     batches: int = Field(ge=3, le=50)
     requests: int = Field(ge=10, le=100_000)  # per batch (under callgrind a server serves ~40-100 req/s)
     warmup_requests: int = Field(ge=0, le=100_000)

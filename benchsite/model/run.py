@@ -1,4 +1,4 @@
-"""What a run stores: data/<recipe>/<run-id>/run.json, format version 9.
+"""What a run stores: data/<recipe>/<run-id>/run.json, format version 10.
 
 One document per run: the effective profile and settings, the machine, every subject with
 its verification and its cells, every repetition with its exact argv, the path of its raw
@@ -43,7 +43,9 @@ from benchsite.tools.base import Count, Positive, Repetition
 #    load_cpu (was tool_cpu, as the load CPU time load_cpu_s)
 # 9  the file is compact: each cell's repetitions stored as columns, one list per field (model/columns.py),
 #    and no indentation; read back, they are rows as before
-FORMAT_VERSION: Literal[9] = 9
+# 10 each repetition's interference says its clock (other_busy_clock: "cpuacct", nanoseconds, or "ticks",
+#    as every run before); a counting plan may count at a concurrency of its own (concurrency; None before)
+FORMAT_VERSION: Literal[10] = 10
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -192,7 +194,7 @@ class Rounds(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[9]
+    format_version: Literal[10]
     recipe: Name
     title: Text
     run_id: RunId

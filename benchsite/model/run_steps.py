@@ -299,3 +299,29 @@ def run_v7_to_v8(data: dict[str, Any]) -> dict[str, Any]:
         "profile": renamed(data["profile"], "repetitions", "rounds"),
         "settings": renamed(data["settings"], "tool_cpu", "load_cpu"),
     }
+
+
+def _repetition_v9_to_v10(rep: dict[str, Any]) -> dict[str, Any]:
+    return {**rep, "other_busy_clock": None if rep["other_busy_s"] is None else "ticks"}
+
+
+def run_v9_to_v10(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 9 to 10: each repetition's interference says its clock (every earlier one: ticks, or None where
+    none was recorded); a counting plan may set a concurrency (None before: each cell's own)."""
+    profile = data["profile"]
+    counting = profile["counting"]
+    return {
+        **data,
+        "format_version": 10,
+        "profile": {**profile, "counting": None if counting is None else {**counting, "concurrency": None}},
+        "subjects": [
+            {
+                **subject,
+                "cells": [
+                    {**cell, "repetitions": [_repetition_v9_to_v10(rep) for rep in cell["repetitions"]]}
+                    for cell in subject["cells"]
+                ],
+            }
+            for subject in data["subjects"]
+        ],
+    }

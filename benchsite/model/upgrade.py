@@ -27,6 +27,7 @@ from benchsite.model.run_steps import (
     run_v6_to_v7,
     run_v7_to_v8,
     run_v8_to_v9,
+    run_v9_to_v10,
 )
 from benchsite.records import read_toml
 
@@ -41,6 +42,7 @@ _RUN_STEPS: dict[int, Step] = {
     6: run_v6_to_v7,
     7: run_v7_to_v8,
     8: run_v8_to_v9,
+    9: run_v9_to_v10,
 }
 
 

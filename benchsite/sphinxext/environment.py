@@ -9,7 +9,7 @@ from pathlib import Path
 from docutils import nodes
 
 from benchsite.errors import BenchError
-from benchsite.model.conf import Settings
+from benchsite.model.conf import TICKS_FLOOR_S, Settings
 from benchsite.model.overhead import OVERHEAD_DIR, OVERHEAD_FILE
 from benchsite.model.portable import shown_command
 from benchsite.model.run import Environment, Origin, RunDocument
@@ -43,7 +43,7 @@ class BenchEnvironment(BenchDirective):
             ["Order within a round", _interleave(settings)],
             ["The machine before the run", run.machine_check.summary() if run.machine_check else "not checked"],
             ["Other work on the measured CPUs", _other_work(run)],
-            ["Disturbed repetitions", f"{view.interference_said()}; {_disturbed_rule(settings)}"],
+            ["Disturbed repetitions", f"{view.interference_said()}; {_disturbed_rule(run)}"],
             ["CPU pinning", _pinning(settings)],
             [
                 "Load tool socket timeout / run time limit",
@@ -111,10 +111,14 @@ def _other_work(run: RunDocument) -> str:
     )
 
 
-def _disturbed_rule(settings: Settings) -> str:
+def _disturbed_rule(run: RunDocument) -> str:
+    settings = run.settings
+    clocks = {rep.other_busy_clock for s in run.subjects for c in s.cells for rep in c.repetitions}
+    floor = settings.disturbed_floor_s if clocks == {"cpuacct"} else max(settings.disturbed_floor_s, TICKS_FLOOR_S)
+    counted = "counted in nanoseconds" if clocks == {"cpuacct"} else "in 10 ms clock ticks"
     return (
         f"a repetition is disturbed when others took more than {100 * settings.disturbed_share:g} % of its wall "
-        f"time and {settings.disturbed_floor_s:g} s of CPU on the measured CPUs; a run with more than "
+        f"time and {floor:g} s of CPU on the measured CPUs ({counted}); a run with more than "
         f"{100 * settings.busy_share:g} % of them disturbed was measured on a busy machine"
     )
 

@@ -44,6 +44,19 @@ def _row(row: WorkRow) -> list[str | nodes.Node]:
     ]
 
 
+def _concurrency_said(view: RunView) -> str:
+    """Where the counts ran at a concurrency of their own: what that means for the columns beside them."""
+    plan = view.run.profile.counting
+    if plan is None or plan.concurrency is None:
+        return ""
+    return (
+        f" The batches run at -c {plan.concurrency}, not at the cell's own concurrency: one request at a time, an "
+        "evented or threaded server does the same work for each, where several at once are served a varying "
+        "number per wake-up. The timed columns are the cell's own, so the last one divides the cell's user time "
+        f"by the work of a request served at -c {plan.concurrency}."
+    )
+
+
 def why_sentence(ratio: WorkRatio, labels: dict[str, str]) -> str:
     """What the work ratio says about the timed one: the parts each request's time is made of."""
     more, less = labels.get(ratio.more, ratio.more), labels.get(ratio.less, ratio.less)
@@ -104,6 +117,7 @@ class BenchWork(BenchDirective):
             "of requests"
             + (f" (one batch: {shown_command(first.argv)})" if first else "")
             + ". Instructions are the server's own user-space work: they do not move with the machine's load."
+            + _concurrency_said(view)
         )
         headers = (
             "Subject",

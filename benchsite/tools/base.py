@@ -67,6 +67,10 @@ def build_report(record: type[R], values: dict[str, Any], error: type[BenchError
         raise error(f"{tool} output has an impossible {where} ({first['input']!r}: {first['msg'].lower()})") from None
 
 
+# Where a repetition's interference (others' busy CPU time) was counted: nanoseconds, or clock ticks.
+BusyClock = Literal["cpuacct", "ticks"]
+
+
 class Repetition(Record, Generic[ResultT]):
     """One measured run of one cell: the exact argv, the CPU it cost, the raw output parsed."""
 
@@ -91,6 +95,10 @@ class Repetition(Record, Generic[ResultT]):
     started_after_s: Positive | None  # seconds after the run started
     steal_s: Positive | None  # CPU time the hypervisor gave to others, on the measured CPUs
     other_busy_s: Positive | None  # busy CPU time on the measured CPUs not spent by this run's processes
+    # Its clock: "cpuacct" where the machine's busy time and every process's own were counted in nanoseconds,
+    # "ticks" where any of them came in 10 ms clock ticks (every run before format version 10); None with
+    # other_busy_s.
+    other_busy_clock: BusyClock | None
     # Others took more CPU time on the measured CPUs than the run's settings allow (settings.disturbed): its
     # figures are kept and shown, but intervals and claims leave it out and its round is measured again.
     disturbed: bool

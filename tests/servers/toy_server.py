@@ -1,13 +1,14 @@
 """A tiny real HTTP server for the tests' bad-input recipes.
 
 Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--exit-under-valgrind] [--hang-on-term]
-                           [--slow-term SECONDS] [--lose-first-term]
+                           [--slow-term SECONDS] [--lose-first-term] [--one-thread]
 --hang-after N answers the first N requests, then accepts connections and never answers;
 --exit-under-valgrind exits at once with code 3 when it runs under Valgrind (whose preload it sees);
 --hang-on-term takes SIGTERM, closes its socket and then never exits (as a server stuck in its shutdown);
 --slow-term SECONDS takes SIGTERM, closes its socket and exits that long after (a server with work to finish),
   logging both moments;
---lose-first-term ignores its first SIGTERM (as uWSGI can, during its start) and exits on the next, saying so.
+--lose-first-term ignores its first SIGTERM (as uWSGI can, during its start) and exits on the next, saying so;
+--one-thread answers every request on its main thread (no thread per connection, whose CPU time leaves with it).
 """
 
 import argparse
@@ -28,6 +29,7 @@ parser.add_argument("--exit-under-valgrind", action="store_true")
 parser.add_argument("--hang-on-term", action="store_true")
 parser.add_argument("--slow-term", type=float, default=0.0)
 parser.add_argument("--lose-first-term", action="store_true")
+parser.add_argument("--one-thread", action="store_true")
 options = parser.parse_args()
 if options.exit_under_valgrind and "vgpreload" in os.environ.get("LD_PRELOAD", ""):
     sys.exit(3)
@@ -51,7 +53,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", options.port), Handler)
+serving = http.server.HTTPServer if options.one_thread else http.server.ThreadingHTTPServer
+server = serving(("127.0.0.1", options.port), Handler)
 server.daemon_threads = True
 if options.hang_on_term:
 
