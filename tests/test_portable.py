@@ -11,7 +11,7 @@ from benchsite.model.portable import inferred_placeholders, make_portable, place
 from benchsite.model.upgrade import read_run
 from conftest import FIXTURES, REPO
 
-MACHINE_PATH = re.compile(r'"/(work|root|home|tmp)/')
+MACHINE_PATH = re.compile(r"(?<![\w.}/-])/(work|root|home|tmp)/")
 PRIVATE_ADDRESS = re.compile(r"(?<![\w.])(10\.\d+|192\.168|172\.(1[6-9]|2\d|3[01]))\.\d+\.\d+(?!\w)")
 
 
@@ -48,6 +48,14 @@ def test_another_hosts_address_becomes_a_placeholder_whole_and_only_there() -> N
         '{"server_hostname": "{host}", "argv": ["ab", "http://{host}:8080/"]}'
     )
     assert shown_command(["ab", "http://{host}:8080/"]) == "ab http://$SERVER_HOST:8080/"
+
+
+def test_a_users_home_folder_in_a_servers_log_becomes_a_placeholder() -> None:
+    log = "[INFO] Control socket listening at /root/.gunicorn/gunicorn.ctl\nkept: /home/ann.b/x and a/root/b /rooted/"
+    assert make_portable(log, {}) == (
+        "[INFO] Control socket listening at {home}/.gunicorn/gunicorn.ctl\nkept: {home}/x and a/root/b /rooted/"
+    )
+    assert shown_command(["{home}/.gunicorn/gunicorn.ctl"]) == "$HOME/.gunicorn/gunicorn.ctl"
 
 
 def test_commands_are_shown_with_portable_names() -> None:

@@ -218,7 +218,7 @@ def repetition_argv(
 
 @dataclass
 class Measuring:
-    """The measured rounds of one run: every cell `repetitions` times, then further rounds where needed."""
+    """The measured rounds of one run: every cell once a round for `rounds` rounds, then further ones where needed."""
 
     hosts: Placement
     recipe: Recipe

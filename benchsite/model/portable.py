@@ -15,6 +15,8 @@ from pathlib import Path
 
 # The temporary folder a run's servers work in (tempfile's names: letters, digits, underscores).
 WORKROOT = re.compile(r"/tmp/benchsite-[A-Za-z0-9_]+")
+# A user's home folder in a server's log ("Control socket listening at /root/.gunicorn/gunicorn.ctl").
+HOME = re.compile(r"(?<![\w.}/-])(?:/root|/home/[\w.-]+)(?=/)")
 # "CPython 3.11.7 (/path/to/.venv/bin/python3)": the interpreter path recorded by the first runs.
 _RECORDED_PYTHON = re.compile(r'"python": "[^"(]*\((/[^)"]+)\)"')
 _SITE_PACKAGES = re.compile(r"/\.venv/lib/python3\.\d+/site-packages")
@@ -33,6 +35,7 @@ SHOWN = {
     "{repo}": "$REPO",
     "{sweep}": "build/sweep",
     "{variants}": "build/variants",
+    "{home}": "$HOME",
 }
 
 
@@ -72,13 +75,14 @@ def inferred_placeholders(text: str) -> dict[str, str]:
 
 
 def make_portable(text: str, placeholders: Mapping[str, str]) -> str:
-    """The text with every known path or address replaced by its placeholder, longest first."""
+    """The text with every known path or address replaced by its placeholder, longest first, then any
+    user's home folder left by {home}."""
     for known in sorted(placeholders, key=len, reverse=True):
         if known.startswith("/"):
             text = text.replace(known, placeholders[known])
         else:  # an address: whole, so 10.0.0.1 leaves 10.0.0.12 alone
             text = re.sub(rf"(?<![\w.]){re.escape(known)}(?![\w])", placeholders[known], text)
-    return text
+    return HOME.sub("{home}", text)
 
 
 def shown_command(argv: tuple[str, ...] | list[str]) -> str:

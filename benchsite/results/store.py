@@ -169,11 +169,13 @@ def write_portable(path: Path, document: dict[str, Any], placeholders: Mapping[s
         write_json(path, portable)
 
 
-def make_files_portable(run_dir: Path, placeholders: Mapping[str, str]) -> None:
-    """The same for the run's text files beside the document: configs, logs, the tools' outputs.
+def make_files_portable(run_dir: Path, placeholders: Mapping[str, str]) -> int:
+    """The same for the run's text files beside the document: configs, logs, the tools' outputs; how many
+    changed.
 
     Only paths and the server host's address change in a tool's output; its figures stay as it printed them.
     """
+    changed = 0
     for path in [*run_dir.glob("configs/**/*"), *run_dir.glob("logs/*"), *run_dir.glob("raw/**/*")]:
         if not path.is_file():
             continue
@@ -184,3 +186,5 @@ def make_files_portable(run_dir: Path, placeholders: Mapping[str, str]) -> None:
         portable = make_portable(text, placeholders)
         if portable != text:
             path.write_text(portable, encoding="utf-8")
+            changed += 1
+    return changed

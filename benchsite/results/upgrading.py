@@ -59,12 +59,15 @@ def _upgraded_json(data_dir: Path) -> list[tuple[Path, str]]:
         else:
             current = read_overhead(data, path).to_json()
         placeholders = inferred_placeholders(text)
+        files = make_files_portable(path.parent, placeholders)
         if current == data and not placeholders:
+            if files:
+                upgraded.append((path.parent, f"machine paths replaced in {files} files beside {path.name}"))
             continue
         write_portable(path, read_form(current) if path.name == RUN_FILE else current, placeholders)
-        make_files_portable(path.parent, placeholders)
         old = data.get("format_version") if isinstance(data, dict) else None
-        upgraded.append((path, f"from format version {old}" + (", machine paths replaced" if placeholders else "")))
+        replaced = ", machine paths replaced" if placeholders or files else ""
+        upgraded.append((path, f"from format version {old}{replaced}"))
     return upgraded
 
 
