@@ -5,9 +5,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import resource
 import shlex
 import signal
 import subprocess
@@ -111,18 +109,12 @@ def docs(c: Context, data_dir: str = "", output: str = "", profile: str = "full"
 @reported
 def pdf(c: Context, output: str = "") -> None:
     """The whole site as one PDF with its charts (rinohtype's builder), from the committed data."""
-    from sphinx.cmd.build import build_main
+    from benchsite.commands.pdf import build_pdf
 
     target = Path(output).resolve() if output else _path(c, "docs_dir") / "_build" / "pdf"
-    target.mkdir(parents=True, exist_ok=True)
-    print("building the PDF (a few minutes; rinohtype's progress goes to pdf.log)", file=sys.stderr)
-    started = time.monotonic()
-    with (target / "pdf.log").open("w") as log, contextlib.redirect_stdout(log):
-        failed = build_main(["-q", "-t", "pdf", "-b", "rinoh", str(_path(c, "docs_dir")), str(target)]) != 0
-    if failed:
-        raise BenchError(f"the PDF build failed: see the messages above and {_shown(target / 'pdf.log')}")
-    took_s, peak_gb = time.monotonic() - started, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(f"wrote {_shown(target / 'benchmarks.pdf')} in {took_s:.0f} s, at most {peak_gb:.1f} GB in memory")
+    print("building the PDF (about two minutes; rinohtype's progress goes to pdf.log)", file=sys.stderr)
+    built = build_pdf(_path(c, "docs_dir"), target)
+    print(f"wrote {_shown(built.path)}: {built.pages} pages in {built.seconds:.0f} s, at most {built.peak_gb:.2f} GB")
 
 
 @task(help=HELP["serve"])

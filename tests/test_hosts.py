@@ -206,6 +206,13 @@ def test_a_host_that_was_never_set_up_says_how_to_set_it_up(lab: Lab, tmp_path: 
     assert "Traceback" not in result.stderr
 
 
+def _is_pip_installing(process: str) -> bool:
+    """Whether a 'PID command' line is pip itself installing (not the shell whose command line names it, which
+    starts while the venv is still being made)."""
+    _, program, *rest = process.split(" ")
+    return Path(program).name.startswith("python") and "pip install" in " ".join(rest)
+
+
 def test_ctrl_c_during_a_hosts_remote_install_stops_the_install_there(lab: Lab, tmp_path: Path) -> None:
     fresh = tmp_path / "fresh-project"  # a folder of its own on the server host: it installs again
     setup = subprocess.Popen(
@@ -217,7 +224,7 @@ def test_ctrl_c_during_a_hosts_remote_install_stops_the_install_there(lab: Lab, 
     )
     try:
         deadline = time.monotonic() + 60
-        while not any("pip install" in line for line in lab.server.leftovers()):
+        while not any(_is_pip_installing(line) for line in lab.server.leftovers()):
             assert setup.poll() is None and time.monotonic() < deadline, "no pip install started on the server host"
             time.sleep(0.05)
         os.killpg(setup.pid, signal.SIGINT)  # as a Ctrl-C in the terminal reaches the whole group

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -353,3 +354,20 @@ def test_a_printed_page_gets_each_flame_graph_as_a_png_made_from_its_svg(tmp_pat
     assert len(uris) == len(svgs) >= 2 and all(uri.endswith(".png") for uri in uris)
     for uri in uris:
         assert Path(uri).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_pdf_keeps_no_style_value_of_an_earlier_passs_containers() -> None:
+    from rinoh.layout import Container
+    from rinoh.style import Styled
+
+    from benchsite.sphinxext.pdf_template import STYLE_CACHE, forget_placed_pages
+
+    class Element(Styled):
+        pass
+
+    element = Element()
+    placed = Container.__new__(Container)  # one of a rendered page's containers (no page needed here)
+    setattr(element, STYLE_CACHE, {("font_size", placed): 10, ("font_size", None): 9})
+    document = SimpleNamespace(page_elements={"%index": "a page of the last pass"})
+    forget_placed_pages(document)  # type: ignore[arg-type]
+    assert getattr(element, STYLE_CACHE) == {("font_size", None): 9} and document.page_elements == {}

@@ -28,6 +28,7 @@ from fabric import Connection
 from benchsite.errors import BenchError
 from benchsite.harness.environment import git_commit, utc_now
 from benchsite.harness.remote import connect
+from benchsite.harness.signals import checkpoint
 from benchsite.harness.sync import SYNC_RECORD, project_digest, project_files
 from benchsite.model.hosts import HostEntry
 from benchsite.usercache import user_cache
@@ -44,6 +45,7 @@ def _remote(connection: Connection, command: str, what: str, entry: HostEntry) -
     terminal, so that a Ctrl-C here reaches it there (Fabric sends one down the terminal): without one, Fabric
     waits for the command to end, a minute of pip install on a slow host."""
     result = connection.run(command, hide=True, warn=True, in_stream=False, pty=True)
+    checkpoint()  # Fabric keeps waiting after it passes a Ctrl-C on: one the host missed still stops us here
     if not result.ok:
         lines = [line for line in (result.stderr + result.stdout).splitlines() if line.strip()]
         raise BenchError(

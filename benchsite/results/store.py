@@ -53,6 +53,11 @@ def load_view(path: Path) -> RunView:
     return _VIEWS[key]
 
 
+def forget_views() -> None:
+    """Let go of every cached view (a build that has read its pages and needs the memory for writing)."""
+    _VIEWS.clear()
+
+
 def reparse_mismatches(run: RunDocument) -> list[str]:
     """The repetitions whose raw output no longer parses to the result stored beside it (none: all agree)."""
     problems = []

@@ -6,14 +6,17 @@ Enable it with ``extensions = ["benchsite.sphinxext"]``; ``bench_data_dir``
 
 from __future__ import annotations
 
+import gc
 import hashlib
 from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
 from sphinx.config import Config
+from sphinx.environment import BuildEnvironment
 
 from benchsite import __version__
+from benchsite.results.store import forget_views
 from benchsite.sphinxext.answer import BenchAnswer
 from benchsite.sphinxext.base import BenchRecipe
 from benchsite.sphinxext.calibration import BenchCalibration
@@ -106,6 +109,14 @@ def resolve_paths(app: Sphinx, config: Config) -> None:
     config["bench_code_digest"] = digest.hexdigest()[:16]
 
 
+def let_go_of_runs(app: Sphinx, env: BuildEnvironment) -> None:
+    """Once every page is read, before the PDF is typeset: the runs the pages were made of are read again by
+    nothing, and rinohtype's layout needs the memory."""
+    if app.builder.format == "pdf":
+        forget_views()
+        gc.collect()
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("bench_data_dir", "../data", "env", types=[str])
     app.add_config_value("bench_recipes_dir", "../recipes", "env", types=[str])
@@ -138,6 +149,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     setup_listings(app)
     setup_exports(app)
     app.connect("config-inited", resolve_paths)
+    app.connect("env-updated", let_go_of_runs)
     app.connect("doctree-resolved", for_other_builders)
     app.connect("doctree-resolved", without_data_attributes)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

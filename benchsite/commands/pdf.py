@@ -1,0 +1,41 @@
+"""`invoke pdf`: the whole site as one PDF (rinohtype's Sphinx builder), with what it took to make it."""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchsite.errors import BenchError
+
+PDF_FILE = "benchmarks.pdf"  # the target docs/conf.py names
+LOG_FILE = "pdf.log"
+
+
+@dataclass(frozen=True)
+class PdfBuilt:
+    """A PDF built: where, how many pages, in how long, at what peak memory of the build."""
+
+    path: Path
+    pages: int
+    seconds: float
+    peak_gb: float
+
+
+def build_pdf(docs_dir: Path, target: Path) -> PdfBuilt:
+    """Build the PDF into `target` (rinohtype's progress goes to pdf.log there); a failure is one line."""
+    from sphinx.cmd.build import build_main
+
+    from benchsite.sphinxext.pdf_template import page_count
+
+    target.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with (target / LOG_FILE).open("w") as log, contextlib.redirect_stdout(log):
+        failed = build_main(["-q", "-t", "pdf", "-b", "rinoh", str(docs_dir), str(target)]) != 0
+    if failed:
+        raise BenchError(f"the PDF build failed: see the messages above and {target / LOG_FILE}")
+    seconds = time.monotonic() - started
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux counts it in KiB
+    return PdfBuilt(target / PDF_FILE, page_count(target / PDF_FILE), seconds, peak_gb)
