@@ -28,8 +28,6 @@ def build_pdf(docs_dir: Path, target: Path) -> PdfBuilt:
     """Build the PDF into `target` (rinohtype's progress goes to pdf.log there); a failure is one line."""
     from sphinx.cmd.build import build_main
 
-    from benchsite.sphinxext.pdf_template import page_count
-
     target.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with (target / LOG_FILE).open("w") as log, contextlib.redirect_stdout(log):
@@ -39,3 +37,10 @@ def build_pdf(docs_dir: Path, target: Path) -> PdfBuilt:
     seconds = time.monotonic() - started
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux counts it in KiB
     return PdfBuilt(target / PDF_FILE, page_count(target / PDF_FILE), seconds, peak_gb)
+
+
+def page_count(pdf: Path) -> int:
+    """How many pages a PDF has (read by rinohtype's own PDF reader)."""
+    from rinoh.backend.pdf.reader import PDFReader
+
+    return int(PDFReader(str(pdf)).catalog["Pages"]["Count"])

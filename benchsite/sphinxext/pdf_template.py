@@ -15,10 +15,8 @@ dropped before each pass: none of them can be hit again, as a pass places everyt
 from __future__ import annotations
 
 import gc
-from pathlib import Path
 from typing import Any
 
-from rinoh.backend.pdf.reader import PDFReader
 from rinoh.layout import Container
 from rinoh.reference import DOCUMENT_TITLE, PAGE_NUMBER, SECTION_TITLE, Field
 from rinoh.style import Styled
@@ -52,11 +50,6 @@ def forget_placed_pages(document: Book) -> None:
             cache = found.__dict__[STYLE_CACHE]
             for key in [key for key in cache if any(isinstance(part, Container) for part in key)]:
                 del cache[key]
-
-
-def page_count(pdf: Path) -> int:
-    """How many pages a PDF has (read by rinohtype's own PDF reader)."""
-    return int(PDFReader(str(pdf)).catalog["Pages"]["Count"])
 
 
 def pdf_template() -> TemplateConfiguration:
