@@ -38,6 +38,7 @@ class Ahead:
         self._taken: set[str] = set()
         self._pool: ThreadPoolExecutor | None = None
         self.took_s: dict[str, float] = {}  # each job made, and how long it took (the session's summary says)
+        self.waited_s = 0.0  # how long the tests beyond the unit tier waited for the jobs to end
 
     def add(self, name: str, job: Job) -> None:
         self._jobs[name] = job
@@ -63,11 +64,15 @@ class Ahead:
 
     def finish(self) -> None:
         """Wait until no job runs: each one not yet begun is made here, beside the one the thread makes."""
+        started = time.monotonic()
+        running = any(not future.done() for future in self._started.values())
         for name, future in self._started.items():
             if future.cancel():
                 self._started[name] = _made_here(lambda name=name: self._timed(name))
         for future in self._started.values():
             future.exception()  # waits; the error, if any, goes to the fixture that takes the result
+        if running:
+            self.waited_s += time.monotonic() - started
 
     def take(self, name: str) -> Any:
         """The job's result (made now if it was never started); its error is raised here."""

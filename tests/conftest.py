@@ -103,7 +103,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
         terminalreporter.write_line(kept)
     if AHEAD.took_s:  # what a fresh machine's first run spends more time on
         made = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in AHEAD.took_s.items())
-        terminalreporter.write_line(f"set-up made beside the tests: {made}")
+        waited = f"; the tests beyond the unit tier waited {AHEAD.waited_s:.0f} s for it" if AHEAD.waited_s >= 1 else ""
+        terminalreporter.write_line(f"set-up made beside the tests: {made}{waited}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
