@@ -296,6 +296,15 @@ def hosts_setup(c: Context, hosts: str, offline: bool = False) -> None:
     print(f"ready: .venv/bin/invoke recipe NAME --hosts {shlex.quote(hosts)}", file=sys.stderr)
 
 
+@task
+@reported
+def wheels(c: Context) -> None:
+    """Build the wheels a second host installs from (`hosts-setup --offline`, the tests' two-host lab), once."""
+    from benchsite.harness.provision import build_wheels
+
+    print(f"wheels ready in {_shown(build_wheels(ROOT))}", file=sys.stderr)
+
+
 @task(help=HELP["add_run"])
 @reported
 def add_run(c: Context, path: str, data_dir: str = "") -> None:
@@ -373,6 +382,7 @@ ns = Collection(
     setup,
     byo,
     hosts_setup,
+    wheels,
     sweep_envs,
 )
 ns.configure(
