@@ -4,6 +4,7 @@ beside the timed server CPU of the same cell and, with :more: and :less:, the ra
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -42,6 +43,13 @@ def _row(row: WorkRow) -> list[str | nodes.Node]:
         "—" if split is None else f"{split.user_us:,.0f} + {split.kernel_us:,.0f}",
         "—" if row.user_ns_per_instruction is None else f"{row.user_ns_per_instruction:.3f}",
     ]
+
+
+def latest_counted(views: Sequence[RunView]) -> RunView | None:
+    """A machine's latest run that counted instructions (a count is exact in one run, and the latest counts as
+    the method now does); None where none did."""
+    counted = [view for view in views if view.run.counting is not None and view.run.counting.counts]
+    return max(counted, key=lambda view: view.run.run_id) if counted else None
 
 
 def _concurrency_said(view: RunView) -> str:
@@ -138,21 +146,20 @@ class BenchWork(BenchDirective):
         return out
 
     def _counted_view(self) -> RunView:
-        """The run named by :run:, else the reference machine's best-evidenced run that counted, else its
-        best-evidenced run."""
+        """The run named by :run:, else the reference machine's latest run that counted (a count is exact in
+        one run, and the latest counts as the method now does), else its best-evidenced run."""
         if self.options.get("run"):
             return self.load_view()
         views = self.machine_runs()[0].views
-        counted = [view for view in views if view.run.counting is not None and view.run.counting.counts]
-        return best_evidenced(counted or views)
+        return latest_counted(views) or best_evidenced(views)
 
     def _across_machines(self) -> list[nodes.Node]:
         """Each machine's best-evidenced counted run side by side, where more than one machine counted."""
         latest = []
         for group in self.machine_runs():
-            counted = [v for v in group.views if v.run.counting is not None and v.run.counting.counts]
-            if counted:
-                latest.append((group.label, best_evidenced(counted)))
+            counted = latest_counted(group.views)
+            if counted is not None:
+                latest.append((group.label, counted))
         if len(latest) < 2:
             return []
         keys = list(dict.fromkeys((c.subject, c.cell) for _, v in latest for c in v.run.counting.counts))  # type: ignore[union-attr]
