@@ -98,7 +98,7 @@ def test_a_hog_marks_nearly_every_short_repetition_and_the_run_busy_and_a_quiet_
     quiet_reps, hogged_reps = _first_rounds(quiet.run), _first_rounds(hogged.run)
     assert len(quiet_reps) == len(hogged_reps) == 8 and all(rep.wall_s < 0.6 for rep in quiet_reps)
     assert all(rep.other_busy_clock == "cpuacct" and rep.server_cpu_clock == "schedstat" for rep in hogged_reps)
-    assert sum(rep.disturbed for rep in hogged_reps) >= 7 and sum(rep.disturbed for rep in quiet_reps) <= 1
+    assert sum(rep.disturbed for rep in hogged_reps) >= 7 and not quiet.busy  # quiet: at most a quarter marked
     assert hogged.busy and hogged.run.rounds is not None and hogged.run.rounds.made == 5  # measured again
     assert "measured on a busy machine" in said and "leave it out" in said
     for subject in hogged.run.subjects:
