@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from benchsite.harness.hosts import on_this_machine
 from benchsite.harness.machine import cpu_times, cpuacct_covers_the_machine, cpuacct_ns
-from benchsite.harness.quiet import boost, governor
+from benchsite.harness.quiet import FIRST_LOOK_S, boost, governor, sample
 from benchsite.model.conf import SETTINGS_DEFAULTS, Settings
 from benchsite.model.run import RunDocument
 from benchsite.results.machines import by_machine
@@ -20,7 +21,7 @@ from benchsite.results.store import list_runs, load_view
 from benchsite.results.view import RunView
 from benchsite.tools.base import Repetition
 from committed import COMMITTED_DATA
-from conftest import ToyRecipes, cpu_hog, run_invoke, toy_subject
+from conftest import REPO, ToyRecipes, cpu_hog, run_invoke, toy_subject
 
 # Repetitions of about 0.3 s (2,000 requests to a one-thread toy server at ab -c 1, whose CPU is counted per
 # thread in nanoseconds), four rounds of two subjects, then up to one further round: a hog on the servers' CPU
@@ -136,6 +137,16 @@ def test_the_floor_is_lower_where_others_time_was_counted_in_nanoseconds() -> No
     assert not rule.disturbed(0.06, 0.2, None) and not rule.disturbed(None, 0.2, "cpuacct")
     assert not rule.disturbed(0.015, 0.04, "cpuacct")  # over a quarter of a tiny repetition, under the floor
     assert rule.disturbed(0.15, 0.3, "ticks") and not rule.disturbed(0.05, 0.3, "cpuacct")  # under a quarter
+
+
+def test_the_first_look_lasts_what_the_machines_busy_clock_needs() -> None:
+    """A tenth of a second where busy time comes in nanoseconds, a quarter where it comes in 10 ms ticks."""
+    settings = Settings.from_json(SETTINGS_DEFAULTS, "defaults")
+    hosts = on_this_machine(REPO)
+    clock = hosts.cpu_times(settings.server_cpu, settings.load_cpu).clock
+    found = sample(hosts, settings, 0.0, seconds=None)
+    assert found.sample_s >= FIRST_LOOK_S[clock] and found.cpus == (settings.server_cpu, settings.load_cpu)
+    assert FIRST_LOOK_S["ticks"] / 0.01 >= 25  # a tick is at most 4 % of the look
 
 
 def test_cpuacct_is_read_only_where_it_counts_the_whole_machine(tmp_path: Path) -> None:

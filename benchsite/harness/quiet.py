@@ -1,5 +1,5 @@
 """Before a run: is the machine quiet? Load, others' CPU time on the CPUs the run pins, steal, and the
-frequency policy (after pyperf's `system show`): a quarter-second look, then, where that look finds others
+frequency policy (after pyperf's `system show`): a short first look, then, where that look finds others
 at work, a full second's sample and a bounded wait for the machine to settle."""
 
 from __future__ import annotations
@@ -15,8 +15,11 @@ from benchsite.harness.hosts import LocalHost, Placement
 from benchsite.harness.machine import measured_cpus
 from benchsite.model.conf import Settings
 from benchsite.model.interference import MachineCheck
+from benchsite.tools.base import BusyClock
 
-FIRST_LOOK_S = 0.25  # enough to see a busy CPU (a 10 ms tick is 4 % of it); a quiet machine costs no more
+# The first look: long enough to resolve others at a few per cent of the run's CPUs. In /proc/stat's 10 ms
+# ticks a quarter second (a tick is 4 % of it); in cpuacct's nanoseconds a tenth is exact to far below that.
+FIRST_LOOK_S: dict[BusyClock, float] = {"ticks": 0.25, "cpuacct": 0.1}
 SAMPLE_S = 1.0  # every later sample: one that decides whether to wait
 NOT_EXPOSED = "not exposed"
 CPU_SYSFS = Path("/sys/devices/system/cpu")
@@ -71,13 +74,14 @@ def _primed() -> dict[int, psutil.Process]:
     return primed
 
 
-def sample(hosts: Placement, settings: Settings, waited_s: float, seconds: float = SAMPLE_S) -> MachineCheck:
-    """Others' CPU time on the run's CPUs over `seconds`, with the load average and frequency policy."""
+def sample(hosts: Placement, settings: Settings, waited_s: float, seconds: float | None = SAMPLE_S) -> MachineCheck:
+    """Others' CPU time on the run's CPUs over `seconds` (None: the first look's, for the clock busy time
+    comes from), with the load average and frequency policy."""
     local = isinstance(hosts.server, LocalHost) and hosts.one_machine
     primed = _primed() if local else {}
     before = hosts.cpu_times(settings.server_cpu, settings.load_cpu)
     started = time.monotonic()
-    time.sleep(seconds)
+    time.sleep(FIRST_LOOK_S[before.clock] if seconds is None else seconds)
     taken = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - before
     elapsed = time.monotonic() - started
     busy, steal = max(0.0, taken.busy_s) / elapsed, max(0.0, taken.steal_s) / elapsed
@@ -107,7 +111,7 @@ def check_machine(
     """The machine's state before a run; on a busy machine, wait up to settings.settle_wait_s (unless told not
     to) for others' CPU time on the run's CPUs to fall below the share that marks a repetition disturbed."""
     started = clock()
-    found = sample(hosts, settings, 0.0, FIRST_LOOK_S)
+    found = sample(hosts, settings, 0.0, seconds=None)  # the first look
     if found.quiet:
         return found
     found = sample(hosts, settings, 0.0)  # a second's look before calling the machine busy
