@@ -16,11 +16,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from scratch import make_session_scratch, remove_session_scratch
+from scratch import make_session_scratch, remove_session_scratch, write_bytecode
 
 from ahead import AHEAD, Job
 
 SCRATCH = make_session_scratch()  # before anything makes a temporary file
+write_bytecode()
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
