@@ -1,13 +1,14 @@
 """Set-up that runs no benchmark, made in the background while the unit tier runs.
 
-The unit tier (run first, see conftest) keeps one CPU busy for about 17 s and leaves the other idle. A test
-module registers here the slow set-up its fixture needs that measures nothing: building the committed site,
-setting up the two-host lab, making the sweep's release environments, asking every task for its help,
-running mypy. When the session's tests are known, the jobs their fixtures need start, longest first, one at
-a time, on a thread of their own. The first test outside the unit tier waits until every job is done,
-making the jobs not yet begun itself (two at once), so no benchmark ever shares the machine with them. A
-fixture takes its job's result, or has it made on the spot when the job was not started (a session of one
-module, say); a job's error is raised there.
+The unit tier (run first, see conftest) keeps one CPU busy and leaves the other idle. A test module registers
+here the slow set-up its fixture needs that measures nothing: building the committed site, setting up the
+two-host lab, making the sweep's release environments, asking every task for its help, running mypy. When
+the session's tests are known, the jobs their fixtures need start, longest first, two at a time, on threads
+of their own (one at a time left the first test beyond the unit tier waiting 6-10 s for the last of them:
+they wait on pip, sshd and the disk as much as on a CPU). That first test waits until every job is done,
+making the jobs not yet begun itself, so no benchmark ever shares the machine with them. A fixture takes
+its job's result, or has it made on the spot when the job was not started (a session of one module, say);
+a job's error is raised there.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ class Job:
 
 
 class Ahead:
-    """The registered jobs, those started, and the thread that makes them."""
+    """The registered jobs, those started, and the threads that make them."""
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 2) -> None:
+        self._threads = threads
         self._jobs: dict[str, Job] = {}
         self._started: dict[str, Future[Any]] = {}
         self._taken: set[str] = set()
@@ -50,7 +52,7 @@ class Ahead:
             key=lambda name: -self._jobs[name].seconds,
         )
         if wanted:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead")
+            self._pool = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="ahead")
             for name in wanted:
                 self._started[name] = self._pool.submit(self._timed, name)
         return wanted
@@ -63,7 +65,7 @@ class Ahead:
             self.took_s[name] = time.monotonic() - started
 
     def finish(self) -> None:
-        """Wait until no job runs: each one not yet begun is made here, beside the one the thread makes."""
+        """Wait until no job runs: each one not yet begun is made here, beside those the threads make."""
         started = time.monotonic()
         running = any(not future.done() for future in self._started.values())
         for name, future in self._started.items():
@@ -90,7 +92,7 @@ class Ahead:
 
     def close(self) -> None:
         """At the session's end: drop what was never begun, wait for the rest, undo what nobody took."""
-        dropped = {name for name, future in self._started.items() if future.cancel()}  # before the thread begins one
+        dropped = {name for name, future in self._started.items() if future.cancel()}  # before a thread begins one
         for name, future in self._started.items():
             close = self._jobs[name].close
             if name in dropped or name in self._taken or close is None:

@@ -29,7 +29,7 @@ def recorder(order: list[str], name: str) -> Job:
 
 
 def test_only_the_jobs_of_fixtures_in_use_start_and_the_longest_first() -> None:
-    ahead, order = Ahead(), []
+    ahead, order = Ahead(threads=1), []
     for name in ("first", "mid", "longest", "unused"):
         ahead.add(name, recorder(order, name))
     assert ahead.start({"mid_fixture", "longest_fixture", "first_fixture"}) == ["longest", "first", "mid"]
@@ -37,6 +37,16 @@ def test_only_the_jobs_of_fixtures_in_use_start_and_the_longest_first() -> None:
     while len(order) < 3 and time.monotonic() < deadline:  # the thread makes them one by one, in that order
         time.sleep(0.01)
     assert order == ["longest", "first", "mid"] and ahead.take("mid") == "MID"
+    ahead.close()
+
+
+def test_two_jobs_are_made_at_once() -> None:
+    ahead, both_began = Ahead(), threading.Barrier(2, timeout=5)  # each waits for the other to begin
+    for name in ("one", "two"):
+        ahead.add(name, Job(f"{name}_fixture", both_began.wait, seconds=1))
+    ahead.start({"one_fixture", "two_fixture"})
+    # With one thread, "one" would wait for "two" still queued behind it, and the barrier break after 5 s.
+    assert {ahead.take("one"), ahead.take("two")} == {0, 1}
     ahead.close()
 
 
@@ -48,7 +58,7 @@ def test_a_job_never_started_is_made_when_its_fixture_takes_it() -> None:
 
 
 def test_finish_makes_the_queued_jobs_itself_beside_the_thread() -> None:
-    ahead, gate, threads = Ahead(), threading.Event(), {}
+    ahead, gate, threads = Ahead(threads=1), threading.Event(), {}
 
     def held() -> None:
         threads["held"] = threading.current_thread().name
@@ -92,7 +102,7 @@ def test_what_no_fixture_took_is_undone_at_the_end_and_what_one_took_is_left_to_
 
 
 def test_a_job_still_queued_at_the_end_is_dropped_not_made() -> None:
-    ahead, gate, made = Ahead(), threading.Event(), []
+    ahead, gate, made = Ahead(threads=1), threading.Event(), []
     ahead.add("running", Job("running_fixture", lambda: gate.wait(5), seconds=2))
     ahead.add("queued", Job("queued_fixture", lambda: made.append("queued"), seconds=1, close=made.append))
     ahead.start({"running_fixture", "queued_fixture"})
