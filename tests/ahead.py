@@ -45,6 +45,11 @@ class Ahead:
     def add(self, name: str, job: Job) -> None:
         self._jobs[name] = job
 
+    @property
+    def fixtures(self) -> set[str]:
+        """The fixtures that take a job's result."""
+        return {job.fixture for job in self._jobs.values()}
+
     def start(self, fixtures_used: set[str]) -> list[str]:
         """Start, longest first, the jobs whose fixture a selected test uses; their names."""
         wanted = sorted(

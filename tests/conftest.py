@@ -110,11 +110,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs an integration fixture, so `invoke test --fast` leaves it out; then put
-    the unit tier first (in its files' order), which the background set-up of `ahead` runs beside."""
+    the unit tier first (in its files' order), which the background set-up of `ahead` runs beside, and in it
+    last the tests that take a result of that set-up: by then it is made, or being made on the other CPU."""
     for item in items:
         if INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
-    items.sort(key=lambda item: not in_unit_tier(item))
+    made_ahead = AHEAD.fixtures
+    items.sort(key=lambda item: (not in_unit_tier(item), bool(made_ahead & set(getattr(item, "fixturenames", ())))))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
