@@ -16,8 +16,6 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from benchsite.results.intervals import LEVEL, Interval, unpaired_ratio_interval
 from benchsite.results.versus import batch_ratio, beyond_margin
 from benchsite.results.view import RunView
@@ -61,6 +59,7 @@ class Drift:
 def run_drift(views: Sequence[RunView]) -> Drift:
     """Each cell's between-run standard deviation over these runs (those with two or more counted repetitions
     of it; cells with fewer than MIN_RUNS_FOR_DRIFT such runs get none)."""
+    import numpy as np
     from statsmodels.stats.meta_analysis import combine_effects  # imported when a drift is first estimated
 
     by_cell: dict[tuple[str, str], float] = {}
@@ -120,6 +119,8 @@ def compare_runs(a: RunView, b: RunView, drift: Drift | None = None) -> list[Cel
 def blind_below(drift: Drift, cells: int) -> float | None:
     """The smallest change two runs' time can show on this machine, from its median drift alone: the half-width
     of a simultaneous interval whose only noise is the two runs' drift (None: no drift known)."""
+    import numpy as np
+
     if drift.median is None:
         return None
     from scipy.stats import norm
@@ -167,6 +168,8 @@ def compare_work(a: RunView, b: RunView) -> list[WorkChange]:
 
 
 def _geometric_mean(values: list[float]) -> float | None:
+    import numpy as np
+
     return float(np.exp(np.mean(np.log(values)))) if values and min(values) > 0 else None
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-import numpy as np
-
 from benchsite.results.intervals import LEVEL, Interval
 from benchsite.results.metrics import RPS, Metric
 from benchsite.results.view import RunView, SubjectCell
@@ -45,6 +43,8 @@ def log_ratio_estimate(
 ) -> tuple[float, float, int] | None:
     """One run's estimate of log(top ÷ bottom): the mean of its per-round log ratios, the variance of
     that mean, and the rounds (None with fewer than two usable paired rounds)."""
+    import numpy as np
+
     a, b = view.round_values(*top, of, usable_only), view.round_values(*bottom, of, usable_only)
     if a is None or b is None:
         return None
@@ -57,6 +57,7 @@ def log_ratio_estimate(
 def pooled_interval(estimates: Sequence[tuple[float, float, int]]) -> Interval:
     """Several runs' log-ratio estimates combined with a random-effects model; the 95 % interval of the
     pooled mean, back on the ratio scale."""
+    import numpy as np
     from statsmodels.stats.meta_analysis import combine_effects  # imported when runs are first pooled
 
     effects = np.array([e for e, _, _ in estimates])

@@ -4,6 +4,8 @@ A median gets a distribution-free order-statistic interval (scipy's `quantile_te
 estimated from rounds: each round measured both sides close together, so a slow phase of the
 machine hits both; the estimate is the geometric mean of the per-round ratios, with a t interval
 on their logarithms (scipy's `ttest_1samp`). Both are deterministic: a page rebuilds identically.
+numpy is imported where an interval is computed, as scipy is: a run with no claim never needs either
+(numpy's import is 60 ms of each such `invoke recipe`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-
-import numpy as np
 
 LEVEL = 0.95  # the confidence of every interval on the site
 
@@ -79,6 +79,8 @@ def median_interval(values: Sequence[float]) -> Interval | None:
 
 @functools.lru_cache(maxsize=4096)  # a site build asks for the same cells' intervals from page to page
 def _median_interval(values: tuple[float, ...]) -> Interval | None:
+    import numpy as np
+
     if not values:
         return None
     data = np.asarray(values, dtype=float)
@@ -105,6 +107,8 @@ def ratio_interval(ratios: Sequence[float], level: float = LEVEL) -> Interval | 
 
 @functools.lru_cache(maxsize=4096)
 def _ratio_interval(ratios: tuple[float, ...], level: float) -> Interval | None:
+    import numpy as np
+
     if not ratios:
         return None
     logs = np.log(np.asarray(ratios, dtype=float))
@@ -119,6 +123,8 @@ def _ratio_interval(ratios: tuple[float, ...], level: float) -> Interval | None:
 
 def difference_interval(differences: Sequence[float]) -> Interval | None:
     """The mean of per-round differences, with a t interval (none below 2 rounds)."""
+    import numpy as np
+
     if not differences:
         return None
     data = np.asarray(differences, dtype=float)
@@ -137,6 +143,8 @@ def unpaired_ratio_interval(
     """Two independent samples (two runs): the ratio of geometric means, a Welch t interval on the logs at
     `level`, and the test's p-value (None below two values a side). `drift` is the standard deviation of a
     run's log mean from run to run beyond its own repetitions' noise (two runs: its variance counts twice)."""
+    import numpy as np
+
     if len(top) < 2 or len(bottom) < 2:
         return None
     a, b = np.log(np.asarray(top, dtype=float)), np.log(np.asarray(bottom, dtype=float))
