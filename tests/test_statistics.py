@@ -11,7 +11,13 @@ from scipy import stats
 from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.results.claims import State, Verdict
 from benchsite.results.claims import decide as decide_on_view
-from benchsite.results.intervals import median_interval, paired_rounds, ratio_interval, unpaired_ratio_interval
+from benchsite.results.intervals import (
+    median_interval,
+    paired_rounds,
+    ratio_interval,
+    ratio_intervals,
+    unpaired_ratio_interval,
+)
 from benchsite.results.published import load_published, parse_claim
 from benchsite.results.store import load_run, runs_shown
 from benchsite.results.view import RunView
@@ -57,6 +63,11 @@ def test_a_ratio_interval_is_the_t_interval_of_the_log_ratios() -> None:
     assert interval is not None and interval.count == 5
     assert interval.value == pytest.approx(np.exp(logs.mean()))
     assert (interval.low, interval.high) == pytest.approx((np.exp(logs.mean() - half), np.exp(logs.mean() + half)))
+
+
+def test_many_ratio_intervals_at_once_equal_each_one_alone() -> None:
+    lists = [[], [1.1], [1.0, 1.0, 1.0], [0.9, 1.1], [1.02, 0.97, 1.05], [1.3, 1.1, 1.2], [2.0, 1.9, 2.2, 2.1, 1.8]]
+    assert ratio_intervals(lists, 0.9) == [ratio_interval(ratios, 0.9) for ratios in lists]
 
 
 def test_rounds_pair_by_their_index_and_skip_rounds_one_side_lacks() -> None:

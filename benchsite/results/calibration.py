@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from benchsite.results.compare import compare_runs, run_drift
-from benchsite.results.intervals import Interval, half_width, paired_rounds, ratio_interval
+from benchsite.results.intervals import Interval, half_width, paired_rounds, ratio_intervals
 from benchsite.results.view import RunView
 
 
@@ -101,7 +101,7 @@ def variant(profile: str, views: list[RunView]) -> Variant:
 
 def aa_intervals(view: RunView, rounds: int) -> list[Interval]:
     """Every ratio between two copies of the app, cell by cell, from the run's first `rounds` rounds."""
-    found = []
+    ratio_lists = []
     names = view.measured_names()
     for cell in view.run.cell_names:
         values = {name: view.round_values(name, cell) for name in names}
@@ -110,10 +110,8 @@ def aa_intervals(view: RunView, rounds: int) -> list[Interval]:
             if a is None or b is None:
                 continue
             first = {r: v for r, v in a.items() if r <= rounds}, {r: v for r, v in b.items() if r <= rounds}
-            interval = ratio_interval(paired_rounds(*first))
-            if interval is not None and interval.low is not None:
-                found.append(interval)
-    return found
+            ratio_lists.append(paired_rounds(*first))
+    return [i for i in ratio_intervals(ratio_lists) if i is not None and i.low is not None]
 
 
 def calibrate(views: list[RunView]) -> Calibration:
