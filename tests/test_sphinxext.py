@@ -7,12 +7,10 @@ one warning a bad option or bad data gives. Whole-site builds are left to test_e
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,7 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from pages import find, one
-from sphinx.testing.util import SphinxTestApp
+from tiny_site import build
 
 from benchsite.model.columns import read_form
 from benchsite.results.machines import by_machine
@@ -32,18 +30,9 @@ from benchsite.results.view import RunView
 from benchsite.sphinxext.nodes import FLAG, FLAG_IN_PRINT, RAW_IN_PRINT
 from benchsite.sphinxext.results import BenchResults
 from committed import COMMITTED_DATA
-from conftest import REPO
 
 RECIPE = "cherrypy-speed"
 RUN = COMMITTED_DATA / RECIPE / "20261123T071248.420032Z-full"  # pinned by its id
-
-
-@dataclass(frozen=True)
-class Built:
-    html: str
-    text: str  # the HTML's text, tags dropped
-    warnings: list[str]
-    outdir: Path
 
 
 @pytest.fixture
@@ -55,32 +44,6 @@ def data_dir(tmp_path: Path) -> Path:
     shutil.copy(COMMITTED_DATA / RECIPE / "published.toml", target / "published.toml")
     shutil.copytree(COMMITTED_DATA / RECIPE / "published", target / "published")
     return tmp_path / "data"
-
-
-def build(tmp_path: Path, body: str, builder: str = "html", extensions: tuple[str, ...] = ()) -> Built:
-    """Build index.rst = body with the extension, in-process; warnings are collected, not fatal."""
-    source = tmp_path / "src"
-    source.mkdir(parents=True, exist_ok=True)
-    (source / "conf.py").write_text(
-        f"extensions = {['benchsite.sphinxext', *extensions]!r}\nsmartquotes = False\n"
-        "rinoh_documents = [{'doc': 'index', 'target': 'tiny', 'title': 'Tiny'}]\n"
-        f"bench_data_dir = {str(tmp_path / 'data')!r}\n"
-        f"bench_recipes_dir = {str(REPO / 'recipes')!r}\n"
-        f"bench_conf_dir = {str(REPO / 'conf')!r}\n"
-    )
-    (source / "index.rst").write_text("Test page\n=========\n\n" + body)
-    warnings = io.StringIO()
-    app = SphinxTestApp(builder, srcdir=source, status=io.StringIO(), warning=warnings, freshenv=True)
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    output = Path(app.outdir)
-    page = output / ("index.html" if builder == "html" else "index.txt")
-    html = page.read_text() if page.exists() else ""
-    text = unescape(re.sub(r"<[^>]+>", " ", html))
-    lines = [line for line in warnings.getvalue().splitlines() if "WARNING" in line or "ERROR" in line]
-    return Built(html, re.sub(r"\s+", " ", text), lines, output)
 
 
 def test_results_show_each_cells_median_and_link_downloads(tmp_path: Path, data_dir: Path) -> None:
