@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.harness.counting import _totals, counted_cell, valgrind_version
+from benchsite.harness.counting import _monitor, _totals, counted_cell, valgrind_version
 from benchsite.model.counting import CountedBatch, CountPlan, InstructionCount
 from benchsite.results.store import list_runs, load_run
 from benchsite.tools.ab import AbCell
@@ -71,6 +71,8 @@ def test_missing_valgrind_and_a_dump_without_totals_are_one_line(tmp_path: Path)
     dump.write_text("events: Ir\n")
     with pytest.raises(BenchError, match="has no totals line"):
         _totals(dump)
+    with pytest.raises(BenchError, match=r"^vgdb \(zero, instrumentation on\) failed for process 999999999: .*pid"):
+        _monitor(tmp_path, 999_999_999, "zero", "instrumentation on")  # no callgrind process of that pid
 
 
 def test_the_median_and_spread_of_batches() -> None:

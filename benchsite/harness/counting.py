@@ -3,9 +3,10 @@
 Each server subject starts once more under `valgrind --tool=callgrind --instr-atstart=no
 --trace-children=yes`, is verified like any start, warmed up, then counted over fixed batches of
 requests of a cell's own load command: before a batch every callgrind process of the server's tree
-is zeroed and switched on from outside (`callgrind_control -z`, `-i on`), after it switched off and
-dumped (`-i off`, `-d`); the batch's instructions are the sum of the dumps' `totals:` lines. Nothing
-is timed meanwhile, and a subject that cannot be counted keeps its timed results, with the reason.
+is zeroed and switched on from outside (callgrind's monitor commands `zero`, `instrumentation on`, sent
+by `vgdb`), after it switched off and dumped (`instrumentation off`, `dump`); the batch's instructions
+are the sum of the dumps' `totals:` lines. Nothing is timed meanwhile, and a subject that cannot be
+counted keeps its timed results, with the reason.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from benchsite.tools.base import ExternalCell
 
 START_SLOWDOWN = 10  # a server under callgrind starts this many times slower, at the most
 CONTROL_TIMEOUT_S = 60.0
+# A server idle in a system call (as between batches) answers vgdb only when vgdb interrupts it, which it does
+# after this long (vgdb's default, and callgrind_control's, is 100 ms: four waits a batch took 0.84 s, two 0.2 s).
+INTERRUPT_AFTER_MS = 10
 _TOTALS = re.compile(r"^totals:\s*(\d+)", re.MULTILINE)
 
 
@@ -173,15 +177,12 @@ def _batch(
     """One counted batch: every callgrind process of the server's tree zeroed and switched on, the load,
     then switched off and dumped; the instructions are the sum of the new dumps."""
     pids = _callgrind_pids(server.pid)
-    for pid in pids:
-        _control(dumps, "-z", pid)
-        _control(dumps, "-i", "on", pid)
-    wall_s = _load(hosts, server, argv, settings)
-    for pid in pids:
-        _control(dumps, "-i", "off", pid)
     before = {pid: _dumps_of(dumps, pid) for pid in pids}
     for pid in pids:
-        _control(dumps, "-d", pid)
+        _monitor(dumps, pid, "zero", "instrumentation on")
+    wall_s = _load(hosts, server, argv, settings)
+    for pid in pids:
+        _monitor(dumps, pid, "instrumentation off", "dump")
     instructions = sum(_totals(_new_dump(dumps, pid, before[pid])) for pid in pids)
     return CountedBatch(requests=requests, instructions=instructions, wall_s=round(max(wall_s, 1e-6), 6))
 
@@ -195,18 +196,20 @@ def _callgrind_pids(root: int) -> list[int]:
         raise BenchError("the server exited under valgrind before it was counted") from None
 
 
-def _control(dumps: Path, *args: str | int) -> None:
-    """One callgrind_control command to one process (its answer ends in OK)."""
-    argv = ["callgrind_control", f"--vgdb-prefix={_prefix(dumps)}", *map(str, args)]
+def _monitor(dumps: Path, pid: int, *commands: str) -> None:
+    """Callgrind's monitor commands to one process, in order, in one `vgdb` call (silent where all went well)."""
+    argv = ["vgdb", f"--vgdb-prefix={_prefix(dumps)}", f"--max-invoke-ms={INTERRUPT_AFTER_MS}", f"--pid={pid}"]
+    for command in commands:
+        argv += ["-c", command]
+    asked = ", ".join(commands)
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=CONTROL_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise BenchError(
-            f"callgrind_control {' '.join(map(str, args))} did not answer in {CONTROL_TIMEOUT_S:g} s"
-        ) from None
-    if done.returncode != 0 or "OK" not in done.stdout:
-        said = " ".join((done.stdout + done.stderr).split())[:200]
-        raise BenchError(f"callgrind_control {' '.join(map(str, args))} failed: {said or 'no message'}")
+        raise BenchError(f"vgdb ({asked}) did not answer in {CONTROL_TIMEOUT_S:g} s") from None
+    said = " ".join(done.stdout.split())  # vgdb's own "sending command ..." lines go to standard error
+    if done.returncode != 0 or said:
+        last = said or " ".join(done.stderr.split()[-30:])
+        raise BenchError(f"vgdb ({asked}) failed for process {pid}: {last[:200] or 'no message'}")
 
 
 def _dumps_of(dumps: Path, pid: int) -> set[Path]:

@@ -2,9 +2,9 @@
 
 After the timed rounds, each server subject is started once more under Valgrind's callgrind with
 instrumentation off, warmed up, then counted over fixed batches of requests: instrumentation is
-switched on before a batch and off after it from outside (`callgrind_control`), and each batch's
-instructions are read from the dump it makes. Instructions do not move with the machine's load or
-speed, so a ratio of them needs no timing to be trusted.
+switched on before a batch and off after it from outside (callgrind's monitor commands, sent by
+`vgdb`), and each batch's instructions are read from the dump it makes. Instructions do not move
+with the machine's load or speed, so a ratio of them needs no timing to be trusted.
 """
 
 from __future__ import annotations
