@@ -18,6 +18,7 @@ import pytest
 from pages import find, one
 
 from benchsite.harness.byo import search_path
+from benchsite.harness.faults import listening_ports
 from benchsite.harness.processes import port_is_free
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import State
@@ -366,17 +367,6 @@ def test_a_run_ends_with_its_verdicts_in_the_terminal(site: Site) -> None:
     assert said.rstrip().splitlines()[-1].startswith("wrote ")
 
 
-def listening_ports(processes: list[psutil.Process]) -> list[int]:
-    """The TCP ports these processes listen on; one that ended meanwhile (an ab run between two cells) has none."""
-    ports = []
-    for each in processes:
-        try:
-            ports += [c.laddr.port for c in each.net_connections("tcp") if c.status == psutil.CONN_LISTEN]
-        except psutil.NoSuchProcess:
-            continue
-    return ports
-
-
 def test_ctrl_c_mid_run_stops_every_server_and_keeps_no_run(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     process = subprocess.Popen(
@@ -392,7 +382,7 @@ def test_ctrl_c_mid_run_stops_every_server_and_keeps_no_run(tmp_path: Path) -> N
             if "round 1:" in line:
                 break
         children = psutil.Process(process.pid).children(recursive=True)
-        ports = listening_ports(children)
+        ports = sorted(listening_ports({child.pid for child in children}))
         assert len(ports) == 2
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)

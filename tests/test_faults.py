@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchsite.harness.faults import TRIAL_MARK, Trial, _of_trial, trial
+from benchsite.harness.faults import TRIAL_MARK, Trial, _of_trial, listening_ports, trial
 from benchsite.harness.signals import HANDLED, TEST_PAUSE, TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX, list_runs, load_run
 from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, run_invoke, toy_subject
@@ -164,6 +165,14 @@ def test_the_fault_benchmark_counts_only_the_runs_own_processes(tmp_path: Path) 
     assert interrupted.clean, interrupted  # interrupted, or ended before its signal: nothing of it is left
 
 
+def test_a_listening_port_is_found_with_its_owner_while_it_listens() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        ours, others = listening_ports({os.getpid()}), listening_ports({os.getppid()})
+        assert port in listening_ports() and port in ours and port not in others
+    assert port not in listening_ports()
+
+
 def test_a_process_the_run_started_counts_even_after_it_left_the_runs_session(tmp_path: Path) -> None:
     mark = "test-mark"
     escaped = subprocess.Popen(["sleep", "30"], start_new_session=True, env={**os.environ, TRIAL_MARK: mark})
@@ -208,8 +217,7 @@ def leftovers_after(recipe: str, signum: int, at: str, scratch: Path) -> tuple[T
 
 def still_listening(ports: tuple[int, ...]) -> set[int]:
     """Which of these ports something on the machine still listens on."""
-    listening = {c.laddr.port for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN and c.laddr}
-    return set(ports) & listening
+    return set(ports) & listening_ports()
 
 
 # (recipe, the spawn the harness is killed at): cherrypy-speed's and wsgi-servers' first server, a load tool,
