@@ -10,7 +10,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,17 +74,9 @@ def _shown(path: Path) -> Path:
 @task
 def recipes(c: Context) -> None:
     """List the recipes with their latest stored run."""
-    from benchsite.model.recipe import available_recipes, load_recipe
-    from benchsite.results.store import list_runs
+    from benchsite.commands.recipe import list_recipes
 
-    for name in available_recipes(_path(c, "recipes_dir")):
-        try:
-            title = load_recipe(name, _path(c, "recipes_dir"), _path(c, "conf_dir")).title
-        except BenchError as error:
-            title = f"BROKEN: {error}"
-        runs = list_runs(_path(c, "data_dir") / name)
-        latest = f"{len(runs)} run(s), latest {runs[-1].name}" if runs else "no run yet"
-        print(f"{name:24} {latest:45} {title}")
+    list_recipes(_path(c, "recipes_dir"), _path(c, "conf_dir"), _path(c, "data_dir"))
 
 
 @task(help=HELP["docs"])
@@ -222,15 +213,30 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
 @task(help=HELP["versus"])
 @reported
 def versus(
-    c: Context, name: str, b: str, a: str = "checkout", subjects: str = "", profile: str = "versus", data_dir: str = ""
+    c: Context,
+    name: str,
+    b: str,
+    a: str = "checkout",
+    subjects: str = "",
+    profile: str = "versus",
+    data_dir: str = "",
+    clean: bool = False,
+    machine: str = "",
+    keep_going: bool = False,
+    wait: bool = True,
+    accept_busy: bool = False,
 ) -> None:
     """Did it change? Two variants of a recipe's subjects measured in one run, interleaved round by round:
     B ÷ A in req/s (paired rounds) and in instructions per request (callgrind)."""
+    from benchsite.commands.recipe import Asked, Where, session
     from benchsite.commands.versus import EXPERIMENT_DIR
-    from benchsite.commands.versus import versus as measure_both
+    from benchsite.harness.runner import RunChoices
 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir") / EXPERIMENT_DIR
-    measure_both(name, a, b, subjects, profile, _path(c, "recipes_dir"), _path(c, "conf_dir"), target, ROOT)
+    where = Where(ROOT, _path(c, "recipes_dir"), _path(c, "conf_dir"), _path(c, "data_dir"), target)
+    chosen = tuple(s.strip() for s in subjects.split(",") if s.strip())
+    choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy)
+    session(Asked(name, profile, clean, "", machine, keep_going, choices, (a, b), chosen), where)
 
 
 @task(help=HELP["powerbench"])
@@ -335,20 +341,11 @@ def upgrade_data(c: Context, data_dir: str = "") -> None:
 @task(help=HELP["sweep_envs"])
 @reported
 def sweep_envs(c: Context, name: str, profile: str = "sweep") -> None:
-    """Make (or find) the environment of every release a sweep profile names, under build/sweep/."""
-    from benchsite.harness.sweep import release_envs
-    from benchsite.model.recipe import load_recipe
+    """Make (or find) the environment of every release a sweep profile names, under build/sweep/: each release
+    with the dependencies of its time."""
+    from benchsite.commands.sweep import sweep_envs as make_them
 
-    loaded = load_recipe(name, _path(c, "recipes_dir"), _path(c, "conf_dir"))
-    releases = loaded.profile(profile).releases
-    if loaded.sweep is None or not releases:
-        raise Exit(f"error: profile {profile!r} of {name} sweeps no releases: see its conf's [sweep]", code=1)
-    started = time.monotonic()
-    envs = release_envs(loaded.sweep, releases, loaded.conf_path.parent, say=lambda line: print(line, file=sys.stderr))
-    for record in envs.values():
-        patched = f", patched with {record.patch}" if record.patch else ""
-        print(f"{record.package} {record.release}: build/sweep/{record.folder} ({record.dist_file}{patched})")
-    print(f"{len(releases)} environments ready in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    make_them(name, profile, _path(c, "recipes_dir"), _path(c, "conf_dir"))
 
 
 @task

@@ -23,6 +23,7 @@ from benchsite.model.run_steps import (
     run_v6_to_v7,
     run_v7_to_v8,
     run_v9_to_v10,
+    run_v10_to_v11,
 )
 from benchsite.model.upgrade import (
     overhead_v1_to_v2,
@@ -128,7 +129,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 10
+    assert run.format_version == FORMAT_VERSION == 11
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -526,3 +527,30 @@ def test_a_row_shaped_run_still_reads() -> None:
 def test_no_committed_data_file_is_over_one_mebibyte() -> None:
     sizes = {path: path.stat().st_size for path in COMMITTED_DATA.rglob("*") if path.is_file()}
     assert sizes and max(sizes.values()) <= 2**20, max(sizes, key=sizes.__getitem__)
+
+
+def test_version_10_becomes_11_recording_an_ab_runs_sides_from_its_copies_labels() -> None:
+    stored = json.loads((RUNS / "v9-cherrypy-speed-power.json").read_text())  # an A/B run, frozen at version 9
+    version_11 = run_v10_to_v11(run_v9_to_v10(read_form(stored)))
+    assert version_11["format_version"] == 11 and version_11["profile"]["sweep"] is None
+    run = read_run(stored, RUNS / "v9")
+    assert run.variants is not None and run.variants.purpose == "versus"
+    a, b = run.variants.variants
+    labels = {subject.name: subject.label for subject in run.subjects}
+    assert (a.name, a.kind, a.spec) == ("a", "checkout", "checkout")
+    assert b.name == "b" and b.kind == "dir" and f"[B: {b.spec}]" in labels[b.copies["framework"]]
+    assert a.copies == {"framework": "framework-a"} and b.copies == {"framework": "framework-b"}
+
+
+def test_a_committed_sweep_run_of_version_10_records_each_release_and_what_came_beside_it() -> None:
+    sweeps = sorted(COMMITTED_DATA.glob(f"cherrypy-speed/*-sweep/{RUN_FILE}"))
+    assert sweeps
+    for run_file in sweeps:
+        run = load_run(run_file.parent)
+        assert run.variants is not None and run.variants.package == "CherryPy" == run.profile.sweep
+        assert [v.spec for v in run.variants.variants] == [f"release:CherryPy=={r}" for r in run.profile.releases]
+        for variant in run.variants.variants:
+            assert set(variant.copies) == {"framework", "raw-wsgi"}
+            for copy in variant.copies.values():
+                subject = run.subject(copy)
+                assert subject is not None and variant.spec.split("==")[1] in subject.label

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ahead import AHEAD, Job
-from benchsite.harness.sweep import release_env
+from benchsite.harness.variants.envs import recorded_env
 from benchsite.model.recipe import load_recipe
 from benchsite.model.run import RunDocument
 from benchsite.model.sweep import SWEEP_DIR
@@ -55,17 +55,28 @@ def test_every_release_runs_both_subjects_in_every_cell(sweep_run: RunDocument) 
     assert framework is not None and framework.server_software == "CherryPy/18.10.0"  # the release answered
 
 
-def test_each_copy_records_its_release_file_and_patch(sweep_run: RunDocument) -> None:
-    conf = load_recipe(RECIPE, REPO / "recipes", REPO / "conf").sweep
-    assert conf is not None
-    for release in RELEASES:
-        record = release_env(conf, release, REPO / "conf", say=pytest.fail)  # cached: made by the run above
-        subject = sweep_run.subject(f"framework-{release.replace('.', '_')}")
-        assert subject is not None
+def test_each_copy_records_its_release_file_patch_and_the_dependencies_of_its_time(sweep_run: RunDocument) -> None:
+    sweep = load_recipe(RECIPE, REPO / "recipes", REPO / "conf").sweeps["CherryPy"]
+    assert sweep_run.variants is not None and sweep_run.variants.purpose == "sweep"
+    assert sweep_run.profile.sweep == sweep_run.variants.package == "CherryPy"
+    folders = []
+    for release, variant in zip(RELEASES, sweep_run.variants.variants, strict=True):
+        subject = sweep_run.subject(variant.copies["framework"])
+        assert subject is not None and variant.spec == f"release:CherryPy=={release}"
         (origin,) = [o for o in subject.origins if o.provides == "CherryPy"]
-        assert origin.sha256 == record.dist_sha256 and f"CherryPy=={release}" in record.installed
-        assert origin.path == f"{{sweep}}/CherryPy-{release}"
-        assert (origin.build is not None) == (release in conf.patches)
+        assert origin.path.startswith(f"{{sweep}}/CherryPy-{release}-")
+        record = recorded_env(str(SWEEP_DIR / origin.path.removeprefix("{sweep}/") / "bin" / "python"))
+        assert record is not None and origin.sha256 == record.dist_sha256["CherryPy"]
+        assert variant.installed == record.installed and f"CherryPy=={release}" in record.installed
+        assert variant.resolved_as_of == record.wanted.resolved_as_of is not None  # of its time
+        assert (origin.build is not None) == (release in sweep.patches)
+        raw = sweep_run.subject(variant.copies["raw-wsgi"])
+        assert raw is not None and variant.version_of("cheroot") is not None
+        assert raw.server_software in (f"Cheroot/{variant.version_of('cheroot')}", "Cheroot/unknown")  # 6.5.5: unknown
+        folders.append(origin.path)
+    assert len(set(folders)) == 2  # resolved as of two dates: two environments
+    old, new = sweep_run.variants.variants
+    assert old.version_of("cheroot") != new.version_of("cheroot")  # each on the server of its time
     assert str(SWEEP_DIR) not in sweep_run.run_file.read_text()  # stored as {sweep}
 
 
@@ -88,7 +99,7 @@ def test_a_broken_release_is_one_line_and_stores_nothing(tmp_path: Path) -> None
         shutil.copytree(REPO / part, tmp_path / part)
     conf = tmp_path / "conf" / f"{RECIPE}.toml"
     env = {"INVOKE_BENCH_RECIPES_DIR": str(tmp_path / "recipes"), "INVOKE_BENCH_CONF_DIR": str(tmp_path / "conf")}
-    for broken, said in (('"17.x"', "releases"), ('"0.0.1"', "pip could not install CherryPy==0.0.1")):
+    for broken, said in (('"17.x"', "releases"), ('"0.0.1"', "the registry has no release 0.0.1 of CherryPy")):
         conf.write_text(
             (REPO / "conf" / f"{RECIPE}.toml")
             .read_text()
@@ -98,4 +109,4 @@ def test_a_broken_release_is_one_line_and_stores_nothing(tmp_path: Path) -> None
         assert result.returncode == 1 and said in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) <= 2, result.stderr
         assert not list_runs(tmp_path / "data" / RECIPE)
-    assert not (SWEEP_DIR / "CherryPy-0.0.1").exists()  # no half-made environment left
+    assert not list(SWEEP_DIR.glob("CherryPy-0.0.1-*"))  # no half-made environment left

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 from html import unescape
 from pathlib import Path
 
@@ -10,7 +12,8 @@ import pytest
 from pages import one
 
 from benchsite.errors import BenchError
-from benchsite.harness.versus import paired_recipe
+from benchsite.harness.variants.copies import _with_option, sides, with_variants
+from benchsite.harness.variants.files import MAX_FILE_BYTES
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import Recipe, load_recipe
 from benchsite.model.upgrade import read_method
@@ -31,19 +34,26 @@ def loaded() -> Recipe:
     return load_recipe(RECIPE, REPO / "recipes", REPO / "conf")
 
 
+def paired_recipe(pair: tuple[Variant, Variant], subjects: tuple[str, ...] = ()) -> Recipe:
+    """The recipe of an A/B run of cherrypy-speed (no run made)."""
+    return with_variants(loaded(), "versus", sides(*pair), subjects, REPO, print, "versus")
+
+
 @pytest.mark.parametrize(
     ("given", "expected"),
     [
         ("checkout", Variant("checkout")),
         ("release:18.9.0", Variant("release", "18.9.0")),
-        ("cherrypy==18.9.0", Variant("release", "18.9.0")),
+        ("release:cheroot==8.0.0", Variant("release", "cheroot==8.0.0")),
+        ("cherrypy==18.9.0", Variant("pins", "cherrypy==18.9.0")),
+        ("CherryPy==17.4.2, cheroot==6.5.0", Variant("pins", "CherryPy==17.4.2,cheroot==6.5.0")),
         ("opt:--threads=4", Variant("opt", "--threads=4")),
         ("rev:HEAD~3", Variant("rev", "HEAD~3")),
     ],
 )
 def test_each_form_of_a_side_is_read(given: str, expected: Variant) -> None:
-    assert parse_variant(given, "b", "CherryPy") == expected
-    assert expected.spec == given if "==" not in given else expected.spec == "release:18.9.0"
+    assert parse_variant(given, "b") == expected
+    assert expected.spec == given.replace(" ", "")
 
 
 def test_a_folder_side_is_read_as_its_absolute_path(tmp_path: Path) -> None:
@@ -61,19 +71,21 @@ def test_a_folder_side_is_read_as_its_absolute_path(tmp_path: Path) -> None:
         ("opt:--threads", "give the option with its new value"),
         ("release:latest", "'latest' is not a release number"),
         ("rev:--output=x", "is not a git revision"),
-        ("bottle==0.13", "this recipe's sweep is of CherryPy, not bottle"),
+        ("cheroot==", "'cheroot==' is not a pin: give NAME==VERSION"),
+        ("cheroot==8.0.0,==1", "'==1' is not a pin"),
+        ("cheroot==8.0.0,cheroot==9.0.0", "cheroot is pinned twice"),
+        ("che root==8", "is not a pin"),
     ],
 )
 def test_a_malformed_side_is_a_one_line_error_naming_the_forms(given: str, says: str) -> None:
     with pytest.raises(BenchError, match=None) as raised:
-        parse_variant(given, "b", "CherryPy")
+        parse_variant(given, "b")
     assert says in str(raised.value) and "\n" not in str(raised.value)
 
 
 def test_the_copies_of_a_subject_sit_side_by_side_so_each_round_measures_them_back_to_back(tmp_path: Path) -> None:
     (tmp_path / "framework_app.py").write_text((REPO / "recipes" / RECIPE / "framework_app.py").read_text() + "\n")
-    sides = (Variant("checkout"), parse_variant(f"dir:{tmp_path}", "b"))
-    paired = paired_recipe(loaded(), "versus", sides, (), REPO, print)
+    paired = paired_recipe((Variant("checkout"), parse_variant(f"dir:{tmp_path}", "b")))
     assert [s.name for s in paired.subjects] == ["framework-a", "framework-b"]  # raw-wsgi: neither side changes it
     a, b = paired.subjects
     assert a.argv == loaded().subjects[0].argv and a.label == "CherryPy framework [A: checkout]"
@@ -84,7 +96,7 @@ def test_the_copies_of_a_subject_sit_side_by_side_so_each_round_measures_them_ba
 
 
 def test_named_subjects_are_measured_even_where_neither_side_changes_them() -> None:
-    paired = paired_recipe(loaded(), "versus", (Variant("checkout"), Variant("checkout")), ("raw-wsgi",), REPO, print)
+    paired = paired_recipe((Variant("checkout"), Variant("checkout")), ("raw-wsgi",))
     assert [s.name for s in paired.subjects] == ["raw-wsgi-a", "raw-wsgi-b"]
     assert paired.subjects[0].argv == paired.subjects[1].argv
 
@@ -102,16 +114,90 @@ def test_a_side_that_changes_nothing_or_cannot_be_found_is_refused(
     sides: tuple[Variant, Variant], subjects: tuple[str, ...], says: str
 ) -> None:
     with pytest.raises(BenchError) as raised:
-        paired_recipe(loaded(), "versus", sides, subjects, REPO, print)
+        paired_recipe(sides, subjects)
     assert says in str(raised.value)
 
 
-def test_an_option_side_replaces_the_value_in_either_form() -> None:
-    from benchsite.harness.versus import _with_option
+def test_the_run_records_each_side_with_its_copies_and_what_it_ran(tmp_path: Path) -> None:
+    (tmp_path / "framework_app.py").write_text((REPO / "recipes" / RECIPE / "framework_app.py").read_text() + "\n")
+    paired = paired_recipe((Variant("checkout"), parse_variant(f"dir:{tmp_path}", "b")))
+    assert paired.variants is not None and paired.variants.purpose == "versus"
+    a, b = paired.variants.variants
+    assert (a.name, a.kind, a.spec, dict(a.copies)) == ("a", "checkout", "checkout", {"framework": "framework-a"})
+    assert (b.name, b.kind, b.spec, dict(b.copies)) == (
+        "b",
+        "dir",
+        f"dir:{tmp_path.name}",
+        {"framework": "framework-b"},
+    )
+    assert a.version_of("CherryPy") == "18.10.0" and a.version_of("cheroot") == "11.1.2"  # the checkout's
+    digest = hashlib.sha256((tmp_path / "framework_app.py").read_bytes()).hexdigest()
+    assert b.files == {"framework_app.py": digest} and b.installed == ()
 
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "oversize", "folder"])
+def test_a_folder_side_takes_its_own_regular_files_only(tmp_path: Path, kind: str) -> None:
+    side = tmp_path / "side"
+    side.mkdir()
+    secret = tmp_path / "secret"
+    secret.write_text("root:x:0:0\n")
+    target = side / "framework_app.py"
+    if kind == "symlink":
+        target.symlink_to(secret)
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "oversize":
+        target.write_bytes(b"#" * (MAX_FILE_BYTES + 1))
+    else:
+        target.mkdir()
+    before = sorted(VARIANTS_DIR.glob("*")) if VARIANTS_DIR.is_dir() else []
+    with pytest.raises(BenchError) as raised:
+        paired_recipe((Variant("checkout"), parse_variant(f"dir:{side}", "b")))
+    said = str(raised.value)
+    assert "\n" not in said and str(target) in said and "root:x" not in said
+    assert (sorted(VARIANTS_DIR.glob("*")) if VARIANTS_DIR.is_dir() else []) == before
+
+
+def test_a_pin_of_a_distribution_no_measured_subject_runs_is_one_line() -> None:
+    with pytest.raises(BenchError) as raised:
+        paired_recipe((Variant("checkout"), parse_variant("waitress==3.0.0", "b")))
+    assert "neither checkout nor waitress==3.0.0 changes a subject of cherrypy-speed" in str(raised.value)
+    with pytest.raises(BenchError) as raised:
+        paired_recipe((Variant("checkout"), parse_variant("CherryPy==17.4.2", "b")), ("raw-wsgi",))
+    said = str(raised.value)
+    assert "no measured subject of cherrypy-speed runs CherryPy: they run" in said and "cheroot" in said
+
+
+@pytest.mark.integration
+def test_a_pin_runs_the_subjects_that_run_it_on_that_version_and_the_rest_as_the_checkout_has_it() -> None:
+    paired = paired_recipe((parse_variant("cheroot==11.1.2", "a"), parse_variant("cheroot==8.6.0", "b")))
+    assert [s.name for s in paired.subjects] == ["framework-a", "framework-b", "raw-wsgi-a", "raw-wsgi-b"]
+    assert paired.variants is not None
+    a, b = paired.variants.variants
+    assert a.version_of("cheroot") == "11.1.2" and b.version_of("cheroot") == "8.6.0"
+    assert a.version_of("CherryPy") == b.version_of("CherryPy") == "18.10.0"  # the checkout's, on both sides
+    assert a.resolved_as_of is None and b.kind == "pins"
+    for subject in paired.subjects:
+        assert (
+            subject.argv[0].startswith("{sweep}/cheroot-")
+            and subject.argv[1:] == loaded().subject(subject.name.rsplit("-", 1)[0]).argv[1:]
+        )  # type: ignore[union-attr]
+
+
+@pytest.mark.integration
+def test_pins_that_cannot_live_together_are_one_line_naming_the_conflict() -> None:
+    with pytest.raises(BenchError) as raised:
+        paired_recipe((Variant("checkout"), parse_variant("cheroot==6.5.0", "b")))
+    said = str(raised.value)
+    assert "\n" not in said and "cheroot==6.5.0" in said and "cherrypy" in said.lower()
+
+
+def test_an_option_side_replaces_the_value_in_either_form() -> None:
     argv = ("{python}", "-m", "cheroot", "--threads", "10", "--workers=1", "app")
-    assert _with_option(argv, "--threads", "4") == ("{python}", "-m", "cheroot", "--threads", "4", "--workers=1", "app")
-    assert _with_option(argv, "--workers", "2")[5] == "--workers=2"
+    subject = loaded().subjects[0].model_copy(update={"argv": argv})
+    expected = ("{python}", "-m", "cheroot", "--threads", "4", "--workers=1", "app")
+    assert _with_option("--threads", "4", subject) == expected
+    assert _with_option("--workers", "2", subject)[5] == "--workers=2"
 
 
 def test_paired_rounds_of_a_frozen_case_give_the_known_ratio_and_interval() -> None:
@@ -142,8 +228,8 @@ def test_versus_refuses_a_bad_side_in_one_line_and_writes_nothing(tmp_path: Path
     result = run_invoke("versus", RECIPE, "-b", "patched", "--data-dir", str(tmp_path))
     assert result.returncode == 1, result.stderr
     assert result.stderr.strip().splitlines() == [
-        "error: -b 'patched' is not a variant: give checkout, dir:PATH, rev:REV, release:VERSION (or "
-        "PACKAGE==VERSION) or opt:--FLAG=VALUE"
+        "error: -b 'patched' is not a variant: give checkout, dir:PATH, rev:REV, NAME==VERSION[,NAME==VERSION], "
+        "release:VERSION or opt:--FLAG=VALUE"
     ]
     assert (sorted(VARIANTS_DIR.glob("*")) if VARIANTS_DIR.is_dir() else []) == before
     assert list_runs(runs) == runs_before and not runs.exists()

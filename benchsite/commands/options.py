@@ -7,7 +7,8 @@ HELP: dict[str, dict[str, str]] = {
     "recipe": {
         "name": "the recipe to run (see `invoke recipes`), or 'all' for every recipe",
         "profile": "'full' (the default: what the site publishes), 'quick' (a smoke run, never committed), or "
-        "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases) and "
+        "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases), "
+        "'cheroot-sweep' and 'cheroot-sweep-quick' (the releases of cheroot, the server under it) and "
         "'timed' (full's timed rounds alone), 'versus' and 'power' (for `invoke versus` and `invoke powerbench`), "
         "calibration 'sliced'",
         "data_dir": "where the new run directory goes (default: data/)",
@@ -58,12 +59,19 @@ HELP: dict[str, dict[str, str]] = {
     "versus": {
         "name": "the recipe whose subjects are measured twice",
         "a": "side A (default: checkout): checkout, dir:PATH (a folder of changed source files), rev:REV (a git "
-        "revision of this checkout), release:VERSION or PACKAGE==VERSION (the recipe's sweep package on that "
-        "release), opt:--FLAG=VALUE (that option of the subjects' commands set to VALUE)",
+        "revision of this checkout), NAME==VERSION (any distribution the subjects run on that version, everything "
+        "else as the checkout has it; several joined by commas: CherryPy==17.4.2,cheroot==6.5.0), release:VERSION or "
+        "release:NAME==VERSION (a release in the environment of its time, as a sweep runs it), opt:--FLAG=VALUE "
+        "(that option of the subjects' commands set to VALUE)",
         "b": "side B, in the same forms",
         "subjects": "the subjects to measure, comma-separated (default: those either side changes)",
         "profile": "the recipe's profile for it (default: versus)",
         "data_dir": "where the run's recipe folder goes (default: data/experiments/versus/)",
+        "clean": "first stop the servers and remove the folders that a killed earlier run left",
+        "machine": "the name pages give this machine (default: conf/machine.toml's, else one from the CPU)",
+        "keep_going": "exit 0 even when a side's subject failed to start or to answer correctly",
+        "wait": "on a busy machine, wait up to the conf's settle_wait_s for it to settle (--no-wait: start at once)",
+        "accept_busy": "let this run count though it was measured on a busy machine",
     },
     "powerbench": {
         "runs": "A/B runs per injected slowdown (default 10)",

@@ -19,10 +19,11 @@ from benchsite.harness.progress import RichReporter
 from benchsite.harness.runner import RunChoices, run_recipe
 from benchsite.harness.signals import checkpoint, signal_for_test, signals_as_interrupt
 from benchsite.harness.start import FAILED_AT_START
-from benchsite.harness.sweep import swept
+from benchsite.harness.variants.copies import releases, sides, with_variants
 from benchsite.model.hosts import Hosts, parse_hosts
 from benchsite.model.machine import naming
 from benchsite.model.recipe import Recipe, available_recipes, load_recipe
+from benchsite.model.variant import SIDES, parse_variant
 from benchsite.results.published import Published, published_claims
 from benchsite.results.store import list_runs, load_run, load_view
 
@@ -49,6 +50,8 @@ class Asked:
     machine: str
     keep_going: bool
     choices: RunChoices
+    sides: tuple[str, str] | None = None  # an A/B run (`invoke versus`): its variants A and B, as given
+    subjects: tuple[str, ...] = ()  # an A/B run's subjects (empty: those either side changes)
 
 
 def _placed(placement: Hosts, repo: Path) -> AbstractContextManager[Placement]:
@@ -65,7 +68,7 @@ def session(asked: Asked, where: Where) -> None:
     placement = parse_hosts(asked.hosts)
     names = available_recipes(where.recipes) if asked.name == "all" else [asked.name]
     loaded = [load_recipe(name, where.recipes, where.conf) for name in names]  # all checked first
-    prepared = [_prepared(each, asked.profile, placement, where.data) for each in loaded]
+    prepared = [_prepared(each, asked, placement, where) for each in loaded]
     _leftovers(where.target, asked)
     named = naming(asked.machine, where.conf)
     broken: list[str] = []
@@ -93,19 +96,29 @@ def session(asked: Asked, where: Where) -> None:
             )
 
 
-def _prepared(recipe: Recipe, profile: str, placement: Hosts, data: Path) -> tuple[Recipe, Published | None]:
-    """A recipe ready to run, with its published claims: a release sweep's copies of its subjects, each in its
-    release's environment (made here where missing)."""
+def _prepared(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> tuple[Recipe, Published | None]:
+    """A recipe ready to run, with its published claims: an A/B run's or a release sweep's copies of its
+    subjects, each running its variant (a release in its environment of its time, made here where missing)."""
+    profile = asked.profile
     chosen = recipe.profile(profile)
-    claims = published_claims(recipe, data)
+    claims = published_claims(recipe, where.data)
     if placement.remote:
         check_placeable(recipe)
-    if not chosen.releases:
+    sweep = recipe.sweep_of(chosen)
+    if (sweep is not None or asked.sides) and placement.remote:
+        raise BenchError("a run of variants (a release sweep, an A/B run) runs on one machine: run it without --hosts")
+    if asked.sides is not None:
+        a, b = (parse_variant(given, side) for given, side in zip(asked.sides, SIDES, strict=True))
+        recipe = with_variants(recipe, profile, sides(a, b), asked.subjects, where.repo, say, "versus")
+        say(f"{recipe.name}: A = {a.shown}, B = {b.shown} (profile {profile}), measured in one run")
+        return recipe, None
+    if sweep is None:
         return recipe, claims
-    if placement.remote:
-        raise BenchError("a release sweep runs on one machine: run it without --hosts")
-    recipe, copies = swept(recipe, chosen, say=say)
-    return recipe, claims.for_copies(copies) if claims is not None else None
+    chosen_subjects = tuple(s for s in sweep.subjects if not chosen.subjects or s in chosen.subjects)
+    recipe = with_variants(recipe, profile, releases(sweep, chosen.releases), chosen_subjects, where.repo, say, "sweep")
+    if claims is None or recipe.variants is None:
+        return recipe, claims
+    return recipe, claims.for_copies({v.name: dict(v.copies) for v in recipe.variants.variants})
 
 
 def _leftovers(target: Path, asked: Asked) -> None:
@@ -126,8 +139,18 @@ def _reported(run_dir: Path, claims: Published | None, repo: Path) -> list[str]:
     whose software is here but failed to start or answer, as the exit policy names them."""
     if claims is not None:
         print_verdicts(run_dir, claims)
-    say_if_busy(load_view(run_dir))
-    say(f"wrote {shown(run_dir, repo)}; build the site with `.venv/bin/invoke docs`")
+    view = load_view(run_dir)
+    if view.run.variants is not None and view.run.variants.purpose == "versus":
+        from benchsite.commands.versus import print_versus
+
+        print_versus(view)
+    say_if_busy(view)
+    built = (
+        ""
+        if view.run.variants and view.run.variants.purpose == "versus"
+        else "; build the site with `.venv/bin/invoke docs`"
+    )
+    say(f"wrote {shown(run_dir, repo)}{built}")
     signal_for_test("after-wrote")
     run = load_run(run_dir)
     failed = [s for s in run.skipped if s.reason == FAILED_AT_START]
@@ -138,3 +161,15 @@ def _reported(run_dir: Path, claims: Published | None, repo: Path) -> list[str]:
 def shown(path: Path, repo: Path) -> Path:
     """A path as the user reads it: relative to the repository where it is inside it."""
     return path.relative_to(repo) if path.is_relative_to(repo) else path
+
+
+def list_recipes(recipes: Path, conf: Path, data: Path) -> None:
+    """`invoke recipes`: each recipe with its stored runs and title (a broken one says why)."""
+    for name in available_recipes(recipes):
+        try:
+            title = load_recipe(name, recipes, conf).title
+        except BenchError as error:
+            title = f"BROKEN: {error}"
+        runs = list_runs(data / name)
+        latest = f"{len(runs)} run(s), latest {runs[-1].name}" if runs else "no run yet"
+        print(f"{name:24} {latest:45} {title}")

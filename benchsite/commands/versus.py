@@ -8,39 +8,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from benchsite.commands.recipe import shown
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
-from benchsite.harness.progress import RichReporter
-from benchsite.harness.runner import run_recipe
-from benchsite.harness.signals import signals_as_interrupt
-from benchsite.harness.versus import paired_recipe
-from benchsite.model.recipe import load_recipe
-from benchsite.model.variant import parse_variant
-from benchsite.results.store import load_view
 from benchsite.results.versus import change_said, paired_cells
 from benchsite.results.view import RunView
 
 EXPERIMENT_DIR = Path("experiments") / "versus"  # under data/: the A/B runs, one folder per recipe
-
-
-def versus(
-    name: str, a: str, b: str, subjects: str, profile: str, recipes: Path, conf: Path, target: Path, repo: Path
-) -> Path:
-    """Measure the two sides in one run under target/<recipe>/, print what changed, and return the run's
-    folder."""
-    recipe = load_recipe(name, recipes, conf)
-    recipe.profile(profile)  # an unknown profile is refused before anything is made
-    package = recipe.sweep.package if recipe.sweep else None
-    sides = (parse_variant(a, "a", package), parse_variant(b, "b", package))
-    chosen = tuple(s.strip() for s in subjects.split(",") if s.strip())
-    paired = paired_recipe(recipe, profile, sides, chosen, repo, say)
-    say(f"{recipe.name}: A = {sides[0].shown}, B = {sides[1].shown} (profile {profile}), measured in one run")
-    with signals_as_interrupt(), RichReporter() as reporter:
-        run_dir = run_recipe(paired, profile, target, repo, reporter)
-    print_versus(load_view(run_dir))
-    say(f"wrote {shown(run_dir, repo)}")
-    return run_dir
 
 
 def print_versus(view: RunView) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchsite.harness.byo import portable_path, read_builds, sha256_of
 from benchsite.harness.imports import imported, providers
-from benchsite.harness.sweep import recorded_env
+from benchsite.harness.variants.envs import recorded_env
 from benchsite.model.byo import ByoBuild
 from benchsite.model.recipe import AnySubject, fill_placeholders
 from benchsite.model.run import Origin
@@ -75,17 +75,18 @@ def subject_origins(subject: AnySubject, values: dict[str, str], repo: Path) -> 
         )
     programs = [fill_placeholders(p, values, subject.name) for p in subject.requires_programs]
     first = fill_placeholders(subject.argv[0], values, subject.name)
-    release = recorded_env(first) if subject.argv[0].startswith("{sweep}/") else None
-    if release is not None:  # a release sweep's copy: the release it runs, not the interpreter
-        origins.append(
+    env = recorded_env(first) if subject.argv[0].startswith("{sweep}/") else None
+    if env is not None:  # a package variant's copy: the pinned distributions it runs, not the interpreter
+        origins += [
             Origin(
-                provides=release.package,
-                path=f"{{sweep}}/{release.folder}",
-                version=release.described(),
-                sha256=release.dist_sha256,
-                build=f"patched with {release.patch}" if release.patch else None,
+                provides=name,
+                path=f"{{sweep}}/{env.folder}",
+                version=env.described(),
+                sha256=env.dist_sha256[name],
+                build=f"patched with {env.wanted.patch}" if env.wanted.patch else None,
             )
-        )
+            for name in env.wanted.pins
+        ]
     elif first not in programs and first != values["python"]:
         programs.append(first)
     for program in programs:

@@ -151,4 +151,5 @@ def document(
         counting=counting,
         machine_check=header.machine_check,
         accepted_busy=header.accepted_busy,
+        variants=header.recipe.variants,
     )

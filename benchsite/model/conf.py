@@ -42,8 +42,9 @@ class Profile(Record):
     # Further rounds also go to claims whose ratio interval is wider than ± this share of the estimate
     # (0.05: ±5 %), within the same limits (0: deciding is enough).
     target_half_width: float = Field(ge=0, le=1)
-    # A release sweep: every subject the conf's [sweep] names runs once per release of its package.
+    # A release sweep: every subject the conf's [sweeps.PACKAGE] names runs once per release of PACKAGE (sweep).
     releases: Seq[Release]
+    sweep: str | None  # the package the releases are of (None: no releases)
     # Instructions per request, counted under Valgrind after the timed rounds (None: not counted).
     counting: CountPlan | None
 
@@ -68,6 +69,7 @@ PROFILE_DEFAULTS: dict[str, Any] = {
     "cells": [],
     "warmup_cells": [],
     "wrk_duration_s": 0,
+    "sweep": None,
     "cell_requests": {},
     "max_rounds": 0,
     "time_budget_s": 0,
@@ -142,7 +144,7 @@ SETTINGS_DEFAULTS: dict[str, Any] = {
 
 
 class Sweep(Record):
-    """[sweep]: which package a sweep profile's releases are of, and which subjects use it."""
+    """[sweeps.PACKAGE]: the subjects that run a package whose releases a sweep profile measures."""
 
     package: Text
     subjects: Seq[Name] = Field(min_length=1)
@@ -157,14 +159,17 @@ class ConfFile(Record):
 
     settings: Settings
     profiles: dict[str, Profile] = Field(min_length=1)
-    sweep: Sweep | None = None
+    sweeps: dict[str, Sweep] = Field(default_factory=dict)  # by package
     flame: FlamePlan | None = None
 
     @model_validator(mode="after")
     def _sweep_named(self) -> ConfFile:
         for profile in self.profiles.values():
-            if profile.releases and self.sweep is None:
-                raise ValueError(f"profiles.{profile.name}.releases needs a [sweep] table naming the package")
+            if profile.releases and profile.sweep not in self.sweeps:
+                raise ValueError(
+                    f'profiles.{profile.name}.releases needs sweep = "PACKAGE" and a [sweeps.PACKAGE] table naming '
+                    "the subjects that run it"
+                )
         return self
 
     @model_validator(mode="before")
@@ -176,18 +181,28 @@ class ConfFile(Record):
         settings = data.get("settings", {})
         if isinstance(settings, dict):
             data["settings"] = {**SETTINGS_DEFAULTS, **settings}
+        sweeps = data.get("sweeps")
+        if isinstance(sweeps, dict):
+            data["sweeps"] = {
+                package: {"package": package, **table} if isinstance(table, dict) else table
+                for package, table in sweeps.items()
+            }
+        only = list(sweeps) if isinstance(sweeps, dict) and len(sweeps) == 1 else [None]
         profiles = data.get("profiles")
         if isinstance(profiles, dict):
             data["profiles"] = {
-                name: _profile_filled(name, table) if isinstance(table, dict) else table
+                name: _profile_filled(name, table, only[0]) if isinstance(table, dict) else table
                 for name, table in profiles.items()
             }
         return data
 
 
-def _profile_filled(name: str, table: dict[str, Any]) -> dict[str, Any]:
-    """A profile's table with the defaults of what it leaves out, its counting plan's too."""
+def _profile_filled(name: str, table: dict[str, Any], only_sweep: str | None) -> dict[str, Any]:
+    """A profile's table with the defaults of what it leaves out, its counting plan's too; releases are of the
+    conf's one sweep unless it names another."""
     filled = {**PROFILE_DEFAULTS, **table, "name": name}
+    if filled.get("releases") and filled["sweep"] is None:
+        filled["sweep"] = only_sweep
     if isinstance(filled["counting"], dict):
         filled["counting"] = {**COUNTING_DEFAULTS, **filled["counting"]}
     return filled

@@ -7,6 +7,7 @@ wrong type or a number out of range is a one-line error naming the file and the 
 
 from __future__ import annotations
 
+import dataclasses
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from pydantic import Discriminator, Field, Tag, model_validator
 from benchsite.errors import BenchError
 from benchsite.model.conf import ConfFile, Profile, Settings, Sweep
 from benchsite.model.counting import FlamePlan
+from benchsite.model.variant import VariantSet
 from benchsite.records import InnerPath, Name, Record, Seq, Text, UrlPath, read_toml
 from benchsite.tools import AnyCell, Cell
 from benchsite.tools.ab import AbCell
@@ -53,6 +55,9 @@ class SubjectBase(Record):
     argv: Seq[str] = Field(min_length=1)
     source_files: Seq[InnerPath] = ()
     requires: Seq[str] = ()  # modules that must import, else the subject is skipped
+    # The distributions it runs (a NAME==VERSION variant finds the subjects it changes by them, and everything
+    # they need); empty: the recipe's packages.
+    packages: Seq[str] = ()
     requires_programs: Seq[str] = ()  # programs that must exist ({bin}: the venv's bin), likewise
     skip_reason: str = ""  # why they may be missing, shown on the page
     templates: Seq[Template] = ()
@@ -189,8 +194,22 @@ class Recipe:
     packages: tuple[str, ...]
     profiles: dict[str, Profile]
     settings: Settings
-    sweep: Sweep | None = None  # the package a sweep profile's releases are of
+    sweeps: dict[str, Sweep] = dataclasses.field(default_factory=dict)  # by package: what a sweep of it runs
     flame: FlamePlan | None = None  # py-spy flame graphs after the timed rounds
+    variants: VariantSet | None = None  # an A/B run's or a release sweep's variants, as its copies ran them
+
+    def sweep_of(self, profile: Profile) -> Sweep | None:
+        """The sweep whose releases the profile measures (None: it measures no releases)."""
+        return self.sweeps.get(profile.sweep) if profile.releases and profile.sweep else None
+
+    @property
+    def main_sweep(self) -> Sweep | None:
+        """The sweep `release:VERSION` means: the conf's first."""
+        return next(iter(self.sweeps.values()), None)
+
+    def packages_of(self, subject: AnySubject) -> tuple[str, ...]:
+        """The distributions a subject runs: its own list, else the recipe's."""
+        return subject.packages or self.packages
 
     @property
     def recipe_path(self) -> Path:
@@ -229,14 +248,14 @@ class Recipe:
                     )
 
     def _check_sweep(self) -> None:
-        if self.sweep is None:
-            return
         known = [s.name for s in self.subjects]
-        unknown = [name for name in (*self.sweep.subjects, *self.sweep.labels) if name not in known]
-        if unknown:
-            raise BenchError(
-                f"{self.conf_path}: sweep: {', '.join(unknown)} unknown: I know about {', '.join(known)}: fix the file"
-            )
+        for package, sweep in self.sweeps.items():
+            unknown = [name for name in (*sweep.subjects, *sweep.labels) if name not in known]
+            if unknown:
+                raise BenchError(
+                    f"{self.conf_path}: sweeps.{package}: {', '.join(unknown)} unknown: I know about "
+                    f"{', '.join(known)}: fix the file"
+                )
 
     def _check_files(self) -> None:
         """Every template a subject names is in the recipe's folder, and a program named by an absolute path
@@ -328,7 +347,7 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
         packages=declared.packages,
         profiles=conf.profiles,
         settings=conf.settings,
-        sweep=conf.sweep,
+        sweeps=conf.sweeps,
         flame=conf.flame,
     )
     recipe._check_profiles()

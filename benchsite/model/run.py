@@ -1,4 +1,4 @@
-"""What a run stores: data/<recipe>/<run-id>/run.json, format version 10.
+"""What a run stores: data/<recipe>/<run-id>/run.json, format version 11.
 
 One document per run: the effective profile and settings, the machine, every subject with
 its verification and its cells, every repetition with its exact argv, the path of its raw
@@ -18,6 +18,7 @@ from benchsite.model.conf import Profile, Settings
 from benchsite.model.counting import Counting
 from benchsite.model.interference import MachineCheck
 from benchsite.model.machine import Machine
+from benchsite.model.variant import VariantSet
 from benchsite.records import Name, Pair, Record, Seq, Text
 from benchsite.tools import AnyCellRun, CellRun
 from benchsite.tools.base import Count, Positive, Repetition
@@ -45,7 +46,9 @@ from benchsite.tools.base import Count, Positive, Repetition
 #    and no indentation; read back, they are rows as before
 # 10 each repetition's interference says its clock (other_busy_clock: "cpuacct", nanoseconds, or "ticks",
 #    as every run before); a counting plan may count at a concurrency of its own (concurrency; None before)
-FORMAT_VERSION: Literal[10] = 10
+# 11 the run records its variants (variants: an A/B run's sides or a sweep's releases, each with the copy of
+#    each subject that ran it and what it ran; None: the checkout alone), and a sweep's profile its package
+FORMAT_VERSION: Literal[11] = 11
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -194,7 +197,7 @@ class Rounds(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[10]
+    format_version: Literal[11]
     recipe: Name
     title: Text
     run_id: RunId
@@ -212,6 +215,7 @@ class RunDocument(Record):
     counting: Counting | None  # None: made before instructions were counted
     machine_check: MachineCheck | None  # None: made before runs checked the machine first
     accepted_busy: bool  # `invoke recipe --accept-busy`: pages may use it though it was measured on a busy machine
+    variants: VariantSet | None  # an A/B run's sides or a sweep's releases (None: the checkout alone)
 
     _directory: Path | None = PrivateAttr(default=None)
 

@@ -325,3 +325,59 @@ def run_v9_to_v10(data: dict[str, Any]) -> dict[str, Any]:
             for subject in data["subjects"]
         ],
     }
+
+
+_SIDE_LABEL = re.compile(r" \[([AB]): (.+)\]$")
+
+
+def _variant_kind_v11(spec: str) -> str:
+    """The kind of a variant as labels of version 10 showed it: checkout, dir:NAME, rev:REV, release:VERSION..."""
+    kind, colon, _ = spec.partition(":")
+    return kind if colon else ("pins" if "==" in spec else "checkout")
+
+
+def _sweep_variants_v11(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A version 10 sweep's variants: each release's copies, found by the environment their origins name."""
+    variants, package = [], None
+    for release in data["profile"]["releases"]:
+        copies, installed = {}, []
+        for subject in data["subjects"]:
+            origin = next((o for o in subject["origins"] if o["path"].rsplit("-", 1)[-1] == release), None)
+            if origin is None or not origin["path"].startswith("{sweep}/"):
+                continue
+            package = origin["provides"]
+            base = subject["name"].removesuffix("-" + release.replace(".", "_"))  # the one migration by name
+            copies[base] = subject["name"]
+            beside = origin["version"].partition("; beside it: ")[2]
+            installed = [f"{package}=={release}", *(line for line in beside.split(", ") if line)]
+        slug = release.replace(".", "_")
+        variants.append({"name": slug, "kind": "release", "spec": f"release:{package}=={release}", "copies": copies,
+                         "installed": installed, "resolved_as_of": None, "files": {}})  # fmt: skip
+    return {"purpose": "sweep", "package": package, "variants": variants} if variants else None
+
+
+def _ab_variants_v11(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A version 10 A/B run's two sides, from its copies' labels ("CherryPy framework [B: dir:loop-5]")."""
+    sides: dict[str, dict[str, Any]] = {}
+    for subject in data["subjects"]:
+        found = _SIDE_LABEL.search(subject["label"])
+        if found is None:
+            continue
+        side, spec = found.group(1).lower(), found.group(2)
+        base = subject["name"].removesuffix(f"-{side}")  # the one migration by name
+        entry = sides.setdefault(side, {"name": side, "kind": _variant_kind_v11(spec), "spec": spec, "copies": {},
+                                        "installed": [], "resolved_as_of": None, "files": {}})  # fmt: skip
+        entry["copies"][base] = subject["name"]
+    if sorted(sides) != ["a", "b"]:
+        return None
+    return {"purpose": "versus", "package": None, "variants": [sides["a"], sides["b"]]}
+
+
+def run_v10_to_v11(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 10 to 11: the run records its variants (an A/B run's sides, a sweep's releases: which copy of each
+    subject ran which, and what they ran; None: a run of the checkout alone); a sweep's profile names its
+    package (sweep)."""
+    profile = data["profile"]
+    variants = _sweep_variants_v11(data) if profile["releases"] else _ab_variants_v11(data)
+    package = variants["package"] if variants and profile["releases"] else None
+    return {**data, "format_version": 11, "profile": {**profile, "sweep": package}, "variants": variants}

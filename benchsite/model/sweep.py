@@ -1,23 +1,28 @@
-"""A release sweep's environments: one virtualenv per release of a package, made once under build/sweep/.
+"""Package environments of variants: one virtualenv per set of pinned distributions, made once under build/sweep/.
 
-Each environment keeps a record (release.json) of what it holds: the release, the checksum of the file pip
-installed it from, the patch that makes it run on today's Python, and every distribution pip resolved beside
-it. A run copies the record into its subjects' origins.
+Two ways to resolve what comes beside the pins:
+
+- *of its time* (a release sweep's release, ``release:VERSION``): every other distribution resolved no newer
+  than the newest pinned release's upload time, so that CherryPy 9.0.0 runs on a cheroot of January 2017;
+- *as the checkout has it* (``NAME==VERSION``): every other distribution at the version this checkout's
+  environment holds, so that the pins are the only difference.
+
+Each environment keeps a record (environment.json) of what it holds: the pins, the file each pinned
+distribution was installed from and its checksum, the patch that makes an old release run on today's Python,
+and every distribution installed. A run copies it into its subjects' origins and its variants.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
+from benchsite.model.variant import canonical
 from benchsite.records import Record, Seq, Text
 
 SWEEP_DIR = Path(__file__).resolve().parents[2] / "build" / "sweep"  # ignored by git
-RELEASE_FILE = "release.json"
-
-
-def release_folder(package: str, release: str) -> str:
-    """The environment's folder name under build/sweep/: CherryPy-3.2.4."""
-    return f"{package}-{release}"
+ENV_FILE = "environment.json"
 
 
 def release_slug(release: str) -> str:
@@ -25,26 +30,50 @@ def release_slug(release: str) -> str:
     return release.replace(".", "_")
 
 
-class ReleaseEnv(Record):
-    """build/sweep/<package>-<release>/release.json."""
+class EnvWanted(Record):
+    """What an environment is made of, before it is made: the key it is found by."""
 
-    package: Text
-    release: Text
-    dist_file: Text  # the sdist or wheel pip installed the release from
-    dist_sha256: Text
-    patch: str | None  # conf/sweep/... applied to the installed package, or None
+    pins: dict[str, str]  # distribution -> version
+    beside: Seq[str]  # distributions installed beside the pins at the checkout's versions (none: of its time)
+    resolved_as_of: str | None  # of its time: no distribution uploaded later (RFC 3339); None: the checkout's
+    constraints: Seq[str]  # the checkout's NAME==VERSION the others keep to (empty where of its time)
+    patch: str | None  # conf/sweep/... applied to the installed packages, or None
     patch_sha256: str | None
-    installed: Seq[str]  # `pip freeze` of the environment: the release and what pip resolved beside it
+
+    @property
+    def folder(self) -> str:
+        """Its folder under build/sweep/: CherryPy-3.2.4-1a2b3c4d (the pins, then a digest of the rest)."""
+        pinned = "+".join(f"{name}-{version}" for name, version in self.pins.items())
+        digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:8]
+        return f"{pinned}-{digest}"
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        return tuple(f"{name}=={version}" for name, version in self.pins.items())
+
+
+class PackageEnv(Record):
+    """build/sweep/<folder>/environment.json."""
+
+    wanted: EnvWanted
+    dist_files: dict[str, Text]  # pinned distribution -> the sdist or wheel it was installed from
+    dist_sha256: dict[str, Text]  # pinned distribution -> that file's sha256
+    installed: Seq[str]  # `pip freeze` of the environment: the pins and everything resolved beside them
     made_at: Text
     made_in_s: float
 
     @property
     def folder(self) -> str:
-        return release_folder(self.package, self.release)
+        return self.wanted.folder
 
     def described(self) -> str:
-        """For a run's origins: the release, its file, its patch and what came with it."""
-        patched = f", patched with {self.patch} (sha256 {self.patch_sha256})" if self.patch else ", unpatched"
-        others = [line for line in self.installed if not line.lower().startswith(self.package.lower() + "==")]
-        beside = f"; beside it: {', '.join(others)}" if others else ""
-        return f"{self.package} {self.release} from {self.dist_file}{patched}{beside}"
+        """For a run's origins: the pins, their files, the patch, how the rest was resolved and what came."""
+        pins = ", ".join(f"{name} {version} from {self.dist_files[name]}" for name, version in self.wanted.pins.items())
+        patch = self.wanted.patch
+        patched = f", patched with {patch} (sha256 {self.wanted.patch_sha256})" if patch else ", unpatched"
+        when = self.wanted.resolved_as_of
+        resolved = f"as of {when}" if when else "as this checkout has them"
+        pinned = {canonical(name) for name in self.wanted.pins}
+        others = [line for line in self.installed if canonical(line.split("==")[0]) not in pinned]
+        beside = f"; beside them, resolved {resolved}: {', '.join(others)}" if others else ""
+        return f"{pins}{patched}{beside}"

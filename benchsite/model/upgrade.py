@@ -28,6 +28,7 @@ from benchsite.model.run_steps import (
     run_v7_to_v8,
     run_v8_to_v9,
     run_v9_to_v10,
+    run_v10_to_v11,
 )
 from benchsite.records import read_toml
 
@@ -43,6 +44,7 @@ _RUN_STEPS: dict[int, Step] = {
     7: run_v7_to_v8,
     8: run_v8_to_v9,
     9: run_v9_to_v10,
+    10: run_v10_to_v11,
 }
 
 

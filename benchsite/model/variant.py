@@ -1,14 +1,16 @@
-"""The two sides of an A/B run (`invoke versus`): what a variant specification says, checked before anything
-runs.
+"""Variants: what differs from the checkout when a recipe's subjects are measured several ways in one run. An
+A/B run (`invoke versus`) has two, a release sweep one per release; both are recorded in run.json the same way.
 
-A side is one of:
+A variant is one of:
 
 - ``checkout``: the recipe's subjects as this checkout has them;
 - ``dir:PATH``: the recipe's source files found in folder PATH (a patched ``framework_app.py``) in place of
   the checkout's;
 - ``rev:REV``: the recipe's source files as git revision REV of this checkout has them;
-- ``release:VERSION`` (or ``PACKAGE==VERSION``): the subjects of the recipe's [sweep] on that release of its
-  package, in the sweep's environment for it;
+- ``NAME==VERSION`` (several joined by commas: ``CherryPy==17.4.2,cheroot==6.5.0``): the subjects that run
+  those distributions, on those versions, everything else as the checkout has it;
+- ``release:VERSION``: a release of the recipe's swept package in the environment of its time (its
+  dependencies resolved as of its upload date), as a release sweep runs it;
 - ``opt:--FLAG=VALUE``: every subject whose command line has the option --FLAG, with VALUE instead.
 """
 
@@ -19,30 +21,42 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchsite.errors import BenchError
+from pydantic import Field
 
-Kind = Literal["checkout", "dir", "rev", "release", "opt"]
-KINDS: tuple[Kind, ...] = ("checkout", "dir", "rev", "release", "opt")
-SIDES = ("a", "b")  # the copies of a subject: NAME-a and NAME-b
+from benchsite.errors import BenchError
+from benchsite.records import Name, Record, Seq, Text
+
+Kind = Literal["checkout", "dir", "rev", "pins", "release", "opt"]
+Purpose = Literal["versus", "sweep"]
+SIDES = ("a", "b")  # the variants of an A/B run, in order
 VARIANTS_DIR = Path(__file__).resolve().parents[2] / "build" / "variants"  # the sides' files; ignored by git
 
+_PREFIXED: tuple[Kind, ...] = ("dir", "rev", "release", "opt")
 _OPTION = re.compile(r"^(--?[A-Za-z0-9][A-Za-z0-9_.-]*)=(.*)$")
 _VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]*$")
+_DISTRIBUTION = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _REVISION = re.compile(r"^[A-Za-z0-9_./~^@{}-]+$")
-_FORMS = "checkout, dir:PATH, rev:REV, release:VERSION (or PACKAGE==VERSION) or opt:--FLAG=VALUE"
+_FORMS = "checkout, dir:PATH, rev:REV, NAME==VERSION[,NAME==VERSION], release:VERSION or opt:--FLAG=VALUE"
+
+
+def canonical(distribution: str) -> str:
+    """A distribution's name as package indexes compare it (PEP 503): Zope.Interface -> zope-interface."""
+    return re.sub(r"[-_.]+", "-", distribution).lower()
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One side of an A/B run, as the user gave it."""
+    """One variant, as the user gave it."""
 
     kind: Kind
-    value: str = ""  # the folder, revision, release or "--flag=value"
+    value: str = ""  # the folder, revision, release, "--flag=value" or "NAME==VERSION,..."
 
     @property
     def spec(self) -> str:
-        """As the user writes it, and as labels and pages show it."""
-        return self.kind if self.kind == "checkout" else f"{self.kind}:{self.value}"
+        """As the user writes it."""
+        if self.kind == "checkout":
+            return "checkout"
+        return self.value if self.kind == "pins" else f"{self.kind}:{self.value}"
 
     @property
     def shown(self) -> str:
@@ -56,26 +70,29 @@ class Variant:
         assert found is not None and self.kind == "opt"
         return found.group(1), found.group(2)
 
+    @property
+    def pins(self) -> dict[str, str]:
+        """CherryPy==17.4.2,cheroot==6.5.0 -> {"CherryPy": "17.4.2", "cheroot": "6.5.0"}."""
+        assert self.kind == "pins"
+        return dict(pin.split("==", 1) for pin in self.value.split(","))
 
-def parse_variant(given: str, side: str, package: str | None = None) -> Variant:
-    """A side's specification, checked for form (whether its folder, revision or release exists is checked
+
+def parse_variant(given: str, side: str) -> Variant:
+    """A variant's specification, checked for form (whether its folder, revision or versions exist is checked
     when the run is prepared); a malformed one is a one-line error naming the forms."""
     text = given.strip()
     if text == "checkout":
         return Variant("checkout")
-    if "==" in text and ":" not in text:
-        name, _, version = text.partition("==")
-        if package is not None and name.lower() != package.lower():
-            raise BenchError(
-                f"-{side} {given!r}: this recipe's sweep is of {package}, not {name}: give {package}=={version}"
-            )
-        text = f"release:{version}"
     kind, colon, value = text.partition(":")
-    if not colon or kind not in KINDS or kind == "checkout" or not value:
+    if "==" in text and not (colon and kind in _PREFIXED):
+        return Variant("pins", _pins(text, given, side))
+    if not colon or kind not in _PREFIXED or not value:
         raise BenchError(f"-{side} {given!r} is not a variant: give {_FORMS}")
     if kind == "opt" and not _OPTION.match(value):
         raise BenchError(f"-{side} {given!r}: give the option with its new value, as opt:--threads=4")
-    if kind == "release" and not _VERSION.match(value):
+    if kind == "release" and "==" in value:
+        value = _pins(value, given, side)  # a release of any distribution, in the environment of its time
+    elif kind == "release" and not _VERSION.match(value):
         raise BenchError(f"-{side} {given!r}: {value!r} is not a release number: give one as 18.10.0")
     if kind == "rev" and (not _REVISION.match(value) or value.startswith("-")):
         raise BenchError(f"-{side} {given!r}: {value!r} is not a git revision: give a commit, tag or branch")
@@ -87,6 +104,70 @@ def parse_variant(given: str, side: str, package: str | None = None) -> Variant:
     return Variant(kind, value)
 
 
-def paired_name(subject: str, side: str) -> str:
-    """The name of a subject's copy on one side: framework-a, framework-b."""
-    return f"{subject}-{side}"
+def _pins(text: str, given: str, side: str) -> str:
+    """NAME==VERSION[,NAME==VERSION...], each checked, one per distribution, in the order given."""
+    pins: dict[str, str] = {}
+    for part in text.split(","):
+        name, equals, version = (item.strip() for item in part.partition("=="))
+        if not equals or not _DISTRIBUTION.match(name) or not _VERSION.match(version):
+            raise BenchError(
+                f"-{side} {given!r}: {part.strip()!r} is not a pin: give NAME==VERSION, several joined by commas "
+                "(CherryPy==17.4.2,cheroot==6.5.0)"
+            )
+        if canonical(name) in map(canonical, pins):
+            raise BenchError(f"-{side} {given!r}: {name} is pinned twice: give one version of it")
+        pins[name] = version
+    return ",".join(f"{name}=={version}" for name, version in pins.items())
+
+
+class VariantRecord(Record):
+    """One variant of a run, as run.json records it: what it is, which copy of each subject ran it, and what it
+    ran (its environment's every distribution, or the digest of every file it changed)."""
+
+    name: Name  # its part of its copies' names: "a", "b", a release's "3_2_4"
+    kind: Kind
+    spec: Text  # as shown: "cheroot==8.0.0", "dir:patched", "release:17.4.2"
+    copies: dict[Name, Name]  # subject -> its copy that ran this variant
+    installed: Seq[str] = ()  # NAME==VERSION of every distribution in its environment (a package variant's)
+    resolved_as_of: str | None = None  # dependencies resolved no newer than this upload time (a release's)
+    files: dict[str, str] = Field(default_factory=dict)  # changed file -> its sha256 (a dir: or rev: variant's)
+
+    def version_of(self, distribution: str) -> str | None:
+        """The version of a distribution its environment installed (None: not one of a package variant's)."""
+        wanted = canonical(distribution)
+        for line in self.installed:
+            name, _, version = line.partition("==")
+            if canonical(name) == wanted:
+                return version
+        return None
+
+
+class VariantSet(Record):
+    """A run's variants: an A/B run's two sides, or a release sweep's releases of one package."""
+
+    purpose: Purpose
+    package: str | None = None  # a sweep's package
+    variants: Seq[VariantRecord]
+
+    def copy_of(self, subject: str, variant: str) -> str | None:
+        found = next((v for v in self.variants if v.name == variant), None)
+        return found.copies.get(subject) if found else None
+
+    @property
+    def subjects(self) -> tuple[str, ...]:
+        """The subjects every variant ran a copy of, in the order of the first variant's copies."""
+        first, *others = self.variants
+        return tuple(s for s in first.copies if all(s in other.copies for other in others))
+
+    def variant_of(self, copy: str) -> tuple[VariantRecord, str] | None:
+        """The variant and the subject a copy ran (None: not a copy)."""
+        for variant in self.variants:
+            for subject, name in variant.copies.items():
+                if name == copy:
+                    return variant, subject
+        return None
+
+
+def copy_name(subject: str, variant: str) -> str:
+    """The name of a subject's copy for one variant: framework-a, raw-wsgi-3_2_4."""
+    return f"{subject}-{variant}"

@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from benchsite.results.intervals import LEVEL, Interval, unpaired_ratio_interval
+from benchsite.results.intervals import Interval, simultaneous_level, unpaired_ratio_interval
 from benchsite.results.versus import batch_ratio, beyond_margin
 from benchsite.results.view import RunView
 
@@ -87,7 +87,7 @@ def compare_runs(a: RunView, b: RunView, drift: Drift | None = None) -> list[Cel
         for cell in subject.cells
         if a.figure(subject.name, cell.name) is not None and b.figure(subject.name, cell.name) is not None
     ]
-    level = 1 - (1 - LEVEL) / max(len(shared), 1)  # simultaneous intervals over every cell compared
+    level = simultaneous_level(len(shared))  # simultaneous intervals over every cell compared
     found = []
     for subject, cell in shared:
         values_a = list((a.round_values(subject, cell, usable_only=False) or {}).values())
@@ -125,7 +125,7 @@ def blind_below(drift: Drift, cells: int) -> float | None:
         return None
     from scipy.stats import norm
 
-    level = 1 - (1 - LEVEL) / max(cells, 1)
+    level = simultaneous_level(cells)
     return float(np.expm1(norm.ppf(1 - (1 - level) / 2) * np.sqrt(2) * drift.median))
 
 
@@ -156,7 +156,7 @@ def compare_work(a: RunView, b: RunView) -> list[WorkChange]:
         count_b = b.run.counting.of(count_a.subject, count_a.cell)
         if count_b is not None and count_a.per_request and count_b.per_request:
             pairs.append((count_a, count_b))
-    level = 1 - (1 - LEVEL) / max(len(pairs), 1)
+    level = simultaneous_level(len(pairs))
     found = []
     for count_a, count_b in pairs:
         batches_a = [batch.per_request for batch in count_a.batches]

@@ -59,5 +59,5 @@ def power_level(label: str, views: Sequence[RunView]) -> PowerLevel:
     found = []
     for view in views:
         cell = next((c for c in paired_cells(view) if c.subject == SUBJECT and c.cell == CELL), None)
-        found.append(cell if cell is not None else PairedCell(SUBJECT, CELL, None, None))
+        found.append(cell if cell is not None else PairedCell(SUBJECT, "", "", CELL, None, None))  # no copy ran it
     return PowerLevel(label, tuple(found))

@@ -77,8 +77,14 @@ class Published(OriginalFigures):
     source_url_note: str = ""
 
     def for_copies(self, copies: dict[str, dict[str, str]]) -> Published:
-        """Every claim once per copy of its subjects (a release sweep): {suffix: {subject: its copy}}."""
-        claims = tuple(claim.with_subjects(names, suffix) for suffix, names in copies.items() for claim in self.claims)
+        """Every claim once per copy of its subjects (a release sweep): {suffix: {subject: its copy}}; a claim
+        about a subject the sweep does not copy is left out (a sweep of the server alone has no framework)."""
+        claims = tuple(
+            claim.with_subjects(names, suffix)
+            for suffix, names in copies.items()
+            for claim in self.claims
+            if claim.subjects_named() <= names.keys()
+        )
         return replace(self, claims=claims)
 
     def verdicts(self, view: RunView) -> list[Verdict]:

@@ -6,23 +6,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchsite.model.run import RunDocument
-from benchsite.model.sweep import release_slug
+from benchsite.model.variant import VariantRecord
 from benchsite.results.claims import Verdict
-from benchsite.results.intervals import LEVEL, Interval, paired_rounds, ratio_interval
+from benchsite.results.intervals import Interval, paired_rounds, ratio_interval, simultaneous_level
 from benchsite.results.published import Published
 from benchsite.results.view import RunView
 
 
 @dataclass(frozen=True)
 class Release:
-    """One release of a sweep run: its copies of the base subjects and what they gave."""
+    """One release of a sweep run: its copies of the base subjects, what it ran and what they gave."""
 
     release: str
-    copies: dict[str, str]  # base subject -> its copy's name in the run
+    variant: VariantRecord
     verdicts: tuple[Verdict, ...]
 
+    @property
+    def copies(self) -> dict[str, str]:
+        """Base subject -> its copy's name in the run."""
+        return dict(self.variant.copies)
+
     def copy(self, subject: str) -> str | None:
-        return self.copies.get(subject)
+        return self.variant.copies.get(subject)
 
 
 @dataclass(frozen=True)
@@ -41,20 +46,21 @@ class Change:
 
 
 def releases_of(run: RunDocument, published: Published | None) -> list[Release]:
-    """The releases a sweep run measured, in the profile's order, each with its copies and verdicts."""
-    names = {subject.name for subject in run.subjects}
-    found = []
-    for release in run.profile.releases:
-        suffix = f"-{release_slug(release)}"
-        copies = {name.removesuffix(suffix): name for name in sorted(names) if name.endswith(suffix)}
-        found.append(Release(release, copies, ()))
+    """The releases a sweep run measured, in the profile's order, each with its copies and verdicts (as the run
+    records its variants)."""
+    if run.variants is None or run.variants.purpose != "sweep":
+        return []
+    found = [
+        Release(version, variant, ())
+        for version, variant in zip(run.profile.releases, run.variants.variants, strict=True)
+    ]
     if published is None:
         return found
     view = RunView(run)
     decided = []
     for each in found:
-        claims = published.for_copies({release_slug(each.release): each.copies})
-        decided.append(Release(each.release, each.copies, tuple(claims.verdicts(view))))
+        claims = published.for_copies({each.variant.name: each.copies})
+        decided.append(Release(each.release, each.variant, tuple(claims.verdicts(view))))
     return decided
 
 
@@ -67,7 +73,7 @@ def changes_against_newest(
         return []
     newest = releases[-1]
     pairs = [(r, s, c) for r in releases[:-1] for s in subjects for c in cells if r.copy(s) and newest.copy(s)]
-    level = 1 - (1 - LEVEL) / max(len(pairs), 1)
+    level = simultaneous_level(len(pairs))
     changes = []
     for release, subject, cell in pairs:
         top = view.round_values(release.copy(subject) or "", cell)

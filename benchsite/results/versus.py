@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchsite.model.variant import SIDES, paired_name
-from benchsite.results.intervals import LEVEL, Interval, paired_rounds, ratio_interval
+from benchsite.results.intervals import Interval, paired_rounds, ratio_interval, simultaneous_level
 from benchsite.results.view import RunView
 
 
@@ -21,7 +20,9 @@ from benchsite.results.view import RunView
 class PairedCell:
     """One subject's cell in both copies: B over A in req/s (time) and in instructions per request (work)."""
 
-    subject: str  # the subject's own name (its copies are NAME-a and NAME-b)
+    subject: str  # the subject's own name
+    a: str  # its copies' names in the run
+    b: str
     cell: str
     time: Interval | None  # B ÷ A of req/s, from the paired rounds; None: fewer than two rounds
     work: Interval | None  # B ÷ A of instructions per request, from the batches; None: not counted on a side
@@ -49,25 +50,32 @@ def beyond_margin(interval: Interval | None) -> bool:
     )
 
 
-def paired_subjects(view: RunView) -> list[str]:
-    """The subjects measured as an A and a B copy in this run, in the run's order (none: not an A/B run)."""
-    names = {subject.name for subject in view.run.subjects}
-    bases = [name.removesuffix("-a") for name in names if name.endswith("-a")]
+def paired_subjects(view: RunView) -> list[tuple[str, str, str]]:
+    """(subject, its A copy, its B copy) of every subject an A/B run measured both ways, in the run's order (none:
+    not an A/B run), as the run records its variants."""
+    variants = view.run.variants
+    if variants is None or variants.purpose != "versus":
+        return []
+    a, b = variants.variants
     order = [subject.name for subject in view.run.subjects]
-    return sorted((b for b in bases if paired_name(b, "b") in names), key=lambda b: order.index(paired_name(b, "a")))
+    both = [
+        (s, a.copies[s], b.copies[s])
+        for s in variants.subjects
+        if view.run.subject(a.copies[s]) and view.run.subject(b.copies[s])
+    ]
+    return sorted(both, key=lambda found: order.index(found[1]))
 
 
 def paired_cells(view: RunView) -> list[PairedCell]:
     """Every cell both copies of a subject ran, in the run's order, with B ÷ A in each currency."""
     shared = []
-    for subject in paired_subjects(view):
-        a, b = (paired_name(subject, side) for side in SIDES)
+    for subject, a, b in paired_subjects(view):
         record = view.run.subject(a)
         assert record is not None
         shared += [(subject, cell.name, a, b) for cell in record.cells if view.ran(b, cell.name)]
-    time_level = 1 - (1 - LEVEL) / max(len(shared), 1)
+    time_level = simultaneous_level(len(shared))
     counted = [(a, b, cell) for _, cell, a, b in shared if _batches(view, a, cell) and _batches(view, b, cell)]
-    work_level = 1 - (1 - LEVEL) / max(len(counted), 1)
+    work_level = simultaneous_level(len(counted))
     found = []
     for subject, cell, a, b in shared:
         rounds_a = view.round_values(a, cell, usable_only=False) or {}
@@ -76,7 +84,7 @@ def paired_cells(view: RunView) -> list[PairedCell]:
         work = None
         if (a, b, cell) in counted:
             work = batch_ratio(_batches(view, a, cell), _batches(view, b, cell), work_level)
-        found.append(PairedCell(subject, cell, time if time and time.bounded else None, work))
+        found.append(PairedCell(subject, a, b, cell, time if time and time.bounded else None, work))
     return found
 
 

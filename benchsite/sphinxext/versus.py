@@ -8,9 +8,8 @@ from pathlib import Path
 from docutils import nodes
 
 from benchsite.errors import BenchError
-from benchsite.model.variant import SIDES, paired_name
 from benchsite.results.store import load_view
-from benchsite.results.versus import change_said, paired_cells, paired_subjects
+from benchsite.results.versus import change_said, paired_cells
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import ReportingDirective
 from benchsite.sphinxext.nodes import data
@@ -34,7 +33,7 @@ class BenchVersus(ReportingDirective):
             raise BenchError(f"{path}: not an A/B run (no subject measured as an A and a B copy)")
         rows = []
         for cell in cells:
-            a, b = (paired_name(cell.subject, side) for side in SIDES)
+            a, b = cell.a, cell.b
             tag = f"{cell.subject}-{cell.cell}"
             rows.append(
                 [
@@ -72,9 +71,8 @@ class BenchVersus(ReportingDirective):
 
 
 def _sides(view: RunView) -> str:
-    subject = paired_subjects(view)[0]
-    labels = [view.run.subject(paired_name(subject, side)) for side in SIDES]
-    said = [record.label.rsplit("[", 1)[-1].rstrip("]") if record else "?" for record in labels]
+    assert view.run.variants is not None  # an A/B run: paired_cells found its sides
+    said = [f"{variant.name.upper()}: {variant.spec}" for variant in view.run.variants.variants]
     return f"{view.run.title} ({view.run.recipe}), measured as two sides in one run: {said[0]}; {said[1]}."
 
 
