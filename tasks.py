@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from invoke import Collection, Context, Exit
 
-from benchsite.harness.signals import handle_signals_from_the_start
+from benchsite.harness.processes.signals import handle_signals_from_the_start
 
 handle_signals_from_the_start()  # before anything else of the project is imported, let alone spawned
 
@@ -59,7 +59,7 @@ def recipe(
 ) -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
     from benchsite.commands.recipe import Asked, Where, session
-    from benchsite.harness.runner import RunChoices
+    from benchsite.harness.engine.runner import RunChoices
 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
     where = Where(ROOT, _path(c, "recipes_dir"), _path(c, "conf_dir"), _path(c, "data_dir"), target)
@@ -145,7 +145,7 @@ def overhead(
     requests: int = 1000,
 ) -> None:
     """Benchmark the harness: its req/s against bare `ab` of the same argv, interleaved."""
-    from benchsite.harness.overhead import compare_with_bare_ab
+    from benchsite.harness.experiments.overhead import compare_with_bare_ab
     from benchsite.model.recipe import load_recipe
 
     if rounds < 1 or requests < 1:
@@ -188,7 +188,7 @@ def new_page(c: Context, name: str, title: str = "") -> None:
 def hogbench(c: Context, name: str = "cherrypy-speed", profile: str = "full", pairs: int = 6, seed: int = 1) -> None:
     """Benchmark the interference rule: quiet runs, each followed by one with a CPU hog on the servers' CPU for a
     random 30-60 % of it; writes data/method/interference.toml for the calibration page."""
-    from benchsite.harness.hogbench import hogged_pairs, method_record
+    from benchsite.harness.experiments.hogbench import hogged_pairs, method_record
     from benchsite.model.method import METHOD_DIR
     from benchsite.model.recipe import load_recipe
     from benchsite.results.store import write_text
@@ -230,7 +230,7 @@ def versus(
     B ÷ A in req/s (paired rounds) and in instructions per request (callgrind)."""
     from benchsite.commands.recipe import Asked, Where, session
     from benchsite.commands.versus import EXPERIMENT_DIR
-    from benchsite.harness.runner import RunChoices
+    from benchsite.harness.engine.runner import RunChoices
 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir") / EXPERIMENT_DIR
     where = Where(ROOT, _path(c, "recipes_dir"), _path(c, "conf_dir"), _path(c, "data_dir"), target)
@@ -244,7 +244,7 @@ def versus(
 def powerbench(c: Context, runs: int = 10, profile: str = "power") -> None:
     """Benchmark `invoke versus`: A/B runs of the framework app slowed by 0 and 2 % of its instructions, and by 2, 5,
     10 and 25 % of its time; writes data/method/power.toml for the calibration page."""
-    from benchsite.harness.powerbench import method_record, power_runs
+    from benchsite.harness.experiments.powerbench import method_record, power_runs
     from benchsite.model.method import METHOD_DIR
     from benchsite.results.store import write_text
 
@@ -259,7 +259,7 @@ def powerbench(c: Context, runs: int = 10, profile: str = "power") -> None:
 def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0, kill: bool = False) -> None:
     """Benchmark the clean-up: signals at random moments of real quick runs, then count what they left."""
     from benchsite.commands.terminal import print_trials
-    from benchsite.harness.faults import SIGNALS, inject
+    from benchsite.harness.experiments.faults import SIGNALS, inject
 
     trials = inject(runs, seed, max_delay, ROOT, (*SIGNALS, signal.SIGKILL) if kill else SIGNALS)
     print_trials(trials)
@@ -271,8 +271,8 @@ def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0, k
 @reported
 def byo(c: Context, name: str, source: str = "") -> None:
     """Build a system no package registry offers (with the project's patches); the recipes then run it."""
-    from benchsite.harness.byo import Builder, local_path
-    from benchsite.harness.signals import signals_as_interrupt
+    from benchsite.harness.builds.byo import Builder, local_path
+    from benchsite.harness.processes.signals import signals_as_interrupt
 
     folder = Path(source).expanduser().resolve() if source else None
     if folder is not None and not folder.is_dir():
@@ -289,8 +289,8 @@ def byo(c: Context, name: str, source: str = "") -> None:
 @reported_saying(INTERRUPTED_SET_UP)
 def hosts_setup(c: Context, hosts: str, offline: bool = False) -> None:
     """Set up hosts for `invoke recipe --hosts`: sync the project, install packages and the venv there."""
-    from benchsite.harness.provision import set_up
-    from benchsite.harness.signals import signals_as_interrupt
+    from benchsite.harness.hosts.provision import set_up
+    from benchsite.harness.processes.signals import signals_as_interrupt
     from benchsite.model.hosts import parse_hosts
 
     placement = parse_hosts(hosts)
@@ -306,7 +306,7 @@ def hosts_setup(c: Context, hosts: str, offline: bool = False) -> None:
 @reported
 def wheels(c: Context) -> None:
     """Build the wheels a second host installs from (`hosts-setup --offline`, the tests' two-host lab), once."""
-    from benchsite.harness.provision import build_wheels
+    from benchsite.harness.hosts.provision import build_wheels
 
     print(f"wheels ready in {_shown(build_wheels(ROOT))}", file=sys.stderr)
 

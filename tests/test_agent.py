@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsite.harness.agent import HEARTBEAT
+from benchsite.harness.hosts.agent import HEARTBEAT
 from conftest import REPO
 
 pytestmark = pytest.mark.integration
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 def test_a_long_request_sends_working_lines_then_its_reply(tmp_path: Path) -> None:
     release = tmp_path / "release"
     agent = subprocess.Popen(
-        [sys.executable, "-m", "benchsite.harness.agent", "--address", "127.0.0.1", "--idle-timeout", "1.2"],
+        [sys.executable, "-m", "benchsite.harness.hosts.agent", "--address", "127.0.0.1", "--idle-timeout", "1.2"],
         cwd=REPO,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -13,7 +13,7 @@ import pytest
 
 from ahead import AHEAD, Job
 from benchsite.commands.invoking import quiet_when_the_reader_leaves
-from benchsite.harness.byo import local_path
+from benchsite.harness.builds.byo import local_path
 from conftest import INVOKE, REPO, run_invoke
 from tasks import ns
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.harness.counting import _monitor, _totals, counted_cell, valgrind_version
+from benchsite.harness.profiling.counting import _monitor, _totals, counted_cell, valgrind_version
 from benchsite.model.counting import CountedBatch, CountPlan, InstructionCount
 from benchsite.results.store import list_runs, load_run
 from benchsite.tools.ab import AbCell

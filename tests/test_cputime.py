@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsite.harness.cputime import CpuReading, cpu_between, task_runtimes, tree_reading
+from benchsite.harness.processes.cputime import CpuReading, cpu_between, task_runtimes, tree_reading
 
 
 def fake_proc(root: Path, tasks: dict[int, dict[int, int]]) -> Path:

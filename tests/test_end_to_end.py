@@ -17,9 +17,9 @@ import psutil
 import pytest
 from pages import find, one
 
-from benchsite.harness.byo import search_path
-from benchsite.harness.faults import listening_ports
-from benchsite.harness.processes import port_is_free
+from benchsite.harness.builds.byo import search_path
+from benchsite.harness.experiments.faults import listening_ports
+from benchsite.harness.processes.processes import port_is_free
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import State
 from benchsite.results.intervals import level_label

@@ -16,8 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchsite.harness.faults import TRIAL_MARK, Trial, _of_trial, listening_ports, trial
-from benchsite.harness.signals import HANDLED, TEST_PAUSE, TEST_SIGNAL
+from benchsite.harness.experiments.faults import TRIAL_MARK, Trial, _of_trial, listening_ports, trial
+from benchsite.harness.processes.signals import HANDLED, TEST_PAUSE, TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX, list_runs, load_run
 from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, run_invoke, toy_subject
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchsite.harness.flames import py_spy
+from benchsite.harness.profiling.flames import py_spy
 from benchsite.results.flames import flames_of, top_functions
 from benchsite.results.store import list_runs
 from conftest import ToyRecipes, processes_mentioning, run_invoke, toy_subject

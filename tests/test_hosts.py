@@ -27,8 +27,8 @@ from tiny_site import build
 from ahead import AHEAD, Job
 from benchsite.commands.invoking import INTERRUPTED_SET_UP
 from benchsite.errors import BenchError
-from benchsite.harness.provision import INSTALLED_STAMP
-from benchsite.harness.signals import TEST_PAUSE
+from benchsite.harness.hosts.provision import INSTALLED_STAMP
+from benchsite.harness.processes.signals import TEST_PAUSE
 from benchsite.model.hosts import parse_hosts
 from benchsite.results.store import list_runs, load_run
 from benchsite.tools import parse_report

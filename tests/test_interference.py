@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from benchsite.harness.hosts import on_this_machine
-from benchsite.harness.machine import cpu_times, cpuacct_covers_the_machine, cpuacct_ns
-from benchsite.harness.quiet import FIRST_LOOK_S, boost, governor, sample
+from benchsite.harness.hosts.placement import on_this_machine
+from benchsite.harness.interference.machine import cpu_times, cpuacct_covers_the_machine, cpuacct_ns
+from benchsite.harness.interference.quiet import FIRST_LOOK_S, boost, governor, sample
 from benchsite.model.conf import SETTINGS_DEFAULTS, Settings
 from benchsite.model.run import RunDocument
 from benchsite.results.machines import by_machine

@@ -53,7 +53,7 @@ BODIES = {
 
 TASK = """\
 import os, signal, subprocess, sys
-from benchsite.harness.signals import checkpoint, handle_signals_from_the_start, signals_as_interrupt
+from benchsite.harness.processes.signals import checkpoint, handle_signals_from_the_start, signals_as_interrupt
 handle_signals_from_the_start()
 from invoke import Exit
 from benchsite.commands.invoking import reported

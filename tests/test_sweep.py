@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from html import unescape
 from pathlib import Path
 
 import pytest
+from pages import find
 
 from ahead import AHEAD, Job
 from benchsite.harness.variants.envs import recorded_env
@@ -110,3 +112,23 @@ def test_a_broken_release_is_one_line_and_stores_nothing(tmp_path: Path) -> None
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) <= 2, result.stderr
         assert not list_runs(tmp_path / "data" / RECIPE)
     assert not list(SWEEP_DIR.glob("CherryPy-0.0.1-*"))  # no half-made environment left
+
+
+@pytest.mark.integration
+def test_each_sweep_row_names_the_server_its_release_ran(committed_site: Path) -> None:
+    """Both sweeps on the cherrypy-speed page: every release's row says which cheroot its environment held,
+    as the run records it (none where the release bundled its own server)."""
+    html = unescape((committed_site / "recipes" / "cherrypy-speed.html").read_text())
+    shown = 0
+    for profile in ("sweep", "cheroot-sweep"):
+        runs = list_runs(COMMITTED_DATA / RECIPE, profile)
+        if not runs:
+            continue
+        run = load_run(runs[-1])
+        assert run.variants is not None
+        for release, variant in zip(run.profile.releases, run.variants.variants, strict=True):
+            expected = variant.version_of("cheroot") or "none (no cheroot)"
+            found = [t.text for t in find(html, release=release, server="cheroot")]
+            assert expected in found, (profile, release, found)
+            shown += 1
+    assert shown >= 16

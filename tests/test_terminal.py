@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsite.harness.signals import TEST_PAUSE
+from benchsite.harness.processes.signals import TEST_PAUSE
 from conftest import INVOKE, REPO, ToyRecipes, processes_mentioning, toy_subject
 
 pytestmark = pytest.mark.integration

@@ -14,6 +14,7 @@ from pages import one
 from benchsite.errors import BenchError
 from benchsite.harness.variants.copies import _with_option, sides, with_variants
 from benchsite.harness.variants.files import MAX_FILE_BYTES
+from benchsite.model.machine import naming
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import Recipe, load_recipe
 from benchsite.model.upgrade import read_method
@@ -307,3 +308,42 @@ def test_the_calibration_page_shows_the_power_counts_recomputed_from_the_runs(co
         name = label.split(" (")[0]
         assert one(html, power=name, currency="time").text == f"{level.time_called} of {level.runs}"
         assert one(html, power=name, currency="work").text == f"{level.work_called} of {level.runs}"
+
+
+E2E = [
+    # (recipe, -a, -b, subjects, what each side's copy must show)
+    ("cherrypy-speed", "cheroot==11.1.2", "cheroot==8.6.0", "raw-wsgi", ("Cheroot/11.1.2", "Cheroot/8.6.0")),
+    ("cherrypy-speed", "rev:HEAD", "release:cheroot==8.6.0", "raw-wsgi", ("Cheroot/11.1.2", "Cheroot/8.6.0")),
+    ("cherrypy-speed", "CherryPy==18.9.0,cheroot==10.0.1", "checkout", "framework", ("CherryPy/18.9.0", None)),
+    ("wsgi-servers", "checkout", "waitress==3.0.0", "waitress", ("waitress", "waitress")),
+    ("wsgi-servers", "opt:--threads=10", "opt:--threads=4", "cheroot", ("Cheroot/11.1.2", "Cheroot/11.1.2")),
+]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("recipe", "a", "b", "subject", "banners"), E2E, ids=[f"{e[1]} vs {e[2]}" for e in E2E])
+def test_every_kind_of_variant_runs_end_to_end_and_the_run_records_both_sides(
+    tmp_path: Path, recipe: str, a: str, b: str, subject: str, banners: tuple[str | None, str | None]
+) -> None:
+    result = run_invoke(
+        "versus", recipe, "-a", a, "-b", b, "--subjects", subject, "--profile", "quick", "--data-dir", str(tmp_path),
+        timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "B ÷ A" in result.stdout and "Traceback" not in result.stderr
+    [run_dir] = list_runs(tmp_path / recipe)
+    run = load_view(run_dir).run
+    assert run.variants is not None and run.variants.purpose == "versus" and run.variants.subjects == (subject,)
+    for variant, given, banner in zip(run.variants.variants, (a, b), banners, strict=True):
+        assert variant.spec == parse_variant(given, variant.name).shown
+        copy = run.subject(variant.copies[subject])
+        assert copy is not None and all(rep.ok for cell in copy.cells for rep in cell.repetitions)
+        if banner is not None:
+            assert copy.server_software is not None and copy.server_software.startswith(banner), copy.server_software
+        for pin in given.removeprefix("release:").split(","):
+            if "==" in pin:
+                name, version = pin.split("==")
+                assert variant.version_of(name) == version  # the environment it ran holds the pin
+    assert [c.subject for c in paired_cells(load_view(run_dir))] == [subject] * len(run.subjects[0].cells)
+    named = naming("", REPO / "conf")
+    assert named is None or run.machine.name == named.name  # the session's machine name, as `invoke recipe`'s

@@ -16,7 +16,7 @@ from invoke import Collection, Exit, Task
 from invoke import task as invoke_task
 
 from benchsite.errors import BenchError, InterruptedAfterKeeping
-from benchsite.harness.signals import (
+from benchsite.harness.processes.signals import (
     forget_the_escaped_interrupt,
     ignore_signals,
     interrupted,

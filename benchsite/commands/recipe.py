@@ -11,14 +11,14 @@ from pathlib import Path
 
 from benchsite.commands.terminal import print_verdicts, say, say_if_busy
 from benchsite.errors import BenchError, InterruptedAfterKeeping
-from benchsite.harness.hosts import Placement, on_this_machine
-from benchsite.harness.leftovers import clean as clean_leftover
-from benchsite.harness.leftovers import find_leftovers
-from benchsite.harness.preflight import check_placeable
-from benchsite.harness.progress import RichReporter
-from benchsite.harness.runner import RunChoices, run_recipe
-from benchsite.harness.signals import checkpoint, signal_for_test, signals_as_interrupt
-from benchsite.harness.start import FAILED_AT_START
+from benchsite.harness.engine.leftovers import clean as clean_leftover
+from benchsite.harness.engine.leftovers import find_leftovers
+from benchsite.harness.engine.preflight import check_placeable
+from benchsite.harness.engine.progress import RichReporter
+from benchsite.harness.engine.runner import RunChoices, run_recipe
+from benchsite.harness.engine.start import FAILED_AT_START
+from benchsite.harness.hosts.placement import Placement, on_this_machine
+from benchsite.harness.processes.signals import checkpoint, signal_for_test, signals_as_interrupt
 from benchsite.harness.variants.copies import releases, sides, with_variants
 from benchsite.model.hosts import Hosts, parse_hosts
 from benchsite.model.machine import naming
@@ -58,7 +58,7 @@ def _placed(placement: Hosts, repo: Path) -> AbstractContextManager[Placement]:
     """Every role on this machine, or on the hosts given (paramiko, for SSH, is imported for those alone)."""
     if not placement.remote:
         return nullcontext(on_this_machine(repo))
-    from benchsite.harness.remote import placed
+    from benchsite.harness.hosts.remote import placed
 
     return placed(placement, repo)
 
@@ -128,10 +128,8 @@ def _leftovers(target: Path, asked: Asked) -> None:
             clean_leftover(leftover)
             say(f"removed what a killed run left: {leftover.describe()}")
         else:
-            say(
-                f"warning: a killed run left {leftover.describe()}: "
-                f"`.venv/bin/invoke recipe {asked.name} --clean` removes it"
-            )
+            again = f"versus {asked.name} -b ..." if asked.sides else f"recipe {asked.name}"
+            say(f"warning: a killed run left {leftover.describe()}: `.venv/bin/invoke {again} --clean` removes it")
 
 
 def _reported(run_dir: Path, claims: Published | None, repo: Path) -> list[str]:

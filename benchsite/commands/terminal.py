@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from benchsite.harness.faults import Trial
+from benchsite.harness.experiments.faults import Trial
 from benchsite.results.compare import CellChange, WorkChange, describe_change
 from benchsite.results.published import Published
 from benchsite.results.store import load_view

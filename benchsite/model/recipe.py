@@ -56,7 +56,8 @@ class SubjectBase(Record):
     source_files: Seq[InnerPath] = ()
     requires: Seq[str] = ()  # modules that must import, else the subject is skipped
     # The distributions it runs (a NAME==VERSION variant finds the subjects it changes by them, and everything
-    # they need); empty: the recipe's packages.
+    # they need); empty: those that provide its `requires` and the recipe's common_packages (without requires:
+    # the common ones, else every one of the recipe's packages).
     packages: Seq[str] = ()
     requires_programs: Seq[str] = ()  # programs that must exist ({bin}: the venv's bin), likewise
     skip_reason: str = ""  # why they may be missing, shown on the page
@@ -140,6 +141,9 @@ class RecipeFile(Record):
 
     title: Text
     packages: Seq[str] = ()
+    # The distributions every {python} subject runs besides those of its own `requires` (bottle, under each
+    # of Bottle's adapters): what a NAME==VERSION variant finds the subjects it changes by.
+    common_packages: Seq[str] = ()
     subjects: Seq[Subject] = Field(min_length=1)
     matrix: Matrix | None = None
     cells: Seq[Cell] = ()
@@ -197,6 +201,7 @@ class Recipe:
     sweeps: dict[str, Sweep] = dataclasses.field(default_factory=dict)  # by package: what a sweep of it runs
     flame: FlamePlan | None = None  # py-spy flame graphs after the timed rounds
     variants: VariantSet | None = None  # an A/B run's or a release sweep's variants, as its copies ran them
+    common_packages: tuple[str, ...] = ()  # what every {python} subject runs besides its own requires
 
     def sweep_of(self, profile: Profile) -> Sweep | None:
         """The sweep whose releases the profile measures (None: it measures no releases)."""
@@ -206,10 +211,6 @@ class Recipe:
     def main_sweep(self) -> Sweep | None:
         """The sweep `release:VERSION` means: the conf's first."""
         return next(iter(self.sweeps.values()), None)
-
-    def packages_of(self, subject: AnySubject) -> tuple[str, ...]:
-        """The distributions a subject runs: its own list, else the recipe's."""
-        return subject.packages or self.packages
 
     @property
     def recipe_path(self) -> Path:
@@ -345,6 +346,7 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
         subjects=declared.subjects,
         cells=declared.all_cells,
         packages=declared.packages,
+        common_packages=declared.common_packages,
         profiles=conf.profiles,
         settings=conf.settings,
         sweeps=conf.sweeps,

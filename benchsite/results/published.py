@@ -9,6 +9,7 @@ original conclusions as rules a new run can confirm or refute.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -80,12 +81,14 @@ class Published(OriginalFigures):
         """Every claim once per copy of its subjects (a release sweep): {suffix: {subject: its copy}}; a claim
         about a subject the sweep does not copy is left out (a sweep of the server alone has no framework)."""
         claims = tuple(
-            claim.with_subjects(names, suffix)
-            for suffix, names in copies.items()
-            for claim in self.claims
-            if claim.subjects_named() <= names.keys()
+            claim.with_subjects(names, suffix) for suffix, names in copies.items() for claim in self.about(names.keys())
         )
         return replace(self, claims=claims)
+
+    def about(self, subjects: Iterable[str]) -> list[AnyClaim]:
+        """The claims that name only these subjects."""
+        known = set(subjects)
+        return [claim for claim in self.claims if claim.subjects_named() <= known]
 
     def verdicts(self, view: RunView) -> list[Verdict]:
         """Every claim decided on one run, the published value beside each."""

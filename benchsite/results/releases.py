@@ -10,6 +10,7 @@ from benchsite.model.variant import VariantRecord
 from benchsite.results.claims import Verdict
 from benchsite.results.intervals import Interval, paired_rounds, ratio_interval, simultaneous_level
 from benchsite.results.published import Published
+from benchsite.results.versus import batch_ratio, batches
 from benchsite.results.view import RunView
 
 
@@ -81,6 +82,31 @@ def changes_against_newest(
         if top is None or bottom is None:
             continue
         ratio = ratio_interval(paired_rounds(top, bottom), level)
+        if ratio is not None:
+            changes.append(Change(release.release, subject, cell, ratio))
+    return changes
+
+
+def work_changes_against_newest(view: RunView, releases: list[Release], subjects: list[str]) -> list[Change]:
+    """Every other release's instructions per request against the newest release's, in every counted cell, batch
+    by batch (see batch_ratio); simultaneous over all of them, as the timed changes are."""
+    counting = view.run.counting
+    if len(releases) < 2 or counting is None:
+        return []
+    newest = releases[-1]
+    cells = list(dict.fromkeys(count.cell for count in counting.counts))
+    pairs = [
+        (r, s, c)
+        for r in releases[:-1]
+        for s in subjects
+        for c in cells
+        if batches(view, r.copy(s), c) and batches(view, newest.copy(s), c)
+    ]
+    level = simultaneous_level(len(pairs))
+    changes = []
+    for release, subject, cell in pairs:
+        newest_batches, release_batches = (batches(view, r.copy(subject), cell) for r in (newest, release))
+        ratio = batch_ratio(newest_batches, release_batches, level)  # the release's ÷ the newest's
         if ratio is not None:
             changes.append(Change(release.release, subject, cell, ratio))
     return changes

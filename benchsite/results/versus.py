@@ -74,7 +74,7 @@ def paired_cells(view: RunView) -> list[PairedCell]:
         assert record is not None
         shared += [(subject, cell.name, a, b) for cell in record.cells if view.ran(b, cell.name)]
     time_level = simultaneous_level(len(shared))
-    counted = [(a, b, cell) for _, cell, a, b in shared if _batches(view, a, cell) and _batches(view, b, cell)]
+    counted = [(a, b, cell) for _, cell, a, b in shared if batches(view, a, cell) and batches(view, b, cell)]
     work_level = simultaneous_level(len(counted))
     found = []
     for subject, cell, a, b in shared:
@@ -83,7 +83,7 @@ def paired_cells(view: RunView) -> list[PairedCell]:
         time = ratio_interval(paired_rounds(rounds_b, rounds_a), time_level)
         work = None
         if (a, b, cell) in counted:
-            work = batch_ratio(_batches(view, a, cell), _batches(view, b, cell), work_level)
+            work = batch_ratio(batches(view, a, cell), batches(view, b, cell), work_level)
         found.append(PairedCell(subject, a, b, cell, time if time and time.bounded else None, work))
     return found
 
@@ -96,10 +96,10 @@ def batch_ratio(a: list[float], b: list[float], level: float) -> Interval | None
     return found if found is not None and found.bounded else None
 
 
-def _batches(view: RunView, subject: str, cell: str) -> list[float]:
-    """The instructions per request of each counted batch (empty: not counted)."""
+def batches(view: RunView, subject: str | None, cell: str) -> list[float]:
+    """The instructions per request of each counted batch of a subject's cell (empty: not counted)."""
     counting = view.run.counting
-    count = counting.of(subject, cell) if counting else None
+    count = counting.of(subject, cell) if counting and subject else None
     if count is None or count.error:
         return []
     return [batch.per_request for batch in count.batches]

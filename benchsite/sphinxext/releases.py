@@ -13,20 +13,28 @@ from benchsite.errors import BenchError
 from benchsite.results.claims import fmt_interval
 from benchsite.results.intervals import Interval, level_label
 from benchsite.results.metrics import RPS
-from benchsite.results.releases import Change, Release, changes_against_newest, releases_of
+from benchsite.results.releases import (
+    Change,
+    Release,
+    changes_against_newest,
+    releases_of,
+    work_changes_against_newest,
+)
 from benchsite.results.store import list_runs, load_view
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.chart_directive import chart_node
 from benchsite.sphinxext.chartspec import Chart, Series
 from benchsite.sphinxext.claims import verdict_node
-from benchsite.sphinxext.nodes import bench_details, data
+from benchsite.sphinxext.nodes import data
+from benchsite.sphinxext.release_charts import by_release, change_chart, collapsed
 from benchsite.sphinxext.tables import table, with_interval
 
 
 class BenchReleases(PublishedDirective):
     """``.. bench-releases::`` (``:profile:`` the sweep's, default sweep; ``:cells:``; ``:base:`` the subject
-    ratios divide by, ``:top:`` the one they divide): the latest sweep run, release by release."""
+    ratios divide by, ``:top:`` the one they divide, where the sweep runs two; ``:server:`` the distribution whose
+    version each release's row names): the latest sweep run, release by release."""
 
     option_spec: ClassVar[dict] = {
         **PublishedDirective.option_spec,
@@ -34,6 +42,7 @@ class BenchReleases(PublishedDirective):
         "cells": directives.unchanged,
         "top": directives.unchanged_required,
         "base": directives.unchanged_required,
+        "server": directives.unchanged_required,
     }
 
     def render(self) -> list[nodes.Node]:
@@ -46,34 +55,47 @@ class BenchReleases(PublishedDirective):
             return [nodes.paragraph(text=f"No {profile} run of this recipe is stored yet: `{command}` makes one.")]
         view = self.checked(load_view(runs[-1]))
         self.note(view.run.run_file)
-        releases = releases_of(view.run, self.load_published())
+        published = self.load_published()
+        releases = releases_of(view.run, published)
         if not releases or not any(r.copies for r in releases):
             raise BenchError(f"{view.run.run_file}: profile {profile!r} ran no release copies of the subjects")
         cells = selected(self.options.get("cells"), view.run.cell_names, "cells", view.run.run_file)
-        top, base = self.options["top"], self.options["base"]
+        top, base = self.options.get("top"), self.options.get("base")
+        assert view.run.variants is not None  # releases_of found them
+        subjects = (base, top) if top and base else view.run.variants.subjects
+        ratio = []
+        if top and base:
+            chart = self._ratio_chart(view, releases, cells, top, base)
+            ratio.append(collapsed(f"{top} ÷ {base} by release: a chart and a table", chart))
         return [
             self._about(view, releases),
-            *self._changes(view, releases, cells, (base, top)),
-            *self._instructions(view, releases, (base, top)),
+            *self._changes(view, releases, cells, subjects),
+            *self._instructions(view, releases, subjects),
             collapsed(
-                "Median req/s of every release: a chart and a table, with the server banners",
-                self._chart(view, releases, cells, (base, top)),
-                self._figures(view, releases, cells, (base, top)),
+                "Median req/s of every release: a chart and a table, with the server each ran",
+                self._chart(view, releases, cells, subjects),
+                self._figures(view, releases, cells, subjects),
             ),
-            collapsed(
-                f"{top} ÷ {base} by release: a chart and a table", self._ratio_chart(view, releases, cells, top, base)
+            *ratio,
+            self._verdicts(
+                releases, [c.id for c in published.claims if c.subjects_named() <= releases[0].copies.keys()]
             ),
-            self._verdicts(releases),
         ]
 
     def _about(self, view: RunView, releases: list[Release]) -> nodes.Node:
         run = view.run
         rounds = run.rounds.made if run.rounds else run.profile.rounds
         patched = [r.release for r in releases if _patched(view, r)]
+        of_its_time = all(r.variant.resolved_as_of for r in releases)
+        beside = (
+            "with the dependencies of its time (resolved no newer than its upload)"
+            if of_its_time
+            else "with the dependencies PyPI offered on the day the environment was made"
+        )
         return nodes.paragraph(
             text=f"Run {run.run_id}, started {run.started_at[:16].replace('T', ' ')} UTC on {run.machine.name}: "
-            f"{len(releases)} releases, each installed from PyPI into its own environment, all of them measured "
-            f"in the same {rounds} round{'s' * (rounds != 1)} (every release's subjects back to back in each "
+            f"{len(releases)} releases, each installed from PyPI into its own environment {beside}, all of them "
+            f"measured in the same {rounds} round{'s' * (rounds != 1)} (every release's subjects back to back in each "
             "cell, so that two releases are compared round by round). "
             + (
                 f"Patched to run on today's Python (the patch is recorded in the run): {', '.join(patched)}."
@@ -96,7 +118,7 @@ class BenchReleases(PublishedDirective):
                 values = tuple(c.per_request / 1000 if c and c.per_request else None for c in counts)
                 series.append(Series(f"{subject}, {view.run.cell_label(cell)}", values, values, values))
                 rows.append((subject, cell, counts))
-        chart = _by_release(
+        chart = by_release(
             view,
             releases,
             series,
@@ -139,20 +161,23 @@ class BenchReleases(PublishedDirective):
             for cell in cells:
                 medians = tuple(_median(view, r.copy(subject), cell) for r in releases)
                 series.append(Series(f"{subject}, {view.run.cell_label(cell)}", medians, medians, medians))
-        chart = _by_release(view, releases, series, "median req/s by release", "median requests per second")
+        chart = by_release(view, releases, series, "median req/s by release", "median requests per second")
         return chart_node(chart, RPS.unit)
 
     def _figures(
         self, view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
     ) -> nodes.Node:
-        headers = ["Release", "Server banners"] + [f"{s}, {view.run.cell_label(c)}" for s in subjects for c in cells]
+        server = self.options.get("server")
+        headers = ["Release", *([f"{server} installed"] if server else []), "Server banners"]
+        headers += [f"{s}, {view.run.cell_label(c)}" for s in subjects for c in cells]
         rows = []
         for release in releases:
+            installed = [_server_version(release, server)] if server else []
             banners = []
             for subject in subjects:
                 record = view.run.subject(release.copy(subject) or "")
                 banners.append(record.server_software or "—" if record else "did not run")
-            row: list[object] = [release.release, " / ".join(dict.fromkeys(banners))]
+            row: list[object] = [release.release, *installed, " / ".join(dict.fromkeys(banners))]
             for subject in subjects:
                 for cell in cells:
                     summary = view.summaries.get((release.copy(subject) or "", cell))
@@ -201,8 +226,8 @@ class BenchReleases(PublishedDirective):
         container += table(headers, body, classes=["bench-releases"])
         return container
 
-    def _verdicts(self, releases: list[Release]) -> nodes.Node:
-        claims = [verdict.claim.id.removesuffix(f"-{_slug(releases[0])}") for verdict in releases[0].verdicts]
+    def _verdicts(self, releases: list[Release], claims: list[str]) -> nodes.Node:
+        """A row per release, a column per claim of the page that applies to the sweep's subjects."""
         if not claims:
             return nodes.paragraph(text="This page has no claims to decide per release.")
         rows = []
@@ -221,76 +246,47 @@ class BenchReleases(PublishedDirective):
     def _changes(
         self, view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
     ) -> list[nodes.Node]:
+        """Each release against the newest, in time (req/s, round by round) and, where counted, in work
+        (instructions per request, batch by batch)."""
         changes = changes_against_newest(view, releases, list(subjects), list(cells))
-        newest = releases[-1].release
-        significant = [c for c in changes if c.significant]
-        level = level_label(changes[0].ratio.level) if changes else ""
         if not changes:
             return [nodes.paragraph(text="Too few rounds to compare the releases.")]
-        if not significant:
-            text = f"No release differs significantly from {newest} in any of the {len(changes)} comparisons"
-        else:
-            by_release: dict[str, list[Change]] = {}
-            for change in significant:
-                by_release.setdefault(change.release, []).append(change)
-            named = "; ".join(
-                f"{release}: "
-                + ", ".join(f"{c.subject} {view.run.cell_label(c.cell)} {_times(c.ratio)}" for c in found)
-                for release, found in by_release.items()
-            )
-            text = (
-                f"Releases that differ significantly from {newest} (each figure ÷ {newest}'s, round by round): "
-                f"{named}. {len(by_release)} of {len(releases) - 1} releases"
-            )
-        said = nodes.paragraph(
-            text=f"{text} (intervals simultaneous over all {len(changes)} comparisons, each at {level}, so that "
-            "the whole list keeps a 5 % chance of a false alarm).",
-            classes=["bench-release-changes"],
+        level = level_label(changes[0].ratio.level)
+        found: list[nodes.Node] = [
+            change_chart(view, releases, changes, level),
+            _said(
+                view, releases, changes, "In time (each figure's req/s ÷ the newest's, round by round; above 1: faster)"
+            ),
+        ]
+        work = work_changes_against_newest(view, releases, list(subjects))
+        if work:
+            words = "In work (instructions per request ÷ the newest's, batch by batch; above 1: more work per request)"
+            found.append(_said(view, releases, work, words))
+        return found
+
+
+def _said(view: RunView, releases: list[Release], changes: list[Change], currency: str) -> nodes.Node:
+    """Which releases differ significantly from the newest in one currency, and at what simultaneous level."""
+    newest = releases[-1].release
+    significant = [c for c in changes if c.significant]
+    if not significant:
+        text = f"{currency}: no release differs significantly from {newest} in any of the {len(changes)} comparisons"
+    else:
+        by_release: dict[str, list[Change]] = {}
+        for change in significant:
+            by_release.setdefault(change.release, []).append(change)
+        named = "; ".join(
+            f"{release}: " + ", ".join(f"{c.subject} {view.run.cell_label(c.cell)} {_times(c.ratio)}" for c in found)
+            for release, found in by_release.items()
         )
-        return [self._change_chart(view, releases, changes, level), said]
-
-    @staticmethod
-    def _change_chart(view: RunView, releases: list[Release], changes: list[Change], level: str) -> nodes.Node:
-        """Each release's figure ÷ the newest release's, with its simultaneous interval: a whisker clear of 1 is
-        a real difference."""
-        older = [release.release for release in releases[:-1]]
-        keys = list(dict.fromkeys((change.subject, change.cell) for change in changes))
-        found = {(c.release, c.subject, c.cell): c.ratio for c in changes}
-        series = []
-        for subject, cell in keys:
-            ratios = [found.get((release, subject, cell)) for release in older]
-            series.append(
-                Series(
-                    f"{subject}, {view.run.cell_label(cell)}",
-                    tuple(r.value if r else None for r in ratios),
-                    tuple(r.low if r else None for r in ratios),
-                    tuple(r.high if r else None for r in ratios),
-                )
-            )
-        chart = Chart(
-            kind="forest",
-            title=f"{view.run.title}: each release's req/s ÷ {releases[-1].release}'s, round by round",
-            x_label=f"÷ {releases[-1].release}: whiskers are simultaneous intervals (each at {level}); "
-            "dashed: no difference; a whisker clear of it is a real difference",
-            y_label="",
-            categories=tuple(older),
-            series=tuple(series),
-            thresholds=(1.0,),
-            dodge=True,
-        )
-        return chart_node(chart, "×")
-
-
-def collapsed(summary: str, *content: nodes.Node) -> bench_details:
-    """Tables a reader opens on demand (shown in full in the PDF)."""
-    details = bench_details(summary=summary)
-    for node in content:
-        details += node
-    return details
-
-
-def _slug(release: Release) -> str:
-    return release.release.replace(".", "_")
+        text = f"{currency}, releases that differ significantly from {newest}: {named}. "
+        text += f"{len(by_release)} of {len(releases) - 1} releases"
+    level = level_label(changes[0].ratio.level)
+    return nodes.paragraph(
+        text=f"{text} (intervals simultaneous over all {len(changes)} comparisons, each at {level}, so that the whole "
+        "list keeps a 5 % chance of a false alarm).",
+        classes=["bench-release-changes"],
+    )
 
 
 def _median(view: RunView, subject: str | None, cell: str) -> float | None:
@@ -312,14 +308,7 @@ def _patched(view: RunView, release: Release) -> bool:
     return any(origin.build for record in records if record for origin in record.origins)
 
 
-def _by_release(view: RunView, releases: list[Release], series: list[Series], title: str, y_label: str) -> Chart:
-    """A line per (subject, cell) across the releases, oldest first, its values in the table below it."""
-    return Chart(
-        kind="line",
-        title=f"{view.run.title}: {title}",
-        x_label="release, oldest first",
-        y_label=y_label,
-        categories=tuple(r.release for r in releases),
-        series=tuple(series),
-        values_in="the table below it",
-    )
+def _server_version(release: Release, server: str) -> nodes.Node:
+    """The version of the server distribution the release's environment installed (or that it installed none)."""
+    version = release.variant.version_of(server)
+    return data(version or f"none (no {server})", release=release.release, server=server)

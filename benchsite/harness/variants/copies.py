@@ -12,8 +12,8 @@ from functools import partial
 from pathlib import Path
 
 from benchsite.errors import BenchError
-from benchsite.harness.byo import sha256_of
-from benchsite.harness.variants.envs import closure, of_its_time, package_envs
+from benchsite.harness.builds.byo import sha256_of
+from benchsite.harness.variants.envs import closure, of_its_time, package_envs, subject_distributions
 from benchsite.harness.variants.files import file_digests, materialized, running_from, variant_files
 from benchsite.model.conf import Sweep
 from benchsite.model.recipe import AnySubject, Backend, Recipe
@@ -143,7 +143,7 @@ def _touches(recipe: Recipe, variant: Variant, subject: AnySubject) -> bool:
 
 def _runs(recipe: Recipe, subject: AnySubject) -> dict[str, str]:
     """The distributions a subject runs and all they need, as this checkout has them."""
-    return closure(recipe.packages_of(subject)) if subject.argv[0] == "{python}" else {}
+    return closure(subject_distributions(recipe, subject)) if subject.argv[0] == "{python}" else {}
 
 
 def _pinned(recipe: Recipe, variant: Variant) -> dict[str, str]:
@@ -221,7 +221,7 @@ def _wanted(recipe: Recipe, variant: Variant, measured: set[str]) -> EnvWanted:
             f"{recipe.conf_path}: sweeps names the patch {patch}, which is not there: add it or fix the name"
         )
     of_time = variant.kind == "release"
-    beside = sorted({p for s in subjects for p in recipe.packages_of(s) if canonical(p) not in pinned})
+    beside = sorted({p for s in subjects for p in subject_distributions(recipe, s) if canonical(p) not in pinned})
     return EnvWanted(
         pins=pins,
         beside=() if of_time else tuple(beside),

@@ -21,8 +21,9 @@ from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sd
 from packaging.version import InvalidVersion
 
 from benchsite.errors import BenchError
-from benchsite.harness.environment import utc_now
-from benchsite.harness.processes import run_helpers
+from benchsite.harness.engine.environment import utc_now
+from benchsite.harness.processes.processes import run_helpers
+from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.sweep import ENV_FILE, SWEEP_DIR, EnvWanted, PackageEnv
 from benchsite.model.variant import canonical
 from benchsite.records import read_json
@@ -98,6 +99,18 @@ def closure(distributions: Iterable[str]) -> dict[str, str]:
             if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
                 waiting.append(canonical(requirement.name))
     return found
+
+
+def subject_distributions(recipe: Recipe, subject: AnySubject) -> tuple[str, ...]:
+    """The distributions a subject runs: its own `packages`, else those that provide the modules it requires
+    (as this checkout's environment has them) with the recipe's common ones, else the recipe's."""
+    if subject.packages:
+        return subject.packages
+    if not subject.requires:
+        return recipe.common_packages or recipe.packages
+    provided = metadata.packages_distributions()
+    own = [name for module in subject.requires for name in provided.get(module.split(".")[0], [])]
+    return tuple(dict.fromkeys([*recipe.common_packages, *own]))
 
 
 def package_envs(wanted: Sequence[EnvWanted], conf_dir: Path, say: Callable[[str], None] = print) -> list[PackageEnv]:

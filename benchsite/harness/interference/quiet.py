@@ -11,8 +11,8 @@ from pathlib import Path
 
 import psutil
 
-from benchsite.harness.hosts import LocalHost, Placement
-from benchsite.harness.machine import measured_cpus
+from benchsite.harness.hosts.placement import LocalHost, Placement
+from benchsite.harness.interference.machine import measured_cpus
 from benchsite.model.conf import Settings
 from benchsite.model.interference import MachineCheck
 from benchsite.tools.base import BusyClock

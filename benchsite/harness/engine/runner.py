@@ -13,19 +13,19 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsite.harness.byo import search_path
-from benchsite.harness.counting import count_instructions
-from benchsite.harness.environment import utc_now
-from benchsite.harness.flames import record_flames
-from benchsite.harness.hosts import Placement, on_this_machine
-from benchsite.harness.leftovers import forget_owner
-from benchsite.harness.measure import Measuring, warm_up
-from benchsite.harness.preflight import check_placeable, check_port_used, check_tools, effective_settings
-from benchsite.harness.progress import Reporter, SilentReporter
-from benchsite.harness.quiet import check_machine
-from benchsite.harness.record import RunHeader, document, machine, topology
-from benchsite.harness.signals import signal_for_test, signals_as_interrupt
-from benchsite.harness.start import Plan, start_subjects, stop_side_by_side, trim_logs, without_failed
+from benchsite.harness.builds.byo import search_path
+from benchsite.harness.engine.environment import utc_now
+from benchsite.harness.engine.leftovers import forget_owner
+from benchsite.harness.engine.measure import Measuring, warm_up
+from benchsite.harness.engine.preflight import check_placeable, check_port_used, check_tools, effective_settings
+from benchsite.harness.engine.progress import Reporter, SilentReporter
+from benchsite.harness.engine.record import RunHeader, document, machine, topology
+from benchsite.harness.engine.start import Plan, start_subjects, stop_side_by_side, trim_logs, without_failed
+from benchsite.harness.hosts.placement import Placement, on_this_machine
+from benchsite.harness.interference.quiet import check_machine
+from benchsite.harness.processes.signals import signal_for_test, signals_as_interrupt
+from benchsite.harness.profiling.counting import count_instructions
+from benchsite.harness.profiling.flames import record_flames
 from benchsite.model.counting import Counting
 from benchsite.model.machine import MachineConf
 from benchsite.model.portable import placeholders_of

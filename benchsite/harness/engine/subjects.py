@@ -15,8 +15,8 @@ import sysconfig
 from pathlib import Path
 
 from benchsite.errors import BenchError
-from benchsite.harness.imports import imported
-from benchsite.harness.processes import LOOPBACK
+from benchsite.harness.engine.imports import imported
+from benchsite.harness.processes.processes import LOOPBACK
 from benchsite.model.recipe import AnySubject, Recipe, fill_all, fill_placeholders
 from benchsite.model.sweep import SWEEP_DIR
 from benchsite.model.variant import VARIANTS_DIR

@@ -12,8 +12,6 @@ data/method/power.toml: the calibration page recomputes from the runs which ones
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,16 +53,19 @@ def slowed_app(repo: Path, loop: int) -> Path:
 
 
 def versus_run(repo: Path, data_dir: Path, profile: str, folder: Path, say: Callable[[str], None]) -> Path:
-    """One A/B run: the checkout's framework app (A) against the folder's (B)."""
+    """One A/B run, through the same session as `invoke versus`: the checkout's framework app (A) against the
+    folder's (B)."""
+    from benchsite.commands.recipe import Asked, Where, session
+    from benchsite.harness.engine.runner import RunChoices
+
     runs = data_dir / EXPERIMENT_DIR / RECIPE
     before = set(list_runs(runs))
-    argv = [sys.executable, "-m", "invoke", "versus", RECIPE, "-b", f"dir:{folder}", "--subjects", SUBJECT]
-    argv += ["--profile", profile, "--data-dir", str(data_dir / EXPERIMENT_DIR)]
-    result = subprocess.run(argv, cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=900)
+    where = Where(repo, repo / "recipes", repo / "conf", data_dir, data_dir / EXPERIMENT_DIR)
+    asked = Asked(RECIPE, profile, False, "", "", False, RunChoices(), ("checkout", f"dir:{folder}"), (SUBJECT,))
+    session(asked, where)
     made = sorted(set(list_runs(runs)) - before)
-    if result.returncode != 0 or not made:
-        last = (result.stderr.strip().splitlines() or ["no message"])[-1]
-        raise BenchError(f"invoke versus exited with code {result.returncode}: {last}")
+    if not made:
+        raise BenchError(f"the A/B run of {folder.name} stored no run")
     say(f"{made[-1].name}: B = {folder.name}")
     return made[-1]
 

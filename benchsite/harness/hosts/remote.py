@@ -2,7 +2,7 @@
 
 One SSH connection per host and one agent session on it for the whole run. Everything the agent
 starts ends with its session: a finished run, Ctrl-C, a killed harness or a lost connection close
-the session's input and the agent stops its servers by PID (see `benchsite.harness.agent`).
+the session's input and the agent stops its servers by PID (see `benchsite.harness.hosts.agent`).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ import paramiko
 from fabric import Connection
 
 from benchsite.errors import BenchError
-from benchsite.harness.agent import HEARTBEAT
-from benchsite.harness.cputime import CpuReading
-from benchsite.harness.hosts import Host, LocalHost, Placement, on_this_machine
-from benchsite.harness.machine import CpuTimes
-from benchsite.harness.probes import HttpReply
-from benchsite.harness.processes import RunningServer, ToolRun
-from benchsite.harness.signals import pause_for_test, signals_held, start_thread
-from benchsite.harness.sync import project_digest, project_files
+from benchsite.harness.engine.probes import HttpReply
+from benchsite.harness.hosts.agent import HEARTBEAT
+from benchsite.harness.hosts.placement import Host, LocalHost, Placement, on_this_machine
+from benchsite.harness.hosts.sync import project_digest, project_files
+from benchsite.harness.interference.machine import CpuTimes
+from benchsite.harness.processes.cputime import CpuReading
+from benchsite.harness.processes.processes import RunningServer, ToolRun
+from benchsite.harness.processes.signals import pause_for_test, signals_held, start_thread
 from benchsite.model.hosts import HostEntry, Hosts
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.run import Environment, Origin
@@ -97,7 +97,7 @@ class AgentSession:
         self.closed = threading.Event()
         self.lost = False
         command = (
-            f"cd {shlex.quote(entry.dir)} && exec .venv/bin/python -m benchsite.harness.agent "
+            f"cd {shlex.quote(entry.dir)} && exec .venv/bin/python -m benchsite.harness.hosts.agent "
             f"--address {shlex.quote(entry.listen_address)} --idle-timeout {self.timeout_s:g}"
         )
         self.channel.settimeout(self.timeout_s + CONNECT_TIMEOUT_S)

@@ -15,11 +15,11 @@ import sys
 import time
 from pathlib import Path
 
-from benchsite.harness.hosts import Placement
-from benchsite.harness.measure import cell_argv
-from benchsite.harness.progress import Reporter
-from benchsite.harness.signals import checkpoint
-from benchsite.harness.start import Plan, Started
+from benchsite.harness.engine.measure import cell_argv
+from benchsite.harness.engine.progress import Reporter
+from benchsite.harness.engine.start import Plan, Started
+from benchsite.harness.hosts.placement import Placement
+from benchsite.harness.processes.signals import checkpoint
 from benchsite.model.conf import Settings
 from benchsite.model.recipe import Recipe, Server
 from benchsite.results.flames import FLAME_DIR, SAMPLE_RATE

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from benchsite.errors import BenchError
-from benchsite.harness.hosts import Placement
+from benchsite.harness.hosts.placement import Placement
 from benchsite.model.conf import Settings
 from benchsite.model.recipe import AnySubject, Backend, Client, Recipe
 from benchsite.tools import AnyCell, load_tool

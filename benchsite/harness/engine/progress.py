@@ -7,7 +7,7 @@ from typing import Protocol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from benchsite.harness.signals import signals_held
+from benchsite.harness.processes.signals import signals_held
 
 
 class Reporter(Protocol):

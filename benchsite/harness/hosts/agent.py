@@ -1,7 +1,7 @@
 """The project's agent on a host reached over SSH: the local operations of a run, one JSON line each.
 
 Started by the controller in the project folder that `invoke hosts-setup` made on the host
-(`.venv/bin/python -m benchsite.harness.agent --address ADDR`). It reads one request per line,
+(`.venv/bin/python -m benchsite.harness.hosts.agent --address ADDR`). It reads one request per line,
 `{"id": N, "op": NAME, "args": {...}}`, and answers each with one line, `{"id": N, "ok": VALUE}` or
 `{"id": N, "error": MESSAGE}` (a BenchError: the user's to fix) or `{"id": N, "refused": MESSAGE}`
 (a network error of a probe: the caller may try again). While a request takes longer than a quarter of
@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from benchsite.errors import BenchError
-from benchsite.harness.byo import search_path
-from benchsite.harness.hosts import LocalHost
-from benchsite.harness.processes import RunningServer, telling_lines
-from benchsite.harness.signals import signals_as_interrupt, signals_held, start_thread
-from benchsite.harness.sync import sync_record
+from benchsite.harness.builds.byo import search_path
+from benchsite.harness.hosts.placement import LocalHost
+from benchsite.harness.hosts.sync import sync_record
+from benchsite.harness.processes.processes import RunningServer, telling_lines
+from benchsite.harness.processes.signals import signals_as_interrupt, signals_held, start_thread
 from benchsite.model.recipe import AnySubject, Recipe, load_recipe
 
 LOG_TAIL_BYTES = 64 * 1024

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 
-from benchsite.harness.signals import TEST_SIGNAL
+from benchsite.harness.processes.signals import TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)

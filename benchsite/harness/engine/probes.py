@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from benchsite.errors import BenchError
-from benchsite.harness.processes import LOOPBACK, POLL_INTERVAL_S, RunningServer
+from benchsite.harness.processes.processes import LOOPBACK, POLL_INTERVAL_S, RunningServer
 
 
 @dataclass(frozen=True)

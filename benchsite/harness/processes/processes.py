@@ -20,9 +20,9 @@ from typing import Any, Protocol
 import psutil
 
 from benchsite.errors import BenchError
-from benchsite.harness.cputime import CpuReading, tree_reading
-from benchsite.harness.guardian import guarded, unguarded
-from benchsite.harness.signals import pause_for_test, signal_for_test, signals_held, unblock_in_child
+from benchsite.harness.processes.cputime import CpuReading, tree_reading
+from benchsite.harness.processes.guardian import guarded, unguarded
+from benchsite.harness.processes.signals import pause_for_test, signal_for_test, signals_held, unblock_in_child
 
 LOOPBACK = "127.0.0.1"
 POLL_INTERVAL_S = 0.05

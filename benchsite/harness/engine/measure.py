@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from benchsite.errors import BenchError
-from benchsite.harness.cputime import cpu_between, system_between
-from benchsite.harness.hosts import Placement
-from benchsite.harness.processes import RunningServer
-from benchsite.harness.progress import Reporter
-from benchsite.harness.signals import checkpoint
-from benchsite.harness.start import Plan, Started
+from benchsite.harness.engine.progress import Reporter
+from benchsite.harness.engine.start import Plan, Started
+from benchsite.harness.hosts.placement import Placement
+from benchsite.harness.processes.cputime import cpu_between, system_between
+from benchsite.harness.processes.processes import RunningServer
+from benchsite.harness.processes.signals import checkpoint
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
 from benchsite.model.run import Rounds, RunDocument, Warmup

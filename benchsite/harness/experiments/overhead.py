@@ -11,14 +11,14 @@ import subprocess
 from pathlib import Path
 
 from benchsite.errors import BenchError
-from benchsite.harness.environment import collect_environment, utc_now
-from benchsite.harness.hosts import on_this_machine
-from benchsite.harness.measure import cell_argv, measure
-from benchsite.harness.preflight import effective_settings
-from benchsite.harness.probes import http_get, wait_until_ready
-from benchsite.harness.processes import LOOPBACK, free_port, running_server
-from benchsite.harness.start import verify_reply
-from benchsite.harness.subjects import base_values
+from benchsite.harness.engine.environment import collect_environment, utc_now
+from benchsite.harness.engine.measure import cell_argv, measure
+from benchsite.harness.engine.preflight import effective_settings
+from benchsite.harness.engine.probes import http_get, wait_until_ready
+from benchsite.harness.engine.start import verify_reply
+from benchsite.harness.engine.subjects import base_values
+from benchsite.harness.hosts.placement import on_this_machine
+from benchsite.harness.processes.processes import LOOPBACK, free_port, running_server
 from benchsite.model.overhead import (
     OVERHEAD_DIR,
     OVERHEAD_FILE,

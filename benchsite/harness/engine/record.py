@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from benchsite.harness.hosts import Placement
-from benchsite.harness.start import Plan, Started, verification
+from benchsite.harness.engine.start import Plan, Started, verification
+from benchsite.harness.hosts.placement import Placement
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.counting import Counting
 from benchsite.model.interference import MachineCheck

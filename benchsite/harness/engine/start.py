@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchsite.errors import BenchError
-from benchsite.harness.hosts import Placement
-from benchsite.harness.leftovers import record_owner
-from benchsite.harness.probes import HttpReply, wait_until_accepting, wait_until_ready
-from benchsite.harness.processes import RunningServer, ServerProcess, stop_process_groups
-from benchsite.harness.progress import Reporter
-from benchsite.harness.signals import signals_held
+from benchsite.harness.engine.leftovers import record_owner
+from benchsite.harness.engine.probes import HttpReply, wait_until_accepting, wait_until_ready
+from benchsite.harness.engine.progress import Reporter
+from benchsite.harness.hosts.placement import Placement
+from benchsite.harness.processes.processes import RunningServer, ServerProcess, stop_process_groups
+from benchsite.harness.processes.signals import signals_held
 from benchsite.model.conf import Settings
 from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
 from benchsite.model.run import SkippedSubject, Verification

@@ -3,8 +3,8 @@
 A run has two roles. The *server* host starts the subjects (and their backends), renders their
 configs, and reads their CPU time; the *load* host probes and verifies them over the network and runs
 ab or wrk against them. By default both are this machine (`LocalHost`, servers on 127.0.0.1); with
-`--hosts` either role goes to another machine over SSH (`benchsite.harness.remote.RemoteHost`), where the
-same operations run inside the project's agent (`benchsite.harness.agent`).
+`--hosts` either role goes to another machine over SSH (`benchsite.harness.hosts.remote.RemoteHost`), where the
+same operations run inside the project's agent (`benchsite.harness.hosts.agent`).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from benchsite.harness.environment import collect_environment
-from benchsite.harness.machine import CpuTimes, cpu_times, measured_cpus
-from benchsite.harness.origins import subject_origins
-from benchsite.harness.probes import HttpReply, accepts_connections, http_get, keeps_http10_alive
-from benchsite.harness.processes import LOOPBACK, RunningServer, ToolRun, free_port, run_tool, running_server
-from benchsite.harness.subjects import base_values, missing_requirement, render_templates, run_prepare
+from benchsite.harness.engine.environment import collect_environment
+from benchsite.harness.engine.origins import subject_origins
+from benchsite.harness.engine.probes import HttpReply, accepts_connections, http_get, keeps_http10_alive
+from benchsite.harness.engine.subjects import base_values, missing_requirement, render_templates, run_prepare
+from benchsite.harness.interference.machine import CpuTimes, cpu_times, measured_cpus
+from benchsite.harness.processes.processes import LOOPBACK, RunningServer, ToolRun, free_port, run_tool, running_server
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.run import Environment, Origin
 

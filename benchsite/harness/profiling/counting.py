@@ -20,12 +20,12 @@ from pathlib import Path
 import psutil
 
 from benchsite.errors import BenchError
-from benchsite.harness.hosts import Placement
-from benchsite.harness.measure import cell_argv
-from benchsite.harness.processes import RunningServer
-from benchsite.harness.progress import Reporter
-from benchsite.harness.signals import checkpoint
-from benchsite.harness.start import Plan, start_one
+from benchsite.harness.engine.measure import cell_argv
+from benchsite.harness.engine.progress import Reporter
+from benchsite.harness.engine.start import Plan, start_one
+from benchsite.harness.hosts.placement import Placement
+from benchsite.harness.processes.processes import RunningServer
+from benchsite.harness.processes.signals import checkpoint
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.counting import CountedBatch, Counting, CountPlan, InstructionCount
 from benchsite.model.recipe import Recipe, Server

@@ -1,0 +1,1 @@
+"""Builds from source of systems no registry offers (invoke byo)."""

@@ -1,0 +1,1 @@
+"""The run engine: check, start, verify, warm up, measure in rounds, record (runner, measure, record, start...)."""

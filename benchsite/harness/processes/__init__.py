@@ -1,0 +1,1 @@
+"""Processes the harness starts: lifecycles pinned to CPUs, the guardian, signals, CPU time per thread."""
