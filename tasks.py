@@ -210,7 +210,7 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
     compare_two(run_a, run_b, _path(c, "data_dir"))
 
 
-@task(help=HELP["versus"])
+@task(help=HELP["versus"], positional=["name"])
 @reported
 def versus(
     c: Context,
@@ -227,7 +227,9 @@ def versus(
     accept_busy: bool = False,
 ) -> None:
     """Did it change? Two variants of a recipe's subjects measured in one run, interleaved round by round:
-    B ÷ A in req/s (paired rounds) and in instructions per request (callgrind)."""
+    B ÷ A in req/s (paired rounds) and in instructions per request (callgrind). For example:
+    `.venv/bin/invoke versus cherrypy-speed -b dir:~/patched` or `... versus cherrypy-speed -a cheroot==10.0.1
+    -b cheroot==11.1.2`."""
     from benchsite.commands.recipe import Asked, Where, session
     from benchsite.commands.versus import EXPERIMENT_DIR
     from benchsite.harness.engine.runner import RunChoices

@@ -69,6 +69,7 @@ class BenchReleases(PublishedDirective):
             ratio.append(collapsed(f"{top} ÷ {base} by release: a chart and a table", chart))
         return [
             self._about(view, releases),
+            *_far_slower(view, releases, cells, subjects),
             *self._changes(view, releases, cells, subjects),
             *self._instructions(view, releases, subjects),
             collapsed(
@@ -77,9 +78,7 @@ class BenchReleases(PublishedDirective):
                 self._figures(view, releases, cells, subjects),
             ),
             *ratio,
-            self._verdicts(
-                releases, [c.id for c in published.claims if c.subjects_named() <= releases[0].copies.keys()]
-            ),
+            self._verdicts(releases, [claim.id for claim in published.about(releases[0].copies)]),
         ]
 
     def _about(self, view: RunView, releases: list[Release]) -> nodes.Node:
@@ -312,3 +311,36 @@ def _server_version(release: Release, server: str) -> nodes.Node:
     """The version of the server distribution the release's environment installed (or that it installed none)."""
     version = release.variant.version_of(server)
     return data(version or f"none (no {server})", release=release.release, server=server)
+
+
+FAR_SLOWER = 0.1  # a release whose median req/s in a cell is under a tenth of the newest's
+
+
+def _far_slower(
+    view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
+) -> list[nodes.Node]:
+    """A sentence naming the releases far slower than the newest in some cell, with the time each request took
+    there: a stall (a server waiting on the network) rather than slower code, and what it cost the run."""
+    newest = releases[-1]
+    found = []
+    for release in releases[:-1]:
+        for subject in subjects:
+            for cell in cells:
+                mine, best = _median(view, release.copy(subject), cell), _median(view, newest.copy(subject), cell)
+                if mine and best and mine < FAR_SLOWER * best:
+                    record = view.run.subject(release.copy(subject) or "")
+                    clients = getattr(record.cell(cell) if record else None, "concurrency", 1)  # ab's -c
+                    found.append(
+                        f"{release.release} ({subject}, {view.run.cell_label(cell)}: {mine:,.0f} req/s, about "
+                        f"{1000 * clients / mine:,.0f} ms a request)"
+                    )
+    if not found:
+        return []
+    return [
+        nodes.paragraph(
+            text=f"Far slower than {newest.release} (under a tenth of its req/s): {'; '.join(found)}. Each of its "
+            "repetitions still ended within the conf's cell time-out and was kept with its raw output; such a "
+            "release stretches the run but does not stop it.",
+            classes=["bench-release-far-slower"],
+        )
+    ]

@@ -26,7 +26,8 @@ from benchsite.results.store import list_runs, load_run
 
 EXPERIMENT_DIR = Path("experiments") / "interference"
 HOG_SHARE = (0.3, 0.6)  # of the quiet run's measuring time
-BUSY_LOOP = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"
+# The hog waits out its own delay, then holds its CPU: started with its run, it needs no timer in the harness.
+BUSY_LOOP = "import time\ntime.sleep({delay})\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"
 
 
 @dataclass(frozen=True)
@@ -58,18 +59,19 @@ def rounds_window(run: RunDocument, launch_s: float) -> tuple[float, float]:
     return launch_s + first, max(1.0, last - first)
 
 
-def _invoke_recipe(repo: Path, recipe: str, profile: str, data_dir: Path, *extra: str) -> subprocess.Popen[str]:
-    argv = [sys.executable, "-m", "invoke", "recipe", recipe, "--profile", profile, "--data-dir", str(data_dir)]
-    return subprocess.Popen([*argv, *extra], cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+def _recipe_run(repo: Path, published: Path, data_dir: Path, recipe: str, profile: str, wait: bool) -> Path:
+    """One run into data_dir through the same session as `invoke recipe` (wait=False: --no-wait); the run it
+    stored."""
+    from benchsite.commands.recipe import Asked, Where, session
+    from benchsite.harness.engine.runner import RunChoices
 
-
-def _finished(process: subprocess.Popen[str], recipe_dir: Path, before: set[Path]) -> Path:
-    """The run a finished `invoke recipe` stored; a failed one is a one-line error."""
-    _, stderr = process.communicate(timeout=1800)
+    recipe_dir = data_dir / recipe
+    before = set(list_runs(recipe_dir))
+    where = Where(repo, repo / "recipes", repo / "conf", published, data_dir)
+    session(Asked(recipe, profile, False, "", "", False, RunChoices(wait_for_quiet=wait)), where)
     made = sorted(set(list_runs(recipe_dir)) - before)
-    if process.returncode != 0 or not made:
-        last = (stderr.strip().splitlines() or ["no message"])[-1]
-        raise BenchError(f"invoke recipe exited with code {process.returncode}: {last}")
+    if not made:
+        raise BenchError(f"the {profile} run of {recipe} stored no run")
     return made[-1]
 
 
@@ -80,9 +82,11 @@ def _until_started(run: RunDocument, launched: float) -> float:
     return max(0.0, (time.monotonic() - launched) - (finished - started).total_seconds())
 
 
-def _hog(plan: HogPlan) -> subprocess.Popen[bytes]:
+def _hog(plan: HogPlan, started: float) -> subprocess.Popen[bytes]:
+    """The hog, pinned to its CPU, holding it from plan.delay_s after `started` for plan.seconds."""
+    delay = max(0.0, plan.delay_s - (time.monotonic() - started))
     return subprocess.Popen(
-        [sys.executable, "-c", BUSY_LOOP.format(seconds=plan.seconds)],
+        [sys.executable, "-c", BUSY_LOOP.format(delay=round(delay, 3), seconds=plan.seconds)],
         preexec_fn=lambda: os.sched_setaffinity(0, {plan.cpu}),
     )
 
@@ -100,23 +104,17 @@ def hogged_pairs(
     """Run `pairs` quiet runs, each followed by a hogged one; return both lists of run ids."""
     rng = random.Random(seed)
     target = data_dir / EXPERIMENT_DIR
-    recipe_dir = target / recipe
     quiet_ids, hogged_ids = [], []
     for index in range(1, pairs + 1):
-        before = set(list_runs(recipe_dir))
         launched = time.monotonic()
-        quiet_run = _invoke_recipe(repo, recipe, profile, target)
-        quiet = _finished(quiet_run, recipe_dir, before)
+        quiet = _recipe_run(repo, data_dir, target, recipe, profile, wait=True)
         run_document = load_run(quiet)
         startup_s = _until_started(run_document, launched)
         plan = HogPlan.drawn(rng, *rounds_window(run_document, startup_s), cpu)
         say(f"pair {index}: quiet {quiet.name}; hog {plan}")
-        before = set(list_runs(recipe_dir))
-        run = _invoke_recipe(repo, recipe, profile, target, "--no-wait")
-        time.sleep(plan.delay_s)
-        hog = _hog(plan)
+        hog = _hog(plan, time.monotonic())
         try:
-            hogged = _finished(run, recipe_dir, before)
+            hogged = _recipe_run(repo, data_dir, target, recipe, profile, wait=False)
         finally:
             hog.kill()
             hog.wait()
