@@ -1,5 +1,6 @@
 """The raw WSGI server under CherryPy serving a bare WSGI app returning OK: cheroot today (CherryPy 9 and
-later depend on it), the wsgiserver bundled inside CherryPy up to 8.x (a release sweep runs those).
+later depend on it; cheroot 5.x named it WSGIServer), the wsgiserver bundled inside CherryPy up to 8.x (a
+release sweep runs those).
 
 Usage: python raw_wsgi_app.py PORT [HOST]   (HOST: the address to listen on, 127.0.0.1 by default)
 """
@@ -7,9 +8,13 @@ Usage: python raw_wsgi_app.py PORT [HOST]   (HOST: the address to listen on, 127
 import sys
 
 try:
-    from cheroot.wsgi import Server
+    import cheroot
+    from cheroot import wsgi
 
-    NAMED = {}  # cheroot sends its own "Cheroot/<version>" banner
+    # cheroot 5.x, which CherryPy 9 to 12 ran on in their day, names the server WSGIServer and sends this
+    # machine's hostname as its banner: give it the banner cheroot 6 and later send ("Cheroot/<version>")
+    Server = getattr(wsgi, "Server", None) or wsgi.WSGIServer
+    NAMED = {"server_name": f"Cheroot/{cheroot.__version__}"} if cheroot.__version__.startswith("5.") else {}
 except ImportError:  # CherryPy 8.x and earlier, with no cheroot beside it
     from cherrypy.wsgiserver import CherryPyWSGIServer as Server
 
