@@ -178,11 +178,11 @@ def test_a_pin_runs_the_subjects_that_run_it_on_that_version_and_the_rest_as_the
     assert a.version_of("cheroot") == "11.1.2" and b.version_of("cheroot") == "8.6.0"
     assert a.version_of("CherryPy") == b.version_of("CherryPy") == "18.10.0"  # the checkout's, on both sides
     assert a.resolved_as_of is None and b.kind == "pins"
-    for subject in paired.subjects:
-        assert (
-            subject.argv[0].startswith("{sweep}/cheroot-")
-            and subject.argv[1:] == loaded().subject(subject.name.rsplit("-", 1)[0]).argv[1:]
-        )  # type: ignore[union-attr]
+    for variant in (a, b):
+        for name, copy in variant.copies.items():
+            original, made = loaded().subject(name), paired.subject(copy)
+            assert original is not None and made is not None
+            assert made.argv[0].startswith("{sweep}/cheroot-") and made.argv[1:] == original.argv[1:]
 
 
 @pytest.mark.integration
@@ -314,6 +314,7 @@ E2E = [
     # (recipe, -a, -b, subjects, what each side's copy must show)
     ("cherrypy-speed", "cheroot==11.1.2", "cheroot==8.6.0", "raw-wsgi", ("Cheroot/11.1.2", "Cheroot/8.6.0")),
     ("cherrypy-speed", "rev:HEAD", "release:cheroot==8.6.0", "raw-wsgi", ("Cheroot/11.1.2", "Cheroot/8.6.0")),
+    ("cherrypy-speed", "checkout", "dir:{copied}", "raw-wsgi", ("Cheroot/11.1.2", "Cheroot/11.1.2")),
     ("cherrypy-speed", "CherryPy==18.9.0,cheroot==10.0.1", "checkout", "framework", ("CherryPy/18.9.0", None)),
     ("wsgi-servers", "checkout", "waitress==3.0.0", "waitress", ("waitress", "waitress")),
     ("wsgi-servers", "opt:--threads=10", "opt:--threads=4", "cheroot", ("Cheroot/11.1.2", "Cheroot/11.1.2")),
@@ -325,6 +326,11 @@ E2E = [
 def test_every_kind_of_variant_runs_end_to_end_and_the_run_records_both_sides(
     tmp_path: Path, recipe: str, a: str, b: str, subject: str, banners: tuple[str | None, str | None]
 ) -> None:
+    if "{copied}" in b:  # a folder holding the subject's app, changed by a comment
+        copied = tmp_path / "side"
+        copied.mkdir()
+        (copied / "raw_wsgi_app.py").write_text((REPO / "recipes" / recipe / "raw_wsgi_app.py").read_text() + "#\n")
+        b = b.format(copied=copied)
     result = run_invoke(
         "versus", recipe, "-a", a, "-b", b, "--subjects", subject, "--profile", "quick", "--data-dir", str(tmp_path),
         timeout=600,
