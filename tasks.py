@@ -32,7 +32,7 @@ from benchsite.commands.options import HELP
 from benchsite.errors import BenchError
 
 if TYPE_CHECKING:
-    from benchsite.model.overhead import OverheadRecord
+    from benchsite.commands.recipe import Where
 
 ROOT = Path(__file__).resolve().parent
 APT_PACKAGES_FILE = ROOT / "conf" / "apt-packages.txt"
@@ -41,6 +41,13 @@ APT_PACKAGES_FILE = ROOT / "conf" / "apt-packages.txt"
 def _path(c: Context, key: str) -> Path:
     """A directory from the `bench` config section, relative to the repository root."""
     return ROOT / c.config.bench[key]
+
+
+def _where(c: Context, target: Path) -> Where:
+    """The project's folders, with new runs going to target."""
+    from benchsite.commands.recipe import Where
+
+    return Where(ROOT, _path(c, "recipes_dir"), _path(c, "conf_dir"), _path(c, "data_dir"), target)
 
 
 @task(help=HELP["recipe"])
@@ -58,11 +65,11 @@ def recipe(
     accept_busy: bool = False,
 ) -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
-    from benchsite.commands.recipe import Asked, Where, session
+    from benchsite.commands.recipe import Asked, session
     from benchsite.harness.engine.runner import RunChoices
 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
-    where = Where(ROOT, _path(c, "recipes_dir"), _path(c, "conf_dir"), _path(c, "data_dir"), target)
+    where = _where(c, target)
     choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy)
     session(Asked(name, profile, clean, hosts, machine, keep_going, choices), where)
 
@@ -145,6 +152,7 @@ def overhead(
     requests: int = 1000,
 ) -> None:
     """Benchmark the harness: its req/s against bare `ab` of the same argv, interleaved."""
+    from benchsite.commands.terminal import overhead_ratio
     from benchsite.harness.experiments.overhead import compare_with_bare_ab
     from benchsite.model.recipe import load_recipe
 
@@ -157,18 +165,6 @@ def overhead(
         f"{record.bare_rps_median:,.1f} req/s ({rounds} rounds each; raw outputs in {run_dir})"
     )
     print(f"harness ÷ bare ab, round by round: {overhead_ratio(record)}")
-
-
-def overhead_ratio(record: OverheadRecord) -> str:
-    """The harness's req/s over bare ab's, round by round, as the terminal says it (or why there is none)."""
-    from benchsite.results.claims import fmt_interval
-    from benchsite.results.intervals import level_label
-    from benchsite.results.overhead import harness_over_bare
-
-    found = harness_over_bare(record)
-    if found is None or not found.bounded:
-        return "no interval: fewer than two rounds"
-    return f"{fmt_interval(found, digits=3)} ({level_label(found.level)} interval)"
 
 
 @task(help=HELP["new_page"])
@@ -188,7 +184,8 @@ def new_page(c: Context, name: str, title: str = "") -> None:
 def hogbench(c: Context, name: str = "cherrypy-speed", profile: str = "full", pairs: int = 6, seed: int = 1) -> None:
     """Benchmark the interference rule: quiet runs, each followed by one with a CPU hog on the servers' CPU for a
     random 30-60 % of it; writes data/method/interference.toml for the calibration page."""
-    from benchsite.harness.experiments.hogbench import hogged_pairs, method_record
+    from benchsite.commands.experiments import recipe_runs
+    from benchsite.harness.experiments.hogbench import EXPERIMENT_DIR, hogged_pairs, method_record
     from benchsite.model.method import METHOD_DIR
     from benchsite.model.recipe import load_recipe
     from benchsite.results.store import write_text
@@ -196,7 +193,8 @@ def hogbench(c: Context, name: str = "cherrypy-speed", profile: str = "full", pa
     settings = load_recipe(name, _path(c, "recipes_dir"), _path(c, "conf_dir")).settings
     cpu = settings.server_cpu if settings.server_cpu is not None else 0
     data_dir = _path(c, "data_dir")
-    quiet, hogged = hogged_pairs(ROOT, data_dir, name, profile, pairs, cpu, seed, say=print)
+    where = _where(c, data_dir / EXPERIMENT_DIR)
+    quiet, hogged = hogged_pairs(recipe_runs(where, name, profile), pairs, cpu, seed, say=print)
     write_text(data_dir / METHOD_DIR / "interference.toml", method_record(name, quiet, hogged, profile))
     print(f"wrote {_shown(data_dir / METHOD_DIR / 'interference.toml')} and {2 * pairs} runs")
 
@@ -230,12 +228,12 @@ def versus(
     B ÷ A in req/s (paired rounds) and in instructions per request (callgrind). For example:
     `.venv/bin/invoke versus cherrypy-speed -b dir:~/patched` or `... versus cherrypy-speed -a cheroot==10.0.1
     -b cheroot==11.1.2`."""
-    from benchsite.commands.recipe import Asked, Where, session
+    from benchsite.commands.recipe import Asked, session
     from benchsite.commands.versus import EXPERIMENT_DIR
     from benchsite.harness.engine.runner import RunChoices
 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir") / EXPERIMENT_DIR
-    where = Where(ROOT, _path(c, "recipes_dir"), _path(c, "conf_dir"), _path(c, "data_dir"), target)
+    where = _where(c, target)
     chosen = tuple(s.strip() for s in subjects.split(",") if s.strip())
     choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy)
     session(Asked(name, profile, clean, "", machine, keep_going, choices, (a, b), chosen), where)
@@ -246,12 +244,15 @@ def versus(
 def powerbench(c: Context, runs: int = 10, profile: str = "power") -> None:
     """Benchmark `invoke versus`: A/B runs of the framework app slowed by 0 and 2 % of its instructions, and by 2, 5,
     10 and 25 % of its time; writes data/method/power.toml for the calibration page."""
+    from benchsite.commands.experiments import versus_runs
+    from benchsite.commands.versus import EXPERIMENT_DIR
     from benchsite.harness.experiments.powerbench import method_record, power_runs
     from benchsite.model.method import METHOD_DIR
     from benchsite.results.store import write_text
 
     data_dir = _path(c, "data_dir")
-    sets = power_runs(ROOT, data_dir, runs, profile, say=print)
+    where = _where(c, data_dir / EXPERIMENT_DIR)
+    sets = power_runs(ROOT, runs, versus_runs(where, profile, print), say=print)
     write_text(data_dir / METHOD_DIR / "power.toml", method_record(sets, runs, profile))
     print(f"wrote {_shown(data_dir / METHOD_DIR / 'power.toml')}")
 

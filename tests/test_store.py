@@ -542,11 +542,11 @@ def test_version_10_becomes_11_recording_an_ab_runs_sides_from_its_copies_labels
     assert a.copies == {"framework": "framework-a"} and b.copies == {"framework": "framework-b"}
 
 
-def test_a_committed_sweep_run_of_version_10_records_each_release_and_what_came_beside_it() -> None:
-    sweeps = sorted(COMMITTED_DATA.glob(f"cherrypy-speed/*-sweep/{RUN_FILE}"))
-    assert sweeps
-    for run_file in sweeps:
-        run = load_run(run_file.parent)
+def test_every_committed_sweep_run_records_each_release_and_the_copies_that_ran_it() -> None:
+    sweeps = list_runs(COMMITTED_DATA / "cherrypy-speed", "sweep")  # CherryPy's releases (not cheroot's)
+    assert len(sweeps) >= 2
+    for run_dir in sweeps:
+        run = load_run(run_dir)
         assert run.variants is not None and run.variants.package == "CherryPy" == run.profile.sweep
         assert [v.spec for v in run.variants.variants] == [f"release:CherryPy=={r}" for r in run.profile.releases]
         for variant in run.variants.variants:
@@ -554,3 +554,14 @@ def test_a_committed_sweep_run_of_version_10_records_each_release_and_what_came_
             for copy in variant.copies.values():
                 subject = run.subject(copy)
                 assert subject is not None and variant.spec.split("==")[1] in subject.label
+
+
+def test_a_profile_lists_its_own_runs_not_those_of_a_profile_whose_name_ends_like_it(tmp_path: Path) -> None:
+    recipe = tmp_path / "cherrypy-speed"
+    for run_id in ("20261126T161355.552195Z-cheroot-sweep", "20261126T165133.073677Z-sweep", "20261122T005146Z-quick",
+                   "20261122T005147Z-sweep-quick"):  # fmt: skip
+        (recipe / run_id).mkdir(parents=True)
+        (recipe / run_id / RUN_FILE).write_text("{}")
+    assert [p.name for p in list_runs(recipe, "sweep")] == ["20261126T165133.073677Z-sweep"]
+    assert [p.name for p in list_runs(recipe, "quick")] == ["20261122T005146Z-quick"]
+    assert [p.name for p in list_runs(recipe, "cheroot-sweep")] == ["20261126T161355.552195Z-cheroot-sweep"]

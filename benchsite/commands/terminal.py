@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -15,6 +16,9 @@ from benchsite.results.published import Published
 from benchsite.results.store import load_view
 from benchsite.results.versus import change_said
 from benchsite.results.view import RunView
+
+if TYPE_CHECKING:
+    from benchsite.model.overhead import OverheadRecord
 
 
 def say(line: str) -> None:
@@ -106,3 +110,15 @@ def print_trials(trials: list[Trial]) -> None:
         f"{sum(len(t.ports) for t in trials)} bound ports, {sum(t.staging for t in trials)} partial run folders, "
         f"{sum(t.workroots for t in trials)} temporary folders"
     )
+
+
+def overhead_ratio(record: OverheadRecord) -> str:
+    """The harness's req/s over bare ab's, round by round, as the terminal says it (or why there is none)."""
+    from benchsite.results.claims import fmt_interval
+    from benchsite.results.intervals import level_label
+    from benchsite.results.overhead import harness_over_bare
+
+    found = harness_over_bare(record)
+    if found is None or not found.bounded:
+        return "no interval: fewer than two rounds"
+    return f"{fmt_interval(found, digits=3)} ({level_label(found.level)} interval)"

@@ -81,7 +81,12 @@ def list_runs(recipe_data_dir: Path, profile: str | None = None) -> list[Path]:
     if not recipe_data_dir.is_dir():
         return []
     runs = sorted(path.parent for path in recipe_data_dir.glob(f"*/{RUN_FILE}") if not path.parent.name.startswith("."))
-    return [run for run in runs if profile is None or run.name.endswith(f"-{profile}")]
+    return [run for run in runs if profile is None or profile_of(run) == profile]
+
+
+def profile_of(run_dir: Path) -> str:
+    """The profile a run's id names: 20261126T161355.552195Z-cheroot-sweep -> cheroot-sweep (not "sweep")."""
+    return run_dir.name.partition("Z-")[2]
 
 
 def latest_run(recipe_data_dir: Path, profile: str | None = None) -> Path | None:

@@ -251,8 +251,9 @@ class BenchReleases(PublishedDirective):
         if not changes:
             return [nodes.paragraph(text="Too few rounds to compare the releases.")]
         level = level_label(changes[0].ratio.level)
+        chart = change_chart(view, releases, changes, level)
         found: list[nodes.Node] = [
-            change_chart(view, releases, changes, level),
+            collapsed(f"Each release's req/s ÷ {releases[-1].release}'s, cell by cell: a chart", chart),
             _said(
                 view, releases, changes, "In time (each figure's req/s ÷ the newest's, round by round; above 1: faster)"
             ),

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from benchsite.errors import BenchError
 from benchsite.model.run import RunDocument
-from benchsite.results.store import list_runs, load_run
+from benchsite.results.store import load_run
 
 EXPERIMENT_DIR = Path("experiments") / "interference"
 HOG_SHARE = (0.3, 0.6)  # of the quiet run's measuring time
@@ -59,20 +58,8 @@ def rounds_window(run: RunDocument, launch_s: float) -> tuple[float, float]:
     return launch_s + first, max(1.0, last - first)
 
 
-def _recipe_run(repo: Path, published: Path, data_dir: Path, recipe: str, profile: str, wait: bool) -> Path:
-    """One run into data_dir through the same session as `invoke recipe` (wait=False: --no-wait); the run it
-    stored."""
-    from benchsite.commands.recipe import Asked, Where, session
-    from benchsite.harness.engine.runner import RunChoices
-
-    recipe_dir = data_dir / recipe
-    before = set(list_runs(recipe_dir))
-    where = Where(repo, repo / "recipes", repo / "conf", published, data_dir)
-    session(Asked(recipe, profile, False, "", "", False, RunChoices(wait_for_quiet=wait)), where)
-    made = sorted(set(list_runs(recipe_dir)) - before)
-    if not made:
-        raise BenchError(f"the {profile} run of {recipe} stored no run")
-    return made[-1]
+# One run of the recipe into the experiment's folder (True: wait for a quiet machine first): the run's folder.
+RecipeRun = Callable[[bool], Path]
 
 
 def _until_started(run: RunDocument, launched: float) -> float:
@@ -92,29 +79,21 @@ def _hog(plan: HogPlan, started: float) -> subprocess.Popen[bytes]:
 
 
 def hogged_pairs(
-    repo: Path,
-    data_dir: Path,
-    recipe: str,
-    profile: str,
-    pairs: int,
-    cpu: int,
-    seed: int,
-    say: Callable[[str], None],
+    recipe_run: RecipeRun, pairs: int, cpu: int, seed: int, say: Callable[[str], None]
 ) -> tuple[list[str], list[str]]:
     """Run `pairs` quiet runs, each followed by a hogged one; return both lists of run ids."""
     rng = random.Random(seed)
-    target = data_dir / EXPERIMENT_DIR
     quiet_ids, hogged_ids = [], []
     for index in range(1, pairs + 1):
         launched = time.monotonic()
-        quiet = _recipe_run(repo, data_dir, target, recipe, profile, wait=True)
+        quiet = recipe_run(True)
         run_document = load_run(quiet)
         startup_s = _until_started(run_document, launched)
         plan = HogPlan.drawn(rng, *rounds_window(run_document, startup_s), cpu)
         say(f"pair {index}: quiet {quiet.name}; hog {plan}")
         hog = _hog(plan, time.monotonic())
         try:
-            hogged = _recipe_run(repo, data_dir, target, recipe, profile, wait=False)
+            hogged = recipe_run(False)
         finally:
             hog.kill()
             hog.wait()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchsite.errors import BenchError
 from benchsite.model.variant import VARIANTS_DIR
-from benchsite.results.store import list_runs, load_view
+from benchsite.results.store import load_view
 from benchsite.results.versus import paired_cells
 
 EXPERIMENT_DIR = Path("experiments") / "power"
@@ -52,22 +52,8 @@ def slowed_app(repo: Path, loop: int) -> Path:
     return folder
 
 
-def versus_run(repo: Path, data_dir: Path, profile: str, folder: Path, say: Callable[[str], None]) -> Path:
-    """One A/B run, through the same session as `invoke versus`: the checkout's framework app (A) against the
-    folder's (B)."""
-    from benchsite.commands.recipe import Asked, Where, session
-    from benchsite.harness.engine.runner import RunChoices
-
-    runs = data_dir / EXPERIMENT_DIR / RECIPE
-    before = set(list_runs(runs))
-    where = Where(repo, repo / "recipes", repo / "conf", data_dir, data_dir / EXPERIMENT_DIR)
-    asked = Asked(RECIPE, profile, False, "", "", False, RunChoices(), ("checkout", f"dir:{folder}"), (SUBJECT,))
-    session(asked, where)
-    made = sorted(set(list_runs(runs)) - before)
-    if not made:
-        raise BenchError(f"the A/B run of {folder.name} stored no run")
-    say(f"{made[-1].name}: B = {folder.name}")
-    return made[-1]
+# One A/B run of the checkout's framework app (A) against the app in a folder (B): the run's folder.
+VersusRun = Callable[[Path], Path]
 
 
 @dataclass(frozen=True)
@@ -98,18 +84,18 @@ def step_shares(run: Path) -> dict[str, float]:
     return {"time": (1 / cell.time.value - 1) / PILOT_STEPS, "work": (cell.work.value - 1) / PILOT_STEPS}
 
 
-def power_runs(repo: Path, data_dir: Path, runs: int, profile: str, say: Callable[[str], None]) -> list[PowerSet]:
+def power_runs(repo: Path, runs: int, versus_run: VersusRun, say: Callable[[str], None]) -> list[PowerSet]:
     """The pilot run that calibrates the loop, then `runs` runs of each level in turn: each set's runs."""
     if runs < 2:
         raise BenchError("--runs must be at least 2: a share of one run says nothing")
-    pilot = versus_run(repo, data_dir, profile, slowed_app(repo, PILOT_STEPS), say)
+    pilot = versus_run(slowed_app(repo, PILOT_STEPS))
     per_step = step_shares(pilot)
     loops = {level: round(level.share / per_step[level.currency]) if level.share else 0 for level in LEVELS}
     say(f"calibration: a step adds {per_step}: loops { ({level.name: n for level, n in loops.items()}) }")
     made: dict[Level, list[str]] = {level: [] for level in LEVELS}
     for _ in range(runs):
         for level in LEVELS:
-            made[level].append(versus_run(repo, data_dir, profile, slowed_app(repo, loops[level]), say).name)
+            made[level].append(versus_run(slowed_app(repo, loops[level])).name)
     sets = [PowerSet(f"pilot (sum(repeat(1, {PILOT_STEPS})), calibrates the loop)", [pilot.name])]
     for level in LEVELS:
         loop = f" (sum(repeat(1, {loops[level]})))" if loops[level] else " (the same app on both sides)"

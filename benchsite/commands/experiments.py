@@ -1,0 +1,41 @@
+"""The runs the method's own benchmarks make (`invoke powerbench`, `invoke hogbench`), each through the same
+session as `invoke versus` and `invoke recipe`: machine name, quiet check, leftovers, exit policy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from benchsite.commands.recipe import Asked, Where, session
+from benchsite.errors import BenchError
+from benchsite.harness.engine.runner import RunChoices
+from benchsite.harness.experiments.hogbench import RecipeRun
+from benchsite.harness.experiments.powerbench import RECIPE, SUBJECT, VersusRun
+from benchsite.results.store import list_runs
+
+
+def stored_run(asked: Asked, where: Where) -> Path:
+    """Run one session and return the run it stored (a session that stored none is an error)."""
+    before = set(list_runs(where.target / asked.name))
+    session(asked, where)
+    made = sorted(set(list_runs(where.target / asked.name)) - before)
+    if not made:
+        raise BenchError(f"the {asked.profile} run of {asked.name} stored no run")
+    return made[-1]
+
+
+def versus_runs(where: Where, profile: str, say: Callable[[str], None]) -> VersusRun:
+    """A/B runs of cherrypy-speed's framework app: the checkout's (A) against a folder's (B)."""
+
+    def run(folder: Path) -> Path:
+        sides = ("checkout", f"dir:{folder}")
+        made = stored_run(Asked(RECIPE, profile, False, "", "", False, RunChoices(), sides, (SUBJECT,)), where)
+        say(f"{made.name}: B = {folder.name}")
+        return made
+
+    return run
+
+
+def recipe_runs(where: Where, recipe: str, profile: str) -> RecipeRun:
+    """Runs of a recipe, waiting for a quiet machine first or not (--no-wait)."""
+    return lambda wait: stored_run(Asked(recipe, profile, False, "", "", False, RunChoices(wait_for_quiet=wait)), where)
