@@ -300,7 +300,10 @@ def _ratio(view: RunView, release: Release, top: str, base: str, cell: str) -> I
 
 
 def _times(ratio: Interval) -> str:
-    return f"{ratio.value:.2f}× [{ratio.low:.2f}–{ratio.high:.2f}]"
+    """1.34× [1.11–1.60]; a ratio far from 1 with three significant digits (0.00131×, not 0.00×)."""
+    shown = "{:.3g}" if ratio.value < 0.1 else "{:.2f}"
+    low, high = (shown.format(bound) for bound in (ratio.low, ratio.high))
+    return f"{shown.format(ratio.value)}× [{low}–{high}]"
 
 
 def _patched(view: RunView, release: Release) -> bool:
@@ -326,15 +329,16 @@ def _far_slower(
     found = []
     for release in releases[:-1]:
         for subject in subjects:
+            slow = []
             for cell in cells:
                 mine, best = _median(view, release.copy(subject), cell), _median(view, newest.copy(subject), cell)
                 if mine and best and mine < FAR_SLOWER * best:
                     record = view.run.subject(release.copy(subject) or "")
                     clients = getattr(record.cell(cell) if record else None, "concurrency", 1)  # ab's -c
-                    found.append(
-                        f"{release.release} ({subject}, {view.run.cell_label(cell)}: {mine:,.0f} req/s, about "
-                        f"{1000 * clients / mine:,.0f} ms a request)"
-                    )
+                    each_ms = 1000 * clients / mine
+                    slow.append(f"{view.run.cell_label(cell)}: {mine:,.0f} req/s, about {each_ms:,.0f} ms a request")
+            if slow:
+                found.append(f"{release.release} ({subject}; {'; '.join(slow)})")
     if not found:
         return []
     return [
