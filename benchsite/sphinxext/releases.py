@@ -250,19 +250,31 @@ class BenchReleases(PublishedDirective):
         changes = changes_against_newest(view, releases, list(subjects), list(cells))
         if not changes:
             return [nodes.paragraph(text="Too few rounds to compare the releases.")]
-        level = level_label(changes[0].ratio.level)
-        chart = change_chart(view, releases, changes, level)
-        found: list[nodes.Node] = [
-            collapsed(f"Each release's req/s ÷ {releases[-1].release}'s, cell by cell: a chart", chart),
-            _said(
-                view, releases, changes, "In time (each figure's req/s ÷ the newest's, round by round; above 1: faster)"
-            ),
-        ]
         work = work_changes_against_newest(view, releases, list(subjects))
+        newest, others = releases[-1].release, len(releases) - 1
+        counts = [f"in time (req/s, round by round), {_differing(changes)} of {others} releases"]
         if work:
-            words = "In work (instructions per request ÷ the newest's, batch by batch; above 1: more work per request)"
-            found.append(_said(view, releases, work, words))
-        return found
+            counts.append(f"in work (instructions per request, batch by batch), {_differing(work)} of {others}")
+        summary = nodes.paragraph(
+            text=f"Against {newest}: {'; '.join(counts)} differ significantly (intervals simultaneous over every "
+            "comparison of a currency, so that each list keeps a 5 % chance of a false alarm).",
+            classes=["bench-release-changes"],
+        )
+        time_words = "In time (each figure's req/s ÷ the newest's, round by round; above 1: faster)"
+        details = [change_chart(view, releases, changes, level_label(changes[0].ratio.level))]
+        details.append(_said(view, releases, changes, time_words))
+        if work:
+            work_words = "In work (instructions per request ÷ the newest's, batch by batch; above 1: more work)"
+            details.append(_said(view, releases, work, work_words))
+        return [
+            summary,
+            collapsed(f"Which releases differ from {newest}, and by how much: a chart and the list", *details),
+        ]
+
+
+def _differing(changes: list[Change]) -> int:
+    """How many releases differ significantly from the newest in at least one comparison."""
+    return len({change.release for change in changes if change.significant})
 
 
 def _said(view: RunView, releases: list[Release], changes: list[Change], currency: str) -> nodes.Node:
@@ -284,8 +296,7 @@ def _said(view: RunView, releases: list[Release], changes: list[Change], currenc
     level = level_label(changes[0].ratio.level)
     return nodes.paragraph(
         text=f"{text} (intervals simultaneous over all {len(changes)} comparisons, each at {level}, so that the whole "
-        "list keeps a 5 % chance of a false alarm).",
-        classes=["bench-release-changes"],
+        "list keeps a 5 % chance of a false alarm)."
     )
 
 
@@ -336,16 +347,16 @@ def _far_slower(
                     record = view.run.subject(release.copy(subject) or "")
                     clients = getattr(record.cell(cell) if record else None, "concurrency", 1)  # ab's -c
                     each_ms = 1000 * clients / mine
-                    slow.append(f"{view.run.cell_label(cell)}: {mine:,.0f} req/s, about {each_ms:,.0f} ms a request")
+                    slow.append(f"{view.run.cell_label(cell)} {mine:,.0f} req/s, {each_ms:,.0f} ms a request")
             if slow:
-                found.append(f"{release.release} ({subject}; {'; '.join(slow)})")
+                found.append(f"{release.release} ({subject}: {', '.join(slow)})")
     if not found:
         return []
     return [
         nodes.paragraph(
-            text=f"Far slower than {newest.release} (under a tenth of its req/s): {'; '.join(found)}. Each of its "
-            "repetitions still ended within the conf's cell time-out and was kept with its raw output; such a "
-            "release stretches the run but does not stop it.",
+            text=f"Far slower than {newest.release} (under a tenth of its req/s): {'; '.join(found)}. Every such "
+            "repetition still ended within the cell time-out and is kept: a slow release stretches the run, it "
+            "does not stop it.",
             classes=["bench-release-far-slower"],
         )
     ]
