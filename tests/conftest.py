@@ -10,7 +10,7 @@ import sys
 import tempfile
 import textwrap
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +19,7 @@ import pytest
 from scratch import make_session_scratch, remove_session_scratch, write_bytecode
 
 from ahead import AHEAD, Job
+from benchsite.harness.processes.machine_lock import measuring
 
 SCRATCH = make_session_scratch()  # before anything makes a temporary file
 write_bytecode()
@@ -129,13 +130,23 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """No test beyond the unit tier (a benchmark, say) starts while background set-up still runs."""
+    """No test beyond the unit tier (a benchmark, say) starts while background set-up still runs, nor while
+    another benchmark holds the machine: from the first such test on, the session holds the machine's lock
+    (the runs its tests start measure under it)."""
     if not in_unit_tier(item):
         AHEAD.finish()
+        if not MACHINE_HELD:
+            MACHINE.enter_context(measuring(say=lambda line: print(line, file=sys.__stderr__)))
+            MACHINE_HELD.append(item.nodeid)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     AHEAD.close()
+    MACHINE.close()
+
+
+MACHINE = ExitStack()  # the machine's benchmark lock, once a test beyond the unit tier has taken it
+MACHINE_HELD: list[str] = []  # the test from which on the session holds it
 
 
 @dataclass(frozen=True)

@@ -69,9 +69,26 @@ def test_a_run_whose_raw_output_was_edited_is_refused_and_nothing_is_copied(tmp_
     raw.write_text(re.sub(r"Requests per second:\s+[\d.]+", "Requests per second:    99999.99", raw.read_text()))
     result = run_invoke("add-run", str(run_dir), "--data-dir", str(data), timeout=120)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "parses to other figures" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "disagrees with itself: Requests per second 99999.99" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
     assert not (data / RECIPE / run_dir.name).exists()
     assert not [p for p in (data / RECIPE).iterdir() if p.name.startswith(".")]
+
+
+def test_a_run_copied_under_a_new_id_is_refused_naming_the_run_it_copies(tmp_path: Path) -> None:
+    """The duplicate of the faults round: a committed run with its folder and run_id renamed, nothing else."""
+    data = site_data(tmp_path)
+    source = COMMITTED[1]
+    copy = tmp_path / "other" / source.name.replace(source.name[:8], "20261201")
+    shutil.copytree(source, copy)
+    document = json.loads((copy / RUN_FILE).read_text())
+    document["run_id"] = copy.name
+    (copy / RUN_FILE).write_text(json.dumps(document))
+    result = run_invoke("add-run", str(copy), "--data-dir", str(data), timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"the same raw outputs as run {source.name}" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (data / RECIPE / copy.name).exists()
 
 
 def test_a_hand_edited_machine_is_refused(tmp_path: Path) -> None:

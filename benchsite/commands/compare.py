@@ -45,14 +45,10 @@ def compare(run_a: str, run_b: str, data_dir: Path) -> None:
             f"{a.run.run_id} and {b.run.run_id} share no subject measured in the same cell: compare two runs that "
             "ran the same subjects and cells"
         )
-    say(drift_said(drift, a))
+    say(drift_said(drift, a, blind_below(drift, len(changes)), len(changes)))
     print_changes(a, b, changes)
-    blind = blind_below(drift, len(changes))
-    if blind is not None:
-        say(
-            f"time across runs is blind here to changes under ±{100 * blind:.0f} % (this machine's drift); to see "
-            f"smaller ones, measure both versions in one run: {versus_command(a, b)}"
-        )
+    if drift.median is not None:
+        say(f"to see changes under what the drift lets two runs show, measure both in one run: {versus_command(a, b)}")
     work = compare_work(a, b)
     if work:
         print_work(a, b, work)
@@ -81,9 +77,6 @@ def versus_command(a: RunView, b: RunView) -> str:
     return f".venv/bin/invoke versus {recipe} {sides}"
 
 
-LARGE_DRIFT = 0.05  # above it, compare points to a measurement that pairs the two versions
-
-
 def machine_drift(a: RunView, data_dir: Path) -> Drift:
     """The run-to-run drift of A's machine: from its runs of the recipe in A's profile under data/, busy
     runs left out."""
@@ -101,21 +94,17 @@ def machine_drift(a: RunView, data_dir: Path) -> Drift:
     return run_drift(same)
 
 
-def drift_said(drift: Drift, a: RunView) -> str:
-    """One line on what the intervals count beside each run's own noise."""
+def drift_said(drift: Drift, a: RunView, blind: float | None, cells: int) -> str:
+    """One line on the drift, the one figure beside each run's own noise that the intervals count: what it is,
+    and the smallest change it lets two runs show."""
     where = f"{a.run.machine.name}'s {a.run.profile.name} runs of {a.run.recipe}"
-    if drift.median is None:
+    if drift.median is None or blind is None:
         return (
             f"no run-to-run drift known: {where} are fewer than {MIN_RUNS_FOR_DRIFT}; the intervals count each "
             "run's own noise only, and runs of the same code can differ beyond them"
         )
-    said = (
-        f"run-to-run drift from {drift.runs} of {where}: ±{100 * drift.median:.1f} % per cell (median), counted "
-        "in every interval"
+    return (
+        f"run-to-run drift ±{100 * drift.median:.1f} %: how much two runs of the same code differ in a cell here "
+        f"(the median over {drift.runs} of {where}); every interval below counts it, so over {cells} "
+        f"cell{'s' if cells > 1 else ''} these two runs cannot show a change under ±{100 * blind:.0f} %"
     )
-    if drift.median > LARGE_DRIFT:
-        said += (
-            "; a smaller change cannot be told from this machine's drift: measure both versions in one run "
-            "(a release sweep interleaves them round by round)"
-        )
-    return said

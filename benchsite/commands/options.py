@@ -12,15 +12,17 @@ HELP: dict[str, dict[str, str]] = {
         "'timed' (full's timed rounds alone), 'versus' and 'power' (for `invoke versus` and `invoke powerbench`), "
         "calibration 'sliced'",
         "data_dir": "where the new run directory goes (default: data/)",
-        "clean": "first stop the servers and remove the folders that a killed earlier run left",
+        "clean": "first stop the servers and remove the folders that a killed earlier run left, and the A/B sides "
+        "under build/variants/ that this run does not use",
         "hosts": "run roles on other hosts over SSH: 'server=user@host,load=user@host' (either role alone "
         "is fine; the other stays here), or a TOML file with a [hosts] table; set them up with hosts-setup",
         "machine": "the name pages give this machine (a-z, 0-9, -); default: conf/machine.toml's, else one "
         "made from the CPU model and count",
         "keep_going": "exit 0 even when a subject whose software is here failed to start or to answer correctly "
         "(the run is kept either way, with the reason in the subject's row)",
-        "wait": "on a busy machine, wait up to the conf's settle_wait_s for it to settle before measuring "
-        "(--no-wait: start at once; the check is recorded either way)",
+        "wait": "wait for another benchmark on this machine to end, and on a busy machine up to the conf's "
+        "settle_wait_s for it to settle (--no-wait: exit 1 if another benchmark holds the machine, start at once on "
+        "a busy one; the check is recorded either way)",
         "accept_busy": "let this run be a page's main run and join its machine's verdicts even if it was measured "
         "on a busy machine (recorded in the run)",
     },
@@ -67,10 +69,12 @@ HELP: dict[str, dict[str, str]] = {
         "subjects": "the subjects to measure, comma-separated (default: those either side changes)",
         "profile": "the recipe's profile for it (default: versus)",
         "data_dir": "where the run's recipe folder goes (default: data/experiments/versus/)",
-        "clean": "first stop the servers and remove the folders that a killed earlier run left",
+        "clean": "first stop the servers and remove the folders that a killed earlier run left, and the A/B sides "
+        "under build/variants/ that this run does not use",
         "machine": "the name pages give this machine (default: conf/machine.toml's, else one from the CPU)",
         "keep_going": "exit 0 even when a side's subject failed to start or to answer correctly",
-        "wait": "on a busy machine, wait up to the conf's settle_wait_s for it to settle (--no-wait: start at once)",
+        "wait": "wait for another benchmark on this machine to end, then up to settle_wait_s for a busy machine "
+        "(--no-wait: exit 1 if another benchmark holds it, start at once on a busy one)",
         "accept_busy": "let this run count though it was measured on a busy machine",
     },
     "powerbench": {

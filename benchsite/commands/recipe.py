@@ -5,6 +5,7 @@ is an error unless the user keeps going, and a signal after a run was kept says 
 
 from __future__ import annotations
 
+import shutil
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +19,10 @@ from benchsite.harness.engine.progress import RichReporter
 from benchsite.harness.engine.runner import RunChoices, run_recipe
 from benchsite.harness.engine.start import FAILED_AT_START
 from benchsite.harness.hosts.placement import Placement, on_this_machine
+from benchsite.harness.processes.machine_lock import measuring
 from benchsite.harness.processes.signals import checkpoint, signal_for_test, signals_as_interrupt
 from benchsite.harness.variants.copies import releases, sides, with_variants
+from benchsite.harness.variants.files import unused_sides
 from benchsite.model.hosts import Hosts, parse_hosts
 from benchsite.model.machine import naming
 from benchsite.model.recipe import Recipe, available_recipes, load_recipe
@@ -68,8 +71,14 @@ def session(asked: Asked, where: Where) -> None:
     placement = parse_hosts(asked.hosts)
     names = available_recipes(where.recipes) if asked.name == "all" else [asked.name]
     loaded = [load_recipe(name, where.recipes, where.conf) for name in names]  # all checked first
-    prepared = [_prepared(each, asked, placement, where) for each in loaded]
-    _leftovers(where.target, asked)
+    with measuring(asked.choices.wait_for_quiet, say):  # one benchmark at a time on this machine, from here on
+        prepared = [_prepared(each, asked, placement, where) for each in loaded]
+        _leftovers(where.target, asked, [recipe for recipe, _ in prepared])
+        _measured(prepared, asked, placement, where)
+
+
+def _measured(prepared: list[tuple[Recipe, Published | None]], asked: Asked, placement: Hosts, where: Where) -> None:
+    """Each prepared recipe run in turn under the signal handlers, then the exit policy."""
     named = naming(asked.machine, where.conf)
     broken: list[str] = []
     with signals_as_interrupt(), _placed(placement, where.repo) as hosts:  # every host reached before anything starts
@@ -121,8 +130,15 @@ def _prepared(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> t
     return recipe, claims.for_copies({v.name: dict(v.copies) for v in recipe.variants.variants})
 
 
-def _leftovers(target: Path, asked: Asked) -> None:
-    """What a killed run left under the target folder: removed with --clean, else named with the way to."""
+def _leftovers(target: Path, asked: Asked, recipes: list[Recipe]) -> None:
+    """What a killed run left under the target folder: removed with --clean, else named with the way to; with
+    --clean, the A/B sides under build/variants/ that this session does not run go too."""
+    if asked.clean:
+        unused = unused_sides(recipes)
+        for folder in unused:
+            shutil.rmtree(folder, ignore_errors=True)
+        if unused:
+            say(f"removed {len(unused)} A/B side{'s' if len(unused) > 1 else ''} no run uses from build/variants/")
     for leftover in find_leftovers(target):
         if asked.clean:
             clean_leftover(leftover)

@@ -96,10 +96,11 @@ def _number(value: float | None) -> str:
 def print_trials(trials: list[Trial]) -> None:
     """`invoke faults`'s report: each trial, the exit codes by signal, and what was left in all."""
     for each in trials:
-        state = "clean" if each.clean else f"LEFT {each.processes} {each.ports} {each.staging} {each.workroots}"
+        lock = " lock held" if each.lock_held else ""
+        state = "clean" if each.clean else f"LEFT {each.processes} {each.ports} {each.staging} {each.workroots}{lock}"
         sent = "" if each.signalled else " (ended before its signal)"
         print(
-            f"{each.recipe:20} {each.signal_name:8} after {each.delay_s:5.2f} s: exit {each.exit_code:4}  {state}{sent}"
+            f"{each.recipe:26} {each.signal_name:8} after {each.delay_s:5.2f} s: exit {each.exit_code:4}  {state}{sent}"
         )
     interrupted = [each for each in trials if each.signalled]
     codes = Counter((each.signal_name, each.exit_code) for each in interrupted)
@@ -108,7 +109,7 @@ def print_trials(trials: list[Trial]) -> None:
         f"{len(interrupted)} runs interrupted, {len(trials) - len(interrupted)} ended before their signal; in all: "
         f"{sum(len(t.processes) for t in trials)} leftover processes, "
         f"{sum(len(t.ports) for t in trials)} bound ports, {sum(t.staging for t in trials)} partial run folders, "
-        f"{sum(t.workroots for t in trials)} temporary folders"
+        f"{sum(t.workroots for t in trials)} temporary folders, {sum(t.lock_held for t in trials)} locks held"
     )
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchsite.errors import BenchError
+
 COLUMNS = "columns"  # {"columns": {field: [each row's value]}} stands where a list of rows stood
 
 
@@ -24,16 +26,23 @@ def as_columns(rows: list[Any]) -> Any:
     return {COLUMNS: {name: as_columns([row[name] for row in rows]) for name in fields}}
 
 
-def as_rows(stored: Any) -> Any:
-    """The rows a `as_columns` value came from (anything else unchanged)."""
+def as_rows(stored: Any, where: str = "", prefix: str = "") -> Any:
+    """The rows a `as_columns` value came from (anything else unchanged); columns of unequal lengths are a
+    one-line error saying where (`where`: "cell c1 of subject framework") and which."""
     if not (isinstance(stored, dict) and list(stored) == [COLUMNS] and isinstance(stored[COLUMNS], dict)):
         return stored
-    columns = {name: as_rows(values) for name, values in stored[COLUMNS].items()}
-    lengths = {len(values) for values in columns.values() if isinstance(values, list)}
-    if len(lengths) != 1 or len(columns) != sum(isinstance(v, list) for v in columns.values()):
-        return stored  # not a table of equal columns: validation names the problem
-    [count] = lengths
-    return [{name: values[index] for name, values in columns.items()} for index in range(count)]
+    columns = {name: as_rows(values, where, f"{prefix}{name}.") for name, values in stored[COLUMNS].items()}
+    if not columns or not all(isinstance(values, list) for values in columns.values()):
+        return stored  # not a table of columns: validation names the problem
+    lengths = {name: len(values) for name, values in columns.items()}
+    first, *others = lengths
+    uneven = next((name for name in others if lengths[name] != lengths[first]), None)
+    if uneven is not None:
+        raise BenchError(
+            f"{where or 'repetitions'}: column {prefix}{uneven} has {lengths[uneven]} values, {prefix}{first} has "
+            f"{lengths[first]}: the file was cut or edited; restore the run from git"
+        )
+    return [{name: values[index] for name, values in columns.items()} for index in range(lengths[first])]
 
 
 def _cells(document: Any) -> list[dict[str, Any]]:
@@ -56,6 +65,10 @@ def stored_form(document: dict[str, Any]) -> dict[str, Any]:
     return copy
 
 
+def _where(cell: dict[str, Any], subject: dict[str, Any]) -> str:
+    return f"cell {cell.get('name', '?')} of subject {subject.get('name', '?')}"
+
+
 def read_form(stored: Any) -> Any:
     """A decoded run.json with every cell's repetitions as rows again (a row-shaped one unchanged); the
     decoded document itself is left as it was."""
@@ -65,7 +78,9 @@ def read_form(stored: Any) -> Any:
     for subject in stored["subjects"]:
         if isinstance(subject, dict) and isinstance(subject.get("cells"), list):
             cells = [
-                {**cell, "repetitions": as_rows(cell.get("repetitions"))} if isinstance(cell, dict) else cell
+                {**cell, "repetitions": as_rows(cell.get("repetitions"), _where(cell, subject))}
+                if isinstance(cell, dict)
+                else cell
                 for cell in subject["cells"]
             ]
             subject = {**subject, "cells": cells}

@@ -77,7 +77,11 @@ def upgrade_run(data: Any, source: Path) -> Any:
 def read_run(data: Any, source: Path) -> RunDocument:
     """A decoded run.json of any known version (its repetitions as columns or as rows), upgraded and
     validated."""
-    return RunDocument.from_json(upgrade_run(read_form(data), source), source)
+    try:
+        rows = read_form(data)
+    except BenchError as error:
+        raise BenchError(f"{source}: {error}") from None
+    return RunDocument.from_json(upgrade_run(rows, source), source)
 
 
 def overhead_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:

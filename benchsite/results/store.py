@@ -23,7 +23,6 @@ from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.model.upgrade import read_run
 from benchsite.records import read_json
 from benchsite.results.view import RunView
-from benchsite.tools import parse_report
 
 STAGING_PREFIX = ".incomplete-"
 
@@ -56,24 +55,6 @@ def load_view(path: Path) -> RunView:
 def forget_views() -> None:
     """Let go of every cached view (a build that has read its pages and needs the memory for writing)."""
     _VIEWS.clear()
-
-
-def reparse_mismatches(run: RunDocument) -> list[str]:
-    """The repetitions whose raw output no longer parses to the result stored beside it (none: all agree)."""
-    problems = []
-    for subject in run.subjects:
-        for cell in subject.cells:
-            for rep in cell.repetitions:
-                if rep.result is None:
-                    continue
-                try:
-                    again = parse_report(cell.tool, run.raw_text(rep))
-                except BenchError as error:
-                    problems.append(f"{rep.raw_output}: {error}")
-                    continue
-                if again != rep.result:
-                    problems.append(f"{rep.raw_output}: parses to other figures than {RUN_FILE} holds")
-    return problems
 
 
 def list_runs(recipe_data_dir: Path, profile: str | None = None) -> list[Path]:

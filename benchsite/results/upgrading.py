@@ -22,8 +22,9 @@ from benchsite.model.portable import inferred_placeholders
 from benchsite.model.run import RUN_FILE
 from benchsite.model.upgrade import read_overhead, read_run, upgrade_method, upgrade_published
 from benchsite.records import read_json, read_toml
+from benchsite.results.integrity import reparse_mismatches
 from benchsite.results.published import PUBLISHED_FILE, PublishedFile
-from benchsite.results.store import make_files_portable, reparse_mismatches, write_portable
+from benchsite.results.store import make_files_portable, write_portable
 
 
 def upgrade_data_dir(data_dir: Path) -> list[tuple[Path, str]]:

@@ -7,34 +7,10 @@ from __future__ import annotations
 from docutils import nodes
 
 from benchsite.results.claims.base import State
-from benchsite.results.claims.ratio import RatioClaim
 from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
-from benchsite.results.work import work_ratio
 from benchsite.sphinxext.base import PublishedDirective
 from benchsite.sphinxext.claims import claim_anchor, verdict_node
 from benchsite.sphinxext.nodes import data
-
-
-def why(claim: ClaimAcross, reference: MachineRuns) -> str | None:
-    """For a ratio of two subjects' req/s in one cell, what their counted instructions per request say (None
-    where the reference machine counted neither)."""
-    rule = claim.claim
-    if not isinstance(rule, RatioClaim) or rule.metric != "rps" or rule.numerator[1] != rule.denominator[1]:
-        return None
-    counted = [view for view in reference.views if view.run.counting is not None and view.run.counting.counts]
-    if not counted:
-        return None
-    view = counted[-1]
-    (faster, cell), (slower, _) = rule.numerator, rule.denominator
-    ratio = work_ratio(view, slower, faster, cell)
-    if ratio is None:
-        return None
-    labels = view.run.subject_labels
-    return (
-        f"Why: per request the {labels.get(slower, slower)} executes {ratio.instructions:.2f}× the instructions of "
-        f"the {labels.get(faster, faster)} (counted under Valgrind, exact to ±{100 * ratio.spread:.1f} %)."
-    )
-
 
 DECIDED = (State.HOLDS, State.DOES_NOT_HOLD)
 
@@ -84,7 +60,7 @@ class BenchAnswer(PublishedDirective):
             line += nodes.reference("", "the evidence", refid=claim_anchor(across.claim.id))
             line += nodes.Text(")")
             item = nodes.list_item("", line)
-            said = why(across, reference)
+            said = across.claim.why(reference.views)
             if said:
                 item += nodes.paragraph(text=said, classes=["bench-why"])
             listing += item

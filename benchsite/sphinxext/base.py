@@ -15,6 +15,7 @@ from benchsite.errors import BenchError
 from benchsite.model.recipe import RECIPE_FILE, load_recipe
 from benchsite.model.run import RUN_FILE
 from benchsite.results.evidence import Evidence, Pooled
+from benchsite.results.integrity import duplicate_error
 from benchsite.results.machines import MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
 from benchsite.results.store import list_runs, load_view, recipe_views
@@ -99,6 +100,13 @@ class BenchDirective(ReportingDirective):
             raise BenchError(
                 f"{run.run_file}: a run of {run.recipe!r} in the runs of {self.recipe!r}: move it to data/{run.recipe}/"
             )
+        if view.raw_mismatches:
+            more = len(view.raw_mismatches) - 1
+            raise BenchError(
+                f"{run.run_file}: {view.raw_mismatches[0]}"
+                + (f" (and {more} more)" if more else "")
+                + ": restore the run from git"
+            )
         return view
 
     def machine_runs(self) -> list[MachineRuns]:
@@ -111,9 +119,14 @@ class BenchDirective(ReportingDirective):
                 f"{recipe_dir}: no run of recipe {self.recipe!r}: run `.venv/bin/invoke recipe {self.recipe} "
                 f"--profile {self.config.bench_profile}` and commit its run directory"
             )
+        known: dict[str, RunView] = {}
         for view in views:
             self.note(view.run.run_file)
             self.checked(view)
+            if view.content_digest is not None:
+                if view.content_digest in known:
+                    raise duplicate_error(view.run, known[view.content_digest].run)
+                known[view.content_digest] = view
         return by_machine(views, self.reference_machine())
 
     def evidence(self) -> tuple[Evidence, str]:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from benchsite.errors import BenchError
+from benchsite.tools.agreement import Printed, check_quotient
 from benchsite.tools.base import (
     CellRunBase,
     Count,
@@ -124,6 +125,20 @@ def _row(name: str, report: str) -> tuple[float, float, float, float]:
     return low, high, mean, sd
 
 
+def _check_agreement(finished: re.Match[str], requests: list[int]) -> None:
+    """req/s against the requests that succeeded and the time of the "finished in" line (h2load divides
+    the one by the other), and the requests' own tally."""
+    duration_s = Printed.of(finished.group(1), _TIME_UNITS_MS[finished.group(2)] / 1000)
+    rate = Printed.of(finished.group(3))
+    check_quotient("h2load", H2loadParseError, "req/s", rate, Printed(requests[3]), duration_s, "succeeded ÷ time")
+    total, started, done, succeeded, failed = requests[:5]
+    if not total >= started >= done >= succeeded or done != succeeded + failed:
+        raise H2loadParseError(
+            "h2load output disagrees with itself: its requests line does not add up (total >= started >= done, "
+            "done = succeeded + failed): the report was edited"
+        )
+
+
 def parse_h2load_output(report: str) -> H2loadResult:
     """Parse one h2load report; raise H2loadParseError naming the first missing part."""
     report = "\n".join(line.rstrip() for line in report.splitlines())
@@ -134,6 +149,7 @@ def parse_h2load_output(report: str) -> H2loadResult:
     request = _row("time for request", report)
     connect = _row("time for connect", report)
     first_byte = _row("time to 1st byte", report)
+    _check_agreement(finished, requests)
     _need(_PER_CLIENT, report, "'req/s' row (the last line): the report is cut short")
     protocol = _PROTOCOL.search(report)
     values: dict[str, Any] = dict(

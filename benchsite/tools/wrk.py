@@ -7,11 +7,13 @@ Each regular expression quotes the report line it reads.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from benchsite.errors import BenchError
+from benchsite.tools.agreement import Printed, check_quotient
 from benchsite.tools.base import (
     CellRunBase,
     Count,
@@ -85,7 +87,7 @@ _LATENCY = re.compile(
 #      50%    3.69ms
 _PERCENTILE = re.compile(r"^\s*(50|75|90|99)%\s+(\d+(?:\.\d+)?)(us|ms|s|m)\s*$", re.M)
 #   3561 requests in 2.01s, 441.89KB read
-_TOTALS = re.compile(r"^\s*(\d+) requests in \d+(?:\.\d+)?(?:us|ms|s|m), (\d+(?:\.\d+)?)(B|KB|MB|GB|TB) read", re.M)
+_TOTALS = re.compile(r"^\s*(\d+) requests in (\d+(?:\.\d+)?)(us|ms|s|m), (\d+(?:\.\d+)?)(B|KB|MB|GB|TB) read", re.M)
 #   Socket errors: connect 0, read 12, write 0, timeout 3
 _SOCKET_ERRORS = re.compile(r"^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", re.M)
 #   Non-2xx or 3xx responses: 5
@@ -101,6 +103,18 @@ def _need(pattern: re.Pattern[str], report: str, what: str) -> re.Match[str]:
     if not match:
         raise WrkParseError(f"wrk output has no {what}: not a complete wrk --latency report")
     return match
+
+
+def _check_agreement(totals: re.Match[str], rps: re.Match[str], transfer: re.Match[str]) -> None:
+    """Requests/sec and Transfer/sec against the requests, bytes and time of the totals line (wrk divides
+    both by the run's time)."""
+    check = partial(check_quotient, "wrk", WrkParseError)
+    runtime_s = Printed.of(totals.group(2), _TIME_UNITS_MS[totals.group(3)] / 1000)
+    requests = Printed(int(totals.group(1)))
+    check("Requests/sec", Printed.of(rps.group(1)), requests, runtime_s, "the requests ÷ their time")
+    read = Printed.of(totals.group(4), _SIZE_UNITS[totals.group(5)])
+    per_s = Printed.of(transfer.group(1), _SIZE_UNITS[transfer.group(2)])
+    check("Transfer/sec", per_s, read, runtime_s, "the bytes read ÷ their time")
 
 
 def parse_wrk_output(report: str) -> WrkResult:
@@ -119,6 +133,7 @@ def parse_wrk_output(report: str) -> WrkResult:
                 "wrk 4's; set wrk_path to wrk 4"
             )
         raise WrkParseError("wrk output has no complete 'Latency Distribution': run wrk with --latency")
+    _check_agreement(totals, rps, transfer)
     errors = _SOCKET_ERRORS.search(report)
     non_2xx = _NON_2XX.search(report)
     values = dict(
@@ -126,7 +141,7 @@ def parse_wrk_output(report: str) -> WrkResult:
         connections=int(threads.group(2)),
         duration_s=float(duration.group(1)) * {"s": 1, "m": 60, "h": 3600}[duration.group(2)],
         complete_requests=int(totals.group(1)),
-        bytes_read=round(float(totals.group(2)) * _SIZE_UNITS[totals.group(3)]),
+        bytes_read=round(float(totals.group(4)) * _SIZE_UNITS[totals.group(5)]),
         requests_per_s=float(rps.group(1)),
         transfer_bytes_per_s=float(transfer.group(1)) * _SIZE_UNITS[transfer.group(2)],
         latency_ms_mean=_ms(latency.group(1), latency.group(2)),

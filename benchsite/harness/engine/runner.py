@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchsite.errors import BenchError
 from benchsite.harness.builds.byo import search_path
 from benchsite.harness.engine.environment import utc_now
 from benchsite.harness.engine.leftovers import forget_owner
@@ -99,6 +100,7 @@ def run_recipe(
     )
     os.environ["PATH"] = search_path(repo_dir)  # programs built by `invoke byo` come first
     skipped, runnable = _present(hosts, recipe, plan, reporter)
+    _both_sides_run(recipe, skipped)
     origins = {subject.name: hosts.server.origins(recipe, subject) for subject, _ in runnable}
     reporter.begin(sum(len(cells) for _, cells in runnable) * profile.rounds)
     with signals_as_interrupt(), staged_run_directory(data_dir / recipe.name, header.run_id) as run_dir:
@@ -107,6 +109,7 @@ def run_recipe(
             servers = [s for s, _ in runnable if not isinstance(s, Client)]
             started, failed, workroot = start_subjects(hosts, recipe, servers, settings, stack, run_dir, reporter)
             stack.callback(stop_side_by_side, started)
+            _both_sides_run(recipe, failed)  # before any round: the staged run goes with the error
             runnable, failed = without_failed(runnable, started, failed)
             skipped += failed
             warmups = warm_up(hosts, runnable, started, profile, settings, reporter)
@@ -151,3 +154,14 @@ def _present(hosts: Placement, recipe: Recipe, plan: Plan, reporter: Reporter) -
         else:
             runnable.append((subject, cells))
     return skipped, runnable
+
+
+def _both_sides_run(recipe: Recipe, not_running: list[SkippedSubject]) -> None:
+    """An A/B run measures every copy of both sides or nothing: a side's copy that is missing its software or
+    did not start stops the run at once, with that copy's own reason."""
+    if recipe.variants is None or recipe.variants.purpose != "versus":
+        return
+    copies = {copy for variant in recipe.variants.variants for copy in variant.copies.values()}
+    for each in not_running:
+        if each.name in copies:
+            raise BenchError(f"{each.label} cannot run: {each.said}; fix that side and run again (nothing was kept)")

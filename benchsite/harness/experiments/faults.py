@@ -1,15 +1,18 @@
 """A fault-injection benchmark of the harness: signals at random moments of real recipe runs.
 
-Each trial starts `invoke recipe NAME --profile quick` into a scratch data folder, sends it SIGINT,
-SIGTERM, SIGHUP or SIGQUIT after a random delay, waits for it to end, and counts what it left:
-processes it started that still run, loopback ports still listening, staging folders, temporary
-folders. Every count must be zero. Only the run's own processes count (its session, or its
-environment mark): a process someone else starts on the machine meanwhile is never a leftover.
+Each trial starts `invoke recipe NAME --profile quick` (or, one trial in four, an A/A run: `invoke versus
+NAME -b checkout --profile quick`) into a scratch data folder, sends it SIGINT, SIGTERM, SIGHUP or SIGQUIT
+after a random delay, waits for it to end, and counts what it left: processes it started that still run,
+loopback ports still listening, staging folders, temporary folders, and the benchmark lock still held (each
+trial takes a lock of its own, so that a SIGKILL while holding it is seen not to block the next run). Every
+count must be zero. Only the run's own processes count (its session, or its environment mark): a process
+someone else starts on the machine meanwhile is never a leftover.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import random
 import re
@@ -24,6 +27,7 @@ from pathlib import Path
 
 import psutil
 
+from benchsite.harness.processes.machine_lock import HOLDER_ENV, LOCK_ENV, holding_the_machine
 from benchsite.harness.processes.signals import TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX
 
@@ -44,13 +48,14 @@ class Trial:
     ports: tuple[int, ...]  # loopback ports listening after it that were not before
     staging: int  # staging folders left in the scratch data folder
     workroots: int  # temporary folders left
+    lock_held: bool = False  # the trial's benchmark lock still held after it ended (the next run would wait)
 
     @property
     def clean(self) -> bool:
         """Nothing of the run still runs or listens; and, unless it was SIGKILLed (which no process can handle:
         its folders are left for `invoke recipe --clean`), no folder of it is left."""
         folders_left = (self.staging or self.workroots) and self.signal_name != "SIGKILL"
-        return not (self.processes or self.ports or folders_left)
+        return not (self.processes or self.ports or folders_left or self.lock_held)
 
 
 def listening_ports(owners: set[int] | None = None) -> set[int]:
@@ -107,17 +112,23 @@ def _stopping(session: int, mark: str) -> list[psutil.Process]:
     return alive
 
 
-def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path, at: str = "") -> Trial:
-    """One run of a recipe, signalled after delay_s (or by itself at the point `at` of its code, such as
-    "server-started#2": see signals.signal_for_test), and its leftovers counted a moment after it ended."""
+def trial(
+    recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path, at: str = "", versus: bool = False
+) -> Trial:
+    """One run of a recipe (`versus`: an A/A run of it), signalled after delay_s (or by itself at the point
+    `at` of its code, such as "server-started#2": see signals.signal_for_test), and its leftovers counted a
+    moment after it ended."""
     ports_before, roots_before = listening_ports(), _workroots()
     staged_before = set(scratch.glob(f"*/{STAGING_PREFIX}*"))  # an earlier SIGKILLed trial's are not this one's
     mark = uuid.uuid4().hex
     at_point = {TEST_SIGNAL: f"{at}:{signal.Signals(signum).name}"} if at else {}
+    lock = scratch / "trial.lock"  # its own lock, taken by the run itself (not the one `invoke faults` holds)
+    environment = {key: value for key, value in os.environ.items() if key != HOLDER_ENV}
+    command = ["versus", recipe, "-b", "checkout"] if versus else ["recipe", recipe]
     process = subprocess.Popen(
-        [sys.executable, "-m", "invoke", "recipe", recipe, "--profile", "quick", "--data-dir", str(scratch)],
+        [sys.executable, "-m", "invoke", *command, "--profile", "quick", "--data-dir", str(scratch)],
         cwd=repo,
-        env={**os.environ, TRIAL_MARK: mark, **at_point},
+        env={**environment, TRIAL_MARK: mark, LOCK_ENV: str(lock), **at_point},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -135,7 +146,7 @@ def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path, a
         code = process.wait()
     alive = _stopping(process.pid, mark)
     return Trial(
-        recipe=recipe,
+        recipe=f"{recipe} (A/A)" if versus else recipe,
         signal_name=signal.Signals(signum).name,
         delay_s=round(delay_s, 2),
         signalled=signalled,
@@ -144,9 +155,22 @@ def trial(recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path, a
         ports=tuple(sorted(listening_ports({p.pid for p in alive}) - ports_before)),
         staging=len(set(scratch.glob(f"*/{STAGING_PREFIX}*")) - staged_before),
         workroots=len(_workroots() - roots_before),
+        lock_held=lock.exists() and _held_by_another(lock),
     )
 
 
+def _held_by_another(lock: Path) -> bool:
+    """Whether some process still holds the lock file (taking it at once fails)."""
+    with open(lock, "rb") as file:
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(file, fcntl.LOCK_UN)
+        return False
+
+
+@holding_the_machine
 def inject(
     runs: int, seed: int, max_delay_s: float, repo: Path, signals: tuple[signal.Signals, ...] = SIGNALS
 ) -> list[Trial]:
@@ -155,13 +179,7 @@ def inject(
     trials = []
     with tempfile.TemporaryDirectory(prefix="fault-injection-") as scratch:
         for _ in range(runs):
-            trials.append(
-                trial(
-                    chooser.choice(QUICK_RECIPES),
-                    chooser.choice(signals),
-                    chooser.uniform(0.0, max_delay_s),
-                    repo,
-                    Path(scratch),
-                )
-            )
+            recipe, signum = chooser.choice(QUICK_RECIPES), chooser.choice(signals)
+            delay_s, versus = chooser.uniform(0.0, max_delay_s), chooser.random() < 0.25
+            trials.append(trial(recipe, signum, delay_s, repo, Path(scratch), versus=versus))
     return trials

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from benchsite.harness.processes.machine_lock import holding_the_machine
 from benchsite.model.run import RunDocument
 from benchsite.results.store import load_run
 
@@ -78,6 +79,7 @@ def _hog(plan: HogPlan, started: float) -> subprocess.Popen[bytes]:
     )
 
 
+@holding_the_machine
 def hogged_pairs(
     recipe_run: RecipeRun, pairs: int, cpu: int, seed: int, say: Callable[[str], None]
 ) -> tuple[list[str], list[str]]:

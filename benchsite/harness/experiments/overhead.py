@@ -18,6 +18,7 @@ from benchsite.harness.engine.probes import http_get, wait_until_ready
 from benchsite.harness.engine.start import verify_reply
 from benchsite.harness.engine.subjects import base_values
 from benchsite.harness.hosts.placement import on_this_machine
+from benchsite.harness.processes.machine_lock import holding_the_machine
 from benchsite.harness.processes.processes import LOOPBACK, free_port, running_server
 from benchsite.model.overhead import (
     OVERHEAD_DIR,
@@ -41,6 +42,7 @@ def _bare_ab(argv: list[str], cpu: int | None, raw_path: Path) -> float:
     return ab.parse_ab_output(completed.stdout).requests_per_s
 
 
+@holding_the_machine
 def compare_with_bare_ab(
     recipe: Recipe, subject_name: str, cell_name: str, rounds: int, requests: int, data_dir: Path, repo: Path
 ) -> tuple[OverheadRecord, Path]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchsite.errors import BenchError
+from benchsite.harness.processes.machine_lock import holding_the_machine
 from benchsite.model.variant import VARIANTS_DIR
 from benchsite.results.store import load_view
 from benchsite.results.versus import paired_cells
@@ -84,6 +85,7 @@ def step_shares(run: Path) -> dict[str, float]:
     return {"time": (1 / cell.time.value - 1) / PILOT_STEPS, "work": (cell.work.value - 1) / PILOT_STEPS}
 
 
+@holding_the_machine
 def power_runs(repo: Path, runs: int, versus_run: VersusRun, say: Callable[[str], None]) -> list[PowerSet]:
     """The pilot run that calibrates the loop, then `runs` runs of each level in turn: each set's runs."""
     if runs < 2:

@@ -106,3 +106,17 @@ def running_from(subject: AnySubject, *, folder: str, files: dict[str, bytes]) -
             "needs a subject that runs them by path"
         )
     return argv
+
+
+def unused_sides(recipes: list[Recipe]) -> list[Path]:
+    """The folders under build/variants/ from which none of these recipes' subjects runs (half-made ones too)."""
+    if not VARIANTS_DIR.is_dir():
+        return []
+    used = {
+        token.split("/")[1]
+        for recipe in recipes
+        for subject in recipe.subjects
+        for token in subject.argv
+        if token.startswith("{variants}/")
+    }
+    return sorted(path for path in VARIANTS_DIR.iterdir() if path.name not in used)

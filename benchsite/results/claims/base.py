@@ -167,6 +167,11 @@ class ClaimBase(Record):
         """The per-round ratios of one run that decide it (None: it is not decided on a ratio, or cannot be)."""
         raise NotImplementedError
 
+    def why(self, views: list[RunView]) -> str | None:
+        """One sentence on why the figures come out as they do, from what one machine's runs say beyond the
+        rule's own figures (the answer card shows it under the claim); None: nothing to say (the default)."""
+        return None
+
 
 def run_label(view: RunView) -> str:
     """A run as a chart's row names it: 2026-11-22 05:40 (its start, UTC)."""

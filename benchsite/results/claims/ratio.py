@@ -24,6 +24,7 @@ from benchsite.results.intervals import paired_rounds
 from benchsite.results.metrics import MetricName, metric
 from benchsite.results.originals import OriginalFigures
 from benchsite.results.view import RunView
+from benchsite.results.work import work_ratio
 
 Bound = Annotated[float, Field(gt=0, le=1e6)]
 
@@ -101,6 +102,25 @@ class RatioClaim(ClaimBase):
                 rows.append(EvidenceRow(f"{machine.label}, {estimated} runs pooled", pooled, True))
         what = f"{'/'.join(self.numerator)} ÷ {'/'.join(self.denominator)}, {of.unit}"
         return Forest(tuple(rows), what, tuple(b for b in (self.at_least, self.at_most) if b is not None))
+
+    def why(self, views: list[RunView]) -> str | None:
+        """For a ratio of two subjects' req/s in one cell, what their counted instructions per request say, in
+        the newest of the runs that counted them (None where none did)."""
+        if self.metric != "rps" or self.numerator[1] != self.denominator[1]:
+            return None
+        counted = [view for view in views if view.run.counting is not None and view.run.counting.counts]
+        if not counted:
+            return None
+        view = counted[-1]
+        (faster, cell), (slower, _) = self.numerator, self.denominator
+        ratio = work_ratio(view, slower, faster, cell)
+        if ratio is None:
+            return None
+        labels = view.run.subject_labels
+        return (
+            f"Why: per request the {labels.get(slower, slower)} executes {ratio.instructions:.2f}× the instructions "
+            f"of the {labels.get(faster, faster)} (counted under Valgrind, exact to ±{100 * ratio.spread:.1f} %)."
+        )
 
     def round_ratios(self, view: RunView) -> list[float] | None:
         of = metric(self.metric)

@@ -1,0 +1,131 @@
+"""A run's raw outputs agree with themselves and with run.json, and a run is known by its content."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchsite.errors import BenchError
+from benchsite.model.run import RUN_FILE
+from benchsite.model.upgrade import read_run
+from benchsite.results.integrity import content_digest, reparse_mismatches
+from benchsite.results.store import load_run
+from benchsite.tools.ab import AbParseError, parse_ab_output
+from benchsite.tools.agreement import Printed, quotient_agrees
+from benchsite.tools.h2load import H2loadParseError, parse_h2load_output
+from benchsite.tools.wrk import WrkParseError, parse_wrk_output
+from committed import COMMITTED_DATA
+from conftest import FIXTURES
+
+RUN = COMMITTED_DATA / "cherrypy-speed" / "20261123T071248.420032Z-full"  # pinned by its id
+AB_REPORTS = sorted((FIXTURES / "ab").glob("*.txt"))
+
+
+def test_a_printed_figure_is_known_to_its_last_digit() -> None:
+    assert Printed.of("2.414") == Printed(2.414, pytest.approx(0.001))
+    assert Printed.of("441.89", 1024).step == pytest.approx(10.24)
+    # 1000 requests in 2.414 s: 414.25 req/s, anywhere from 414.16 to 414.33 with the time's rounding
+    assert quotient_agrees(Printed.of("414.19"), Printed(1000), Printed.of("2.414"))
+    assert not quotient_agrees(Printed.of("828.38"), Printed(1000), Printed.of("2.414"))
+    assert quotient_agrees(Printed.of("0.00"), Printed(0), Printed.of("0.000"))  # nothing to check
+
+
+def test_every_committed_run_agrees_with_itself() -> None:
+    runs = sorted(COMMITTED_DATA.glob(f"**/{RUN_FILE}"))
+    assert len(runs) > 40
+    problems = {
+        str(path.parent.relative_to(COMMITTED_DATA)): reparse_mismatches(load_run(path.parent)) for path in runs
+    }
+    assert {run: found[:2] for run, found in problems.items() if found} == {}
+
+
+@pytest.mark.parametrize("report", AB_REPORTS, ids=lambda path: path.name)
+def test_every_recorded_ab_report_agrees_with_itself(report: Path) -> None:
+    text = report.read_text()
+    if "Requests per second" not in text or "longest request" not in text:
+        pytest.skip("a cut report: its own test says what it lacks")
+    parse_ab_output(text)
+
+
+@pytest.mark.parametrize(
+    ("line", "doctored", "said"),
+    [
+        (r"Requests per second:\s+[\d.]+", "Requests per second:    828.38", "Requests per second 828.38 is not"),
+        (r"Time per request:\s+[\d.]+ \[ms\] \(mean\)\n", "Time per request:       1.207 [ms] (mean)\n", "Time per"),
+        (r"Transfer rate:\s+[\d.]+", "Transfer rate:          101.92", "Transfer rate 101.92 is not"),
+        (r"HTML transferred:\s+\d+", "HTML transferred:       4000", "HTML transferred 4000 bytes is not"),
+    ],
+)
+def test_an_ab_report_edited_in_one_line_disagrees_with_itself(line: str, doctored: str, said: str) -> None:
+    report = (FIXTURES / "ab" / "ab-2.3-r1430300-cherrypy-test1.txt").read_text()
+    edited, count = re.subn(line, doctored, report, count=1)
+    assert count == 1
+    with pytest.raises(AbParseError, match="ab output disagrees with itself: " + re.escape(said)):
+        parse_ab_output(edited)
+
+
+def test_a_wrk_report_with_doubled_requests_per_second_disagrees_with_itself() -> None:
+    report = next((FIXTURES / "wrk").glob("*.txt")).read_text()
+    parse_wrk_output(report)
+    rate = float(re.search(r"^Requests/sec:\s+([\d.]+)", report, re.M).group(1))
+    edited = re.sub(r"^Requests/sec:\s+[\d.]+", f"Requests/sec: {2 * rate:10.2f}", report, flags=re.M)
+    with pytest.raises(WrkParseError, match="wrk output disagrees with itself: Requests/sec"):
+        parse_wrk_output(edited)
+
+
+def test_an_h2load_report_with_doubled_requests_per_second_disagrees_with_itself() -> None:
+    report = next((FIXTURES / "h2load").glob("*.txt")).read_text()
+    parse_h2load_output(report)
+    rate = re.search(r"^finished in \S+, ([\d.]+) req/s", report, re.M).group(1)
+    edited = report.replace(f", {rate} req/s", f", {2 * float(rate):.2f} req/s", 1)
+    with pytest.raises(H2loadParseError, match="h2load output disagrees with itself: req/s"):
+        parse_h2load_output(edited)
+
+
+def test_a_committed_run_with_every_raw_output_doubled_is_refused_naming_the_file(tmp_path: Path) -> None:
+    """The doctored run of the faults round: every ab report's req/s doubled, run.json edited to match."""
+    copy = tmp_path / RUN.name
+    shutil.copytree(RUN, copy)
+    document = json.loads((copy / RUN_FILE).read_text())
+    for subject in document["subjects"]:
+        for cell in subject["cells"]:
+            columns = cell["repetitions"]["columns"]
+            rates = columns["result"]["columns"]["requests_per_s"]
+            for index, name in enumerate(columns["raw_output"]):
+                raw = copy / name
+                raw.write_text(
+                    re.sub(r"(Requests per second:\s+)[\d.]+", rf"\g<1>{2 * rates[index]:.2f}", raw.read_text())
+                )
+                rates[index] = round(2 * rates[index], 2)
+    (copy / RUN_FILE).write_text(json.dumps(document))
+    problems = reparse_mismatches(load_run(copy))
+    assert problems and problems[0].startswith("raw/") and "disagrees with itself" in problems[0]
+
+
+def test_a_copy_under_another_id_has_the_same_content_and_an_edit_changes_it(tmp_path: Path) -> None:
+    copy = tmp_path / "20261123T071249.000000Z-full"
+    shutil.copytree(RUN, copy)
+    document = json.loads((copy / RUN_FILE).read_text())
+    document["run_id"] = copy.name
+    (copy / RUN_FILE).write_text(json.dumps(document))
+    original, copied = load_run(RUN), load_run(copy)
+    assert content_digest(copied) == content_digest(original) is not None
+    raw = next(copy.glob("raw/*/*/rep-1.txt"))
+    raw.write_text(raw.read_text() + "\n")
+    assert content_digest(load_run(copy)) != content_digest(original)
+
+
+def test_columns_of_unequal_length_say_which_in_which_cell() -> None:
+    document = json.loads((RUN / RUN_FILE).read_text())
+    cell = document["subjects"][0]["cells"][0]
+    cell["repetitions"]["columns"]["result"]["columns"]["requests_per_s"].pop()
+    with pytest.raises(BenchError) as raised:
+        read_run(document, RUN / RUN_FILE)
+    said = str(raised.value)
+    subject = document["subjects"][0]["name"]
+    assert said.startswith(f"{RUN / RUN_FILE}: cell {cell['name']} of subject {subject}: column result.")
+    assert "requests_per_s has" in said and "\n" not in said
