@@ -7,6 +7,7 @@ from pathlib import Path
 from string import Template
 
 from benchsite.errors import BenchError
+from benchsite.results.machines import ACROSS_MACHINES_RULE
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 MAX_NAME = 40  # a name becomes folder, file and page names
@@ -88,12 +89,15 @@ $underline
 
 What this page measures, in a sentence or two.
 
+.. bench-answer::
+
 Does it hold?
 -------------
 
-This page's own claims (data/$name/published.toml), decided on the latest run: *holds* when the
-whole 95 % interval clears the threshold, *does not hold* when it misses it, *inconclusive* when
-it straddles it.
+This page's own claims (data/$name/published.toml), each decided on every machine that ran this
+page, all of that machine's runs pooled: it *holds* on a machine when the whole 95 % interval
+clears the threshold, *does not hold* when the interval misses it, and is *inconclusive* when it
+straddles it. $rule
 
 .. bench-claims::
 
@@ -173,7 +177,9 @@ def new_page(name: str, root: Path, title: str = "") -> list[Path]:
         root / "recipes" / name / "app.py": APP,
         root / "conf" / f"{name}.toml": CONF.substitute(name=name),
         root / "data" / name / "published.toml": CLAIMS.substitute(),
-        root / "docs" / "recipes" / f"{name}.rst": PAGE.substitute(name=name, title=title, underline="=" * len(title)),
+        root / "docs" / "recipes" / f"{name}.rst": PAGE.substitute(
+            name=name, title=title, underline="=" * len(title), rule=ACROSS_MACHINES_RULE
+        ),
         root / "tests" / f"test_recipe_{name.replace('-', '_')}.py": TEST.substitute(name=name),
     }
     existing = [str(path.relative_to(root)) for path in files if path.exists()]

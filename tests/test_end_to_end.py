@@ -30,7 +30,7 @@ from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run, recipe_views
 from benchsite.results.view import RunView
 from benchsite.results.work import work_ratio
-from benchsite.sphinxext.answer import DECIDED, deciding, shown_estimate
+from benchsite.sphinxext.answer import DECIDED, deciding, every_machine, shown_estimate
 from benchsite.sphinxext.results import fmt_median_interval
 from benchsite.tools import AnyCellRun, parse_report
 from committed import COMMITTED_DATA
@@ -408,9 +408,11 @@ def test_each_recipe_page_opens_with_its_answer_the_same_verdicts_as_its_claims_
         answer = one(html, recipe=recipe, claim=claim.claim.id, scope="answer", state=claim.state)
         table = one(html, recipe=recipe, claim=claim.claim.id, scope="all")
         assert answer.text == table.text == claim.state.upper()
-        shown = deciding(claim)
-        assert {m.verdict.state for m in shown} <= ({claim.state} if claim.state in DECIDED else set(State))
-        for machine in shown:  # each machine that decided it, or left it undecided: its state and its numbers
+        first = deciding(claim)
+        assert {m.verdict.state for m in first} <= ({claim.state} if claim.state in DECIDED else set(State))
+        shown = every_machine(claim)
+        assert shown[: len(first)] == first and len(shown) == len(claim.machines)  # every machine, deciders first
+        for machine in shown:  # its state and its numbers
             tag = {"recipe": recipe, "claim": claim.claim.id, "machine": machine.runs.key}
             assert one(html, verdict="machine", **tag).text == machine.verdict.state.value
             estimate = find(html, estimate="answer", **tag)
@@ -421,6 +423,23 @@ def test_each_recipe_page_opens_with_its_answer_the_same_verdicts_as_its_claims_
                 numbers = [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*\.\d+", expected)][:3]
                 assert numbers == pytest.approx([found.value, found.low, found.high], abs=0.0051), expected
         assert f'href="#claim-{claim.claim.id}"' in html and f'id="claim-{claim.claim.id}"' in html
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_no_claim_is_inconclusive_only_because_a_machine_had_too_little_evidence(recipe: str) -> None:
+    _, _, claims = shown_and_machines(recipe)
+    for claim in claims:
+        decided = [m for m in claim.machines if m.verdict.state in DECIDED]
+        undecided = [m for m in claim.machines if m.verdict.state in (State.INCONCLUSIVE, State.DEPENDS)]
+        if decided and undecided and all(m.too_little_evidence for m in undecided):
+            assert claim.state in DECIDED, (claim.claim.id, [m.verdict.today for m in claim.machines])
+
+
+def test_a_machine_with_two_rounds_does_not_undo_what_another_decided() -> None:
+    """http-clients' reference machine has a run of two rounds: its intervals span a thousandfold."""
+    _, _, claims = shown_and_machines("http-clients")
+    thin = [c for c in claims if any(m.too_little_evidence for m in c.machines)]
+    assert thin and all(c.state in DECIDED for c in thin if any(m.verdict.state in DECIDED for m in c.machines))
 
 
 def test_the_cherrypy_answer_says_why_from_the_counted_instructions(committed_site: Path) -> None:

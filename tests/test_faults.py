@@ -203,10 +203,10 @@ def test_a_sigkilled_harness_takes_its_servers_with_it(toy: ToyRecipes, point: s
     assert processes_mentioning(str(toy.root)) == []
 
 
-def leftovers_after(recipe: str, signum: int, at: str, scratch: Path) -> tuple[Trial, list[str]]:
-    """A real quick run signalled at a point of its own code; what of it still runs once its children had up to
-    15 s to stop (Apache's mod_wsgi takes a while), and the trial as counted."""
-    found = trial(recipe, signum, 0.0, REPO, scratch, at=at)
+def leftovers_after(recipe: str, signum: int, at: str, scratch: Path, versus: bool = False) -> tuple[Trial, list[str]]:
+    """A real quick run (`versus`: an A/A run) signalled at a point of its own code; what of it still runs once
+    its children had up to 15 s to stop (Apache's mod_wsgi takes a while), and the trial as counted."""
+    found = trial(recipe, signum, 0.0, REPO, scratch, at=at, versus=versus)
     deadline = time.monotonic() + 15
     left = list(found.processes)
     while left and time.monotonic() < deadline:
@@ -238,6 +238,13 @@ def test_sigkill_at_each_kind_of_spawn_leaves_no_process_and_no_port(recipe: str
     assert found.exit_code == -signal.SIGKILL, found  # killed at that spawn: no handler, no clean-up of its own
     assert left == [], found  # its children died with it (the parent-death signal)...
     assert still_listening(found.ports) == set(), found  # ...and the ports they had bound are free again
+
+
+def test_an_ab_run_sigkilled_while_it_holds_the_lock_leaves_nothing_and_blocks_no_next_run(tmp_path: Path) -> None:
+    found, left = leftovers_after("cherrypy-speed", signal.SIGKILL, "server-started#2", tmp_path, versus=True)
+    assert found.recipe == "cherrypy-speed (A/A)" and found.exit_code == -signal.SIGKILL, found
+    assert left == [] and still_listening(found.ports) == set(), found
+    assert (tmp_path / "trial.lock").exists() and not found.lock_held  # the kernel let go of it with its holder
 
 
 def start_quick_run(data_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:

@@ -16,7 +16,14 @@ from benchsite.results.claims import State
 from benchsite.results.claims.fastest import FastestClaim
 from benchsite.results.claims.keepalive import KeepaliveClaim
 from benchsite.results.evidence import Pooled, log_ratio_estimate
-from benchsite.results.machines import ACROSS_MACHINES_RULE, across_machines, by_machine, overall, records_kept
+from benchsite.results.machines import (
+    ACROSS_MACHINES_RULE,
+    across_machines,
+    by_machine,
+    overall,
+    picked_by,
+    records_kept,
+)
 from benchsite.results.metrics import RPS
 from benchsite.results.published import PUBLISHED_FILE, load_published, parse_claim
 from benchsite.results.store import RUN_FILE, new_run_id, recipe_views
@@ -208,9 +215,20 @@ def test_a_page_shows_the_steadiest_run_not_the_newest() -> None:
     assert group.main is steady and group.views == (steady, noisy)  # shown: the steady one; pooled: both
     [group] = by_machine([noisy, steady])
     assert group.main is steady
+    assert picked_by(group.views) == "the least noise"
     again = RunView(run_spread(0.02))
     [group] = by_machine([steady, again])  # equal evidence: the newer
-    assert group.main is again
+    assert group.main is again and picked_by(group.views) == "the latest"
+    assert picked_by([steady]) == ""
+
+
+def test_the_least_noise_outranks_more_kinds_of_record() -> None:
+    """A run that kept more kinds of record (instruction counts, say) but is noisier does not become the page's."""
+    steady = RunView(run_spread(0.02).model_copy(update={"counting": None}))
+    richer = RunView(run_spread(0.30))
+    assert records_kept(richer) > records_kept(steady)
+    [group] = by_machine([steady, richer])
+    assert group.main is steady and picked_by(group.views) == "the least noise"
 
 
 def test_a_noisier_new_run_is_pooled_but_does_not_replace_the_pages_run(tmp_path: Path) -> None:

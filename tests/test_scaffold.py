@@ -31,20 +31,29 @@ def invoke_in(root: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.integration
 def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> None:
     root = tmp_path / "site"
-    for part in ("benchsite", "conf", "docs", "recipes", "tests"):
-        shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("_build", "__pycache__"))
+    # the checkout as it is (its set-up steps, tests and confs), without what git ignores or holds of its own
+    left_out = (".git", ".venv*", "build", "_build", "__pycache__", ".*_cache", ".hypothesis", "*.egg-info", "data")
+    shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(*left_out))
     shutil.copytree(COMMITTED_DATA, root / "data")  # the data as committed, never a user's own runs
-    for file in ("tasks.py", "README.md", "pyproject.toml"):  # the pages' set-up steps come from the README
-        shutil.copy(REPO / file, root / file)
+    for git in (["init", "-q"], ["add", "data"]):  # the tests read the data git tracks, as in a checkout
+        subprocess.run(["git", *git], cwd=root, check=True, capture_output=True)
     created = invoke_in(root, "new-page", "demo-servers", "--title", "Demo  HTTP servers")
     assert created.returncode == 0, created.stderr
     assert (root / "tests" / "test_recipe_demo_servers.py").is_file()
+    unit_tier = invoke_in(root, "test", "--fast")  # green from the first minute: the new page states every rule
+    assert unit_tier.returncode == 0, unit_tier.stdout[-3000:]
+    before_any_run = invoke_in(root, "docs")  # builds, saying how to make the first run
+    assert before_any_run.returncode == 0, before_any_run.stdout[-2000:] + before_any_run.stderr
+    placeholder = (root / "docs" / "_build" / "html" / "recipes" / "demo-servers.html").read_text()
+    assert placeholder.count("No run yet: <code") == 1
+    assert "invoke recipe demo-servers --profile quick" in placeholder
     run = invoke_in(root, "recipe", "demo-servers", "--profile", "quick")
     assert run.returncode == 0, run.stderr
     docs = invoke_in(root, "docs")
     assert docs.returncode == 0, docs.stdout[-2000:] + docs.stderr
     page = (root / "docs" / "_build" / "html" / "recipes" / "demo-servers.html").read_text()
     assert "Hello app on cheroot" in page and '<img src="../_images/bench-' in page
+    assert 'class="bench-answer' in page and "No run yet" not in page  # the answer card, from the quick run
     assert "<h1>Demo HTTP servers" in page  # the title as written, spaces tidied
     scaffolded = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_recipe_demo_servers.py"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import statistics
 from html import unescape
 from pathlib import Path
 
@@ -19,11 +20,19 @@ from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import Recipe, load_recipe
 from benchsite.model.upgrade import read_method
 from benchsite.model.variant import VARIANTS_DIR, Variant, parse_variant
-from benchsite.results.intervals import Interval, paired_rounds, ratio_interval, unpaired_ratio_interval
+from benchsite.results.intervals import (
+    Interval,
+    detectable_change,
+    paired_rounds,
+    ratio_interval,
+    simultaneous_level,
+    unpaired_ratio_interval,
+)
 from benchsite.results.power import power_level
 from benchsite.results.store import list_runs, load_view
 from benchsite.results.versus import MARGIN, beyond_margin, paired_cells
 from benchsite.results.view import RunView
+from benchsite.sphinxext.versus import detectable_said
 from benchsite.tools import parse_report
 from committed import COMMITTED_DATA
 from conftest import REPO, run_invoke
@@ -215,6 +224,47 @@ def test_paired_rounds_of_a_frozen_case_give_the_known_ratio_and_interval() -> N
     assert found.low == pytest.approx(1.1 * math.exp(-half)) and found.high == pytest.approx(1.1 * math.exp(half))
 
 
+def called_share(ratios: list[float], sees: float, level: float) -> float:
+    """How often a run of these ratios' spread calls a change of `sees`: the noncentral t's share beyond the
+    interval's bound, B ÷ A true at 1 + sees (scipy's nct: another way to the same figure than statsmodels')."""
+    from scipy import stats
+
+    logs = [math.log(r) for r in ratios]
+    n, spread = len(logs), statistics.stdev(logs)
+    shift = (math.log1p(sees) - math.log1p(MARGIN)) / (spread / math.sqrt(n))
+    bound = stats.t.ppf(1 - (1 - level) / 2, n - 1)
+    return float(stats.nct.sf(bound, n - 1, shift))
+
+
+def test_the_smallest_detectable_change_of_a_frozen_case_is_called_80_percent_of_the_time() -> None:
+    ratios = [1.012, 0.991, 1.020, 0.984, 1.003, 1.015, 0.987, 1.006]  # eight rounds, a spread of ±1.3 %
+    sees = detectable_change(ratios, 0.95, MARGIN)
+    assert sees is not None and 0.02 < sees < 0.04
+    assert called_share(ratios, sees, 0.95) == pytest.approx(0.8, abs=1e-4)
+    assert detectable_change(ratios[:1], 0.95, MARGIN) is None and detectable_change([1.0, 1.0], 0.95, MARGIN) == MARGIN
+    wider = detectable_change([1 + 2 * (r - 1) for r in ratios], 0.95, MARGIN)
+    assert wider is not None and wider > sees  # twice the spread: a larger change needed
+
+
+def test_each_cell_of_a_committed_ab_run_says_what_it_could_see_in_both_currencies() -> None:
+    view = load_view(COMMITTED_DATA / "experiments" / "versus" / RECIPE / "20261126T172653.987849Z-versus")
+    cells = paired_cells(view)
+    level = simultaneous_level(len(cells))
+    for cell in cells:
+        b, a = (view.round_values(side, cell.cell, usable_only=False) or {} for side in (cell.b, cell.a))
+        assert cell.time_sees is not None
+        assert called_share(paired_rounds(b, a), cell.time_sees, level) == pytest.approx(0.8, abs=1e-4)
+        assert cell.work_sees is not None and MARGIN < cell.work_sees < cell.time_sees
+
+
+@pytest.mark.integration
+def test_the_ab_page_says_what_each_run_could_see(committed_site: Path) -> None:
+    html = unescape((committed_site / "versus.html").read_text())
+    for run in ("20261125T081815.007972Z-versus", "20261126T172653.987849Z-versus"):
+        said = detectable_said(paired_cells(load_view(COMMITTED_DATA / "experiments" / "versus" / RECIPE / run)))
+        assert said in html and "80 % of the time" in said
+
+
 def test_work_of_a_frozen_case_gives_the_known_change() -> None:
     """Batches of 1,000 and 1,020 instructions per request, each side constant: a change of exactly +2 %."""
     found = unpaired_ratio_interval([1020.0, 1020.0, 1020.0], [1000.0, 1000.0, 1000.0])
@@ -353,3 +403,36 @@ def test_every_kind_of_variant_runs_end_to_end_and_the_run_records_both_sides(
     assert [c.subject for c in paired_cells(load_view(run_dir))] == [subject] * len(run.subjects[0].cells)
     named = naming("", REPO / "conf")
     assert named is None or run.machine.name == named.name  # the session's machine name, as `invoke recipe`'s
+
+
+def broken_side(tmp_path: Path) -> Path:
+    """A folder side whose raw WSGI app has a syntax error: its server exits at once."""
+    side = tmp_path / "broken"
+    side.mkdir()
+    (side / "raw_wsgi_app.py").write_text("def app(:\n")
+    return side
+
+
+@pytest.mark.integration
+def test_a_side_that_cannot_start_stops_the_run_before_any_round_and_nothing_is_kept(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    side = broken_side(tmp_path)
+    result = run_invoke("versus", RECIPE, "-b", f"dir:{side}", "--subjects", "raw-wsgi", "--data-dir", str(data))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert "cannot run" in error and "invalid syntax" in error and "fix that side and run again" in error
+    assert "round 1" not in result.stderr and "B ÷ A" not in result.stdout  # stopped before any round
+    assert not (data / RECIPE).exists() or not any((data / RECIPE).iterdir())
+
+
+@pytest.mark.integration
+def test_clean_empties_build_variants_of_the_sides_no_run_uses(tmp_path: Path) -> None:
+    stale = VARIANTS_DIR / "b-000000000000"
+    stale.mkdir(parents=True, exist_ok=True)
+    (stale / "raw_wsgi_app.py").write_text("# a side an earlier run made\n")
+    side = broken_side(tmp_path)
+    result = run_invoke(
+        "versus", RECIPE, "-b", f"dir:{side}", "--subjects", "raw-wsgi", "--data-dir", str(tmp_path / "data"), "--clean"
+    )
+    assert result.returncode == 1 and "cannot run" in result.stderr  # the run's own side was kept for it
+    assert not stale.exists() and "no run uses from build/variants/" in result.stderr

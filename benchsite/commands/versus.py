@@ -10,10 +10,11 @@ from rich.table import Table
 
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
-from benchsite.results.versus import change_said, paired_cells
+from benchsite.results.versus import change_said, paired_cells, sees_said
 from benchsite.results.view import RunView
 
 EXPERIMENT_DIR = Path("experiments") / "versus"  # under data/: the A/B runs, one folder per recipe
+BLIND_TIME = 0.05  # time that cannot see a 5 % change cannot answer the usual question: say why
 
 
 def print_versus(view: RunView) -> None:
@@ -26,16 +27,29 @@ def print_versus(view: RunView) -> None:
         title=f"{view.run.title}: B ÷ A, measured in one run ({rounds} rounds); intervals "
         f"simultaneous over the cells (Bonferroni, 95 %)"
     )
-    for header in ("Subject", "Cell", "Time: req/s B ÷ A", "Work: instructions/request B ÷ A"):
+    for header in ("Subject", "Cell", "Time: req/s B ÷ A", "sees", "Work: instructions/request B ÷ A", "sees"):
         table.add_column(header)
     for cell in cells:
         table.add_row(
             cell.subject,
             cell.cell,
             change_said(cell.time, cell.time_changed),
+            sees_said(cell.time_sees),
             change_said(cell.work, cell.work_changed),
+            sees_said(cell.work_sees),
         )
     Console().print(table)
+    say(
+        "sees: the smallest change this run would have called in that cell 80 % of the time, from the spread of "
+        "its own rounds (time) and batches (work)"
+    )
+    blind = [cell.time_sees for cell in cells if cell.time_sees is not None and cell.time_sees > BLIND_TIME]
+    if blind:
+        say(
+            f"time in this run sees no change under {100 * min(blind):.0f} % in {len(blind)} of {len(cells)} cells: "
+            "its rounds spread that much (others' work on the machine, or too few rounds); judge by work, or "
+            "re-run on a quiet machine"
+        )
     for cell in cells:
         if cell.work_changed and not cell.time_changed and cell.work is not None:
             say(

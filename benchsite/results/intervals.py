@@ -197,3 +197,25 @@ def unpaired_ratio_interval(
         centre, float(np.exp(difference - half)), float(np.exp(difference + half)), level, min(len(a), len(b))
     )
     return interval, p_value
+
+
+DETECTION_POWER = 0.8  # how often a change of the detectable size is called
+
+
+def detectable_change(ratios: Sequence[float], level: float, margin: float) -> float | None:
+    """The smallest change (B ÷ A - 1, either way) that paired ratios with this spread would call DETECTION_POWER
+    of the time: a t interval at `level` on their logarithms lying wholly beyond ±margin (statsmodels' power of
+    the one-sample t test, one-sided at half the interval's error); None below 2 ratios."""
+    import numpy as np
+    from statsmodels.stats.power import TTestPower
+
+    logs = np.log(np.asarray(ratios, dtype=float))
+    if len(logs) < 2:
+        return None
+    spread = float(np.std(logs, ddof=1))
+    if spread == 0.0:
+        return margin
+    effect = TTestPower().solve_power(
+        effect_size=None, nobs=len(logs), alpha=(1 - level) / 2, power=DETECTION_POWER, alternative="larger"
+    )
+    return float(np.expm1(np.log1p(margin) + float(effect) * spread))

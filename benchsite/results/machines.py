@@ -75,17 +75,31 @@ def records_kept(view: RunView) -> int:
 
 
 def best_evidenced(views: Sequence[RunView]) -> RunView:
-    """Of one machine's runs, the one a page shows: the most usable figures, then the most kinds of record,
-    then the least noise (the median CV of req/s over its cells), then the latest. A noisy new run is pooled
-    with its weight into the verdicts, and listed, but does not displace a steadier one from the page's
-    tables."""
+    """Of one machine's runs, the one a page shows: the most usable figures, then the least noise (the median CV
+    of req/s over its cells: the quality of its evidence, which more rounds forced by a noisy host do not
+    improve), then the most kinds of record, then the latest. A noisier run is pooled with its weight into the
+    verdicts, and listed, but does not displace a steadier one from the page's tables."""
+    return max(enumerate(views), key=_evidence)[1]
 
-    def evidence(indexed: tuple[int, RunView]) -> tuple[int, int, float, int]:
-        index, view = indexed
-        noise = view.noise_percent
-        return view.usable_count, records_kept(view), -(noise if noise is not None else math.inf), index
 
-    return max(enumerate(views), key=evidence)[1]
+def _evidence(indexed: tuple[int, RunView]) -> tuple[int, float, int, int]:
+    index, view = indexed
+    noise = view.noise_percent
+    return view.usable_count, -(noise if noise is not None else math.inf), records_kept(view), index
+
+
+# What each step of `best_evidenced` looks at, as the runs list says which one picked the page's run.
+EVIDENCE_STEPS = ("the most usable figures", "the least noise", "the most kinds of record", "the latest")
+
+
+def picked_by(views: Sequence[RunView]) -> str:
+    """Which step of `best_evidenced` picked the page's run over the runner-up ("" with one run alone)."""
+    ranked = sorted(enumerate(views), key=_evidence, reverse=True)
+    if len(ranked) < 2:
+        return ""
+    best, second = _evidence(ranked[0]), _evidence(ranked[1])
+    step = next(i for i, (a, b) in enumerate(zip(best, second, strict=True)) if a != b)
+    return EVIDENCE_STEPS[step]
 
 
 def by_machine(views: list[RunView], reference: str | None = None) -> list[MachineRuns]:
@@ -113,6 +127,13 @@ class MachineVerdict:
     runs: MachineRuns
     verdict: Verdict
 
+    @property
+    def too_little_evidence(self) -> bool:
+        """Its estimate rests on fewer than MIN_EVIDENCE_ROUNDS rounds: a t interval of one degree of freedom
+        spans almost any value (4.51 [0.02-1196.92] from 2 rounds), so it tells nothing either way."""
+        estimate = self.verdict.estimate
+        return estimate is not None and estimate.count < MIN_EVIDENCE_ROUNDS
+
 
 @dataclass(frozen=True)
 class ClaimAcross:
@@ -124,7 +145,15 @@ class ClaimAcross:
 
     @property
     def state(self) -> State:
-        return overall(m.verdict.state for m in self.machines)
+        """Over the machines that count (ACROSS_MACHINES_RULE): one with too little evidence left out where
+        another machine decided the claim."""
+        return overall(m.verdict.state for m in self.counted)
+
+    @property
+    def counted(self) -> tuple[MachineVerdict, ...]:
+        """The machines whose verdicts make the claim's state over all of them."""
+        weighed = tuple(m for m in self.machines if not (m.too_little_evidence and m.verdict.state in UNDECIDED))
+        return weighed if any(m.verdict.state in DECIDED for m in weighed) else self.machines
 
     @property
     def depends_on(self) -> str:
@@ -134,12 +163,17 @@ class ClaimAcross:
         return f"holds on {', '.join(holds)}; does not hold on {', '.join(fails)}"
 
 
+MIN_EVIDENCE_ROUNDS = 3  # a machine's estimate from fewer rounds carries too little evidence to count against others
+DECIDED = (State.HOLDS, State.DOES_NOT_HOLD)
+UNDECIDED = (State.INCONCLUSIVE, State.DEPENDS)
+
 # The rule `overall` applies, as every page states it (reStructuredText: *emphasis* marks the states).
 ACROSS_MACHINES_RULE = (
     "Over all machines a claim *holds* when it holds on every machine that measured it, *does not hold* when it "
     "does not hold on every one of them, *depends on the machine* when it holds on one and does not hold on "
     "another, and is *inconclusive* when any of them is inconclusive and no two of them disagree; a machine where "
-    "it could not run, or where the load tool set the figure, does not count."
+    "it could not run, or where the load tool set the figure, does not count, nor does an inconclusive machine "
+    "whose estimate rests on fewer than three rounds (too little evidence) where another machine decided it."
 )
 
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchsite.results.intervals import Interval, paired_rounds, ratio_interval, simultaneous_level
+from benchsite.results.intervals import (
+    Interval,
+    detectable_change,
+    paired_rounds,
+    ratio_interval,
+    simultaneous_level,
+)
 from benchsite.results.view import RunView
 
 
@@ -26,6 +32,10 @@ class PairedCell:
     cell: str
     time: Interval | None  # B ÷ A of req/s, from the paired rounds; None: fewer than two rounds
     work: Interval | None  # B ÷ A of instructions per request, from the batches; None: not counted on a side
+    # The smallest change each currency would have called here 80 % of the time, from the run's own spread
+    # (see `intervals.detectable_change`); None where the run gives no spread.
+    time_sees: float | None = None
+    work_sees: float | None = None
 
     @property
     def time_changed(self) -> bool:
@@ -80,19 +90,29 @@ def paired_cells(view: RunView) -> list[PairedCell]:
     for subject, cell, a, b in shared:
         rounds_a = view.round_values(a, cell, usable_only=False) or {}
         rounds_b = view.round_values(b, cell, usable_only=False) or {}
-        time = ratio_interval(paired_rounds(rounds_b, rounds_a), time_level)
-        work = None
+        time_ratios = paired_rounds(rounds_b, rounds_a)
+        time = ratio_interval(time_ratios, time_level)
+        work, work_ratios = None, []
         if (a, b, cell) in counted:
+            work_ratios = batch_ratios(batches(view, a, cell), batches(view, b, cell))
             work = batch_ratio(batches(view, a, cell), batches(view, b, cell), work_level)
-        found.append(PairedCell(subject, a, b, cell, time if time and time.bounded else None, work))
+        time_sees = detectable_change(time_ratios, time_level, MARGIN)
+        work_sees = detectable_change(work_ratios, work_level, MARGIN)
+        found.append(
+            PairedCell(subject, a, b, cell, time if time and time.bounded else None, work, time_sees, work_sees)
+        )
     return found
+
+
+def batch_ratios(a: list[float], b: list[float]) -> list[float]:
+    """B ÷ A of each pair of batches at the same position."""
+    return [top / bottom for top, bottom in zip(b, a, strict=False) if top > 0 and bottom > 0]
 
 
 def batch_ratio(a: list[float], b: list[float], level: float) -> Interval | None:
     """B ÷ A of instructions per request, batch by batch: the same position in the same sequence of requests
     (the first batches still warm caches up on both sides, by up to 2 %), so the ratio pairs them."""
-    ratios = [top / bottom for top, bottom in zip(b, a, strict=False) if top > 0 and bottom > 0]
-    found = ratio_interval(ratios, level)
+    found = ratio_interval(batch_ratios(a, b), level)
     return found if found is not None and found.bounded else None
 
 
@@ -114,3 +134,8 @@ def change_said(interval: Interval | None, changed: bool) -> str:
         f"{100 * (interval.value - 1):+.1f} % [{100 * (interval.low - 1):+.1f} % … "
         f"{100 * (interval.high - 1):+.1f} %], {verdict}"
     )
+
+
+def sees_said(sees: float | None) -> str:
+    """ "≥ 2.1 %": the smallest change a currency would call here, or "—" without a spread to tell."""
+    return "—" if sees is None else f"≥ {100 * sees:.1f} %"

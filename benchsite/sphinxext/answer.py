@@ -20,7 +20,13 @@ def deciding(across: ClaimAcross) -> list[MachineVerdict]:
     not hold), or, where it is inconclusive, those still inconclusive; none where no machine could measure it."""
     state = across.state
     wanted = (State.INCONCLUSIVE, State.DEPENDS) if state == State.INCONCLUSIVE else DECIDED
-    return [m for m in across.machines if m.verdict.state in wanted]
+    return [m for m in across.counted if m.verdict.state in wanted]
+
+
+def every_machine(across: ClaimAcross) -> list[MachineVerdict]:
+    """Every machine that ran the claim, those that made its state over all of them first (`deciding`)."""
+    first = deciding(across)
+    return first + [m for m in across.machines if m not in first]
 
 
 def shown_estimate(machine: MachineVerdict) -> str | None:
@@ -48,7 +54,7 @@ class BenchAnswer(PublishedDirective):
             tag = {"recipe": self.recipe, "claim": across.claim.id, "scope": "answer"}
             line += data(verdict_node(state), state=state, **tag)
             line += nodes.Text(f" {across.claim.text}")
-            for index, machine in enumerate(deciding(across)):
+            for index, machine in enumerate(every_machine(across)):
                 line += nodes.Text(" — " if index == 0 else "; ")
                 line += nodes.Text(f"{machine.runs.label} ")
                 line += data(machine.verdict.state.value, verdict="machine", machine=machine.runs.key, **tag)
@@ -56,6 +62,8 @@ class BenchAnswer(PublishedDirective):
                 if estimate is not None:
                     line += nodes.Text(" ")
                     line += data(estimate, estimate="answer", machine=machine.runs.key, **tag)
+                if machine.too_little_evidence:
+                    line += nodes.emphasis(text=" too little evidence to count")
             line += nodes.Text(" (")
             line += nodes.reference("", "the evidence", refid=claim_anchor(across.claim.id))
             line += nodes.Text(")")
@@ -73,6 +81,6 @@ class BenchAnswer(PublishedDirective):
         machines = len({group.machine.id for group in groups})
         return (
             f": each original conclusion over {machines} machine{'s' * (machines != 1)} and {runs} "
-            f"run{'s' * (runs != 1)}, with the state and estimate of each machine that decided it (or left it "
-            "undecided)."
+            f"run{'s' * (runs != 1)}, with the state and estimate of every machine, those that decided it (or "
+            "left it undecided) first."
         )

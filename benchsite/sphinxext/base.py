@@ -24,6 +24,28 @@ from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import data
 
 PAGE_RECIPE = "bench-recipe"  # the page's recipe, set by `.. bench-recipe:: NAME`
+NO_RUN_SAID = "bench-no-run-said"  # a page of a recipe with no run yet has said so
+
+
+class NoRunYetError(BenchError):
+    """A recipe with no run at all (a page just scaffolded): the page says how to make one, the build goes on."""
+
+    AFTER = " measures one (shown until a full run is committed); the next docs build shows it here."
+
+    def __init__(self, recipe: str) -> None:
+        self.command = f".venv/bin/invoke recipe {recipe} --profile quick"
+        super().__init__(f"No run yet: `{self.command}`{self.AFTER}")
+
+    def said(self) -> nodes.paragraph:
+        """The page's one line in place of its results, the command as code."""
+        return nodes.paragraph(
+            "",
+            "",
+            nodes.Text("No run yet: "),
+            nodes.literal(text=self.command),
+            nodes.Text(self.AFTER),
+            classes=["bench-no-run"],
+        )
 
 
 class ReportingDirective(SphinxDirective):
@@ -32,6 +54,11 @@ class ReportingDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         try:
             return self.render()
+        except NoRunYetError as missing:  # a new page: said once, where the page's first directive stands
+            if self.env.temp_data.get(NO_RUN_SAID):
+                return []
+            self.env.temp_data[NO_RUN_SAID] = True
+            return [missing.said()]
         except BenchError as error:
             return [self.state.document.reporter.warning(str(error), line=self.lineno)]
 
@@ -114,11 +141,10 @@ class BenchDirective(ReportingDirective):
         recipe_dir = self.data_dir() / self.recipe
         self.note_runs(recipe_dir)
         views = recipe_views(recipe_dir, self.config.bench_profile)
+        if not views and (Path(self.config.bench_recipes_dir) / self.recipe / RECIPE_FILE).is_file():
+            raise NoRunYetError(self.recipe)
         if not views:
-            raise BenchError(
-                f"{recipe_dir}: no run of recipe {self.recipe!r}: run `.venv/bin/invoke recipe {self.recipe} "
-                f"--profile {self.config.bench_profile}` and commit its run directory"
-            )
+            raise BenchError(f"{recipe_dir}: no run of recipe {self.recipe!r}, and no such recipe under recipes/")
         known: dict[str, RunView] = {}
         for view in views:
             self.note(view.run.run_file)

@@ -8,7 +8,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 
 from benchsite.model.run import RunDocument
-from benchsite.results.machines import MachineRuns
+from benchsite.results.machines import MachineRuns, picked_by
 from benchsite.results.metrics import RPS
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective, selected
@@ -49,13 +49,15 @@ class BenchHistory(BenchDirective):
         groups = self.machine_runs()
         shown = groups[0].main.run
         cells = selected(self.options.get("cells"), shown.cell_names, "cells", shown.run_file)
+        step = picked_by(groups[0].views)
+        picked = f" Here {step} picked it." if step else " It is the machine's only run."
         output: list[nodes.Node] = [
             nodes.paragraph(
                 "",
                 f"The page shows {shown.run_id}, the run of its reference machine, {shown.machine.name}, with the "
-                "most usable figures, then the most kinds of record (the kernel's share of the CPU, instruction "
-                "counts, flame graphs, the pre-run check), then the least noise (the median CV of req/s over its "
-                "cells); a "
+                "most usable figures, then the least noise (the median CV of req/s over its cells), then the most "
+                "kinds of record (the kernel's share of the CPU, instruction counts, flame graphs, the pre-run "
+                f"check), then the latest.{picked} A "
                 "newer, noisier run is pooled into the verdicts with its weight but does not replace it. Each "
                 "machine's runs below, with the median req/s of every cell and its interval (95 %; with five "
                 "repetitions, the min–max range: 93.8 %). Runs of one machine on other days differ in more than "
@@ -68,10 +70,10 @@ class BenchHistory(BenchDirective):
             )
         ]
         for group in groups:
-            output += self._machine(group, cells, groups[0].main)
+            output += self._machine(group, cells, groups[0].main, step or "the only run")
         return output
 
-    def _machine(self, group: MachineRuns, cells: tuple[str, ...], shown: RunView) -> list[nodes.Node]:
+    def _machine(self, group: MachineRuns, cells: tuple[str, ...], shown: RunView, step: str) -> list[nodes.Node]:
         views = list(group.every_run)
         runs = [view.run for view in views]
         heading = nodes.rubric(text=f"{group.label}: {len(runs)} run{'s' * (len(runs) != 1)}")
@@ -80,7 +82,7 @@ class BenchHistory(BenchDirective):
             ("Run", "Profile", "Started (UTC)", "Versions", "Noise", "Interference"),
             [
                 [
-                    run.run_id + (" (shown)" if view is shown else ""),
+                    run.run_id + (f" (shown: {step})" if view is shown else ""),
                     run.profile.name,
                     run.started_at,
                     run.environment.shown("packages"),

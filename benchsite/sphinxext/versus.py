@@ -9,7 +9,7 @@ from docutils import nodes
 
 from benchsite.errors import BenchError
 from benchsite.results.store import load_view
-from benchsite.results.versus import change_said, paired_cells
+from benchsite.results.versus import PairedCell, change_said, paired_cells
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import ReportingDirective
 from benchsite.sphinxext.nodes import data
@@ -67,7 +67,28 @@ class BenchVersus(ReportingDirective):
                 "instructions counted under callgrind after the timed rounds. Intervals: 95 %, simultaneous over "
                 "the cells of each currency."
             ),
+            nodes.paragraph(text=detectable_said(cells)),
         ]
+
+
+def detectable_said(cells: list[PairedCell]) -> str:
+    """What the run could have seen: per currency, the smallest change it would have called 80 % of the time,
+    over its cells (from the spread of its own rounds and batches)."""
+
+    def span(found: list[float]) -> str:
+        low, high = 100 * min(found), 100 * max(found)
+        return f"≥ {low:.1f} %" if f"{low:.1f}" == f"{high:.1f}" else f"≥ {low:.1f} % to ≥ {high:.1f} %, by cell"
+
+    parts = []
+    for currency, found in (
+        ("time", [c.time_sees for c in cells if c.time_sees is not None]),
+        ("work", [c.work_sees for c in cells if c.work_sees is not None]),
+    ):
+        parts.append(f"in {currency} {span(found)}" if found else f"in {currency} nothing (no spread to tell)")
+    return (
+        f"What this run could see: the smallest change it would have called 80 % of the time, from the spread of "
+        f"its own rounds and batches, is {parts[0]}; {parts[1]}."
+    )
 
 
 def _sides(view: RunView) -> str:

@@ -1,12 +1,12 @@
 """A fault-injection benchmark of the harness: signals at random moments of real recipe runs.
 
 Each trial starts `invoke recipe NAME --profile quick` (or, one trial in four, an A/A run: `invoke versus
-NAME -b checkout --profile quick`) into a scratch data folder, sends it SIGINT, SIGTERM, SIGHUP or SIGQUIT
-after a random delay, waits for it to end, and counts what it left: processes it started that still run,
-loopback ports still listening, staging folders, temporary folders, and the benchmark lock still held (each
-trial takes a lock of its own, so that a SIGKILL while holding it is seen not to block the next run). Every
-count must be zero. Only the run's own processes count (its session, or its environment mark): a process
-someone else starts on the machine meanwhile is never a leftover.
+NAME -b checkout --subjects SUBJECT --profile quick`) into a scratch data folder, sends it SIGINT, SIGTERM,
+SIGHUP or SIGQUIT after a random delay, waits for it to end, and counts what it left: processes it started
+that still run, loopback ports still listening, staging folders, temporary folders, and the benchmark lock
+still held (each trial takes a lock of its own, so that a SIGKILL while holding it is seen not to block the
+next run). Every count must be zero. Only the run's own processes count (its session, or its environment
+mark): a process someone else starts on the machine meanwhile is never a leftover.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from benchsite.results.store import STAGING_PREFIX
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 QUICK_RECIPES = ("cherrypy-speed", "wsgi-servers", "cherokee-vs-apache", "bottle-adapters")
+A_A_SUBJECTS = {"cherrypy-speed": "raw-wsgi", "wsgi-servers": "cheroot"}  # an A/A trial: the subject both sides run
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def trial(
     at_point = {TEST_SIGNAL: f"{at}:{signal.Signals(signum).name}"} if at else {}
     lock = scratch / "trial.lock"  # its own lock, taken by the run itself (not the one `invoke faults` holds)
     environment = {key: value for key, value in os.environ.items() if key != HOLDER_ENV}
-    command = ["versus", recipe, "-b", "checkout"] if versus else ["recipe", recipe]
+    command = ["versus", recipe, "-b", "checkout", "--subjects", A_A_SUBJECTS[recipe]] if versus else ["recipe", recipe]
     process = subprocess.Popen(
         [sys.executable, "-m", "invoke", *command, "--profile", "quick", "--data-dir", str(scratch)],
         cwd=repo,
@@ -179,7 +180,8 @@ def inject(
     trials = []
     with tempfile.TemporaryDirectory(prefix="fault-injection-") as scratch:
         for _ in range(runs):
-            recipe, signum = chooser.choice(QUICK_RECIPES), chooser.choice(signals)
-            delay_s, versus = chooser.uniform(0.0, max_delay_s), chooser.random() < 0.25
+            versus = chooser.random() < 0.25
+            recipe, signum = chooser.choice(tuple(A_A_SUBJECTS) if versus else QUICK_RECIPES), chooser.choice(signals)
+            delay_s = chooser.uniform(0.0, max_delay_s)
             trials.append(trial(recipe, signum, delay_s, repo, Path(scratch), versus=versus))
     return trials
