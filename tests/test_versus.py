@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import statistics
@@ -18,7 +19,7 @@ from benchsite.harness.variants.files import MAX_FILE_BYTES
 from benchsite.model.machine import naming
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import Recipe, load_recipe
-from benchsite.model.upgrade import read_method
+from benchsite.model.upgrade import read_method, read_run
 from benchsite.model.variant import VARIANTS_DIR, Variant, parse_variant
 from benchsite.results.intervals import (
     Interval,
@@ -30,7 +31,7 @@ from benchsite.results.intervals import (
 )
 from benchsite.results.power import power_level
 from benchsite.results.store import list_runs, load_view
-from benchsite.results.versus import MARGIN, beyond_margin, paired_cells
+from benchsite.results.versus import MARGIN, alike_pairs, beyond_margin, paired_cells
 from benchsite.results.view import RunView
 from benchsite.sphinxext.versus import detectable_said
 from benchsite.tools import parse_report
@@ -436,3 +437,32 @@ def test_clean_empties_build_variants_of_the_sides_no_run_uses(tmp_path: Path) -
     )
     assert result.returncode == 1 and "cannot run" in result.stderr  # the run's own side was kept for it
     assert not stale.exists() and "no run uses from build/variants/" in result.stderr
+
+
+def with_interference(changes: dict[tuple[str, int], float]) -> RunView:
+    """The committed A/A power run with others' busy time set on some repetitions of c1 ({(copy, round): share
+    of its wall time}), each marked disturbed as the run's settings would (a constructed run: never stored)."""
+    source = committed_power()[1][1][0].run
+    document = json.loads(source.run_file.read_text())
+    for subject in document["subjects"]:
+        for cell in subject["cells"]:
+            columns = cell["repetitions"]["columns"]
+            for position, index in enumerate(columns["index"]):
+                share = changes.get((subject["name"], index)) if cell["name"] == "c1" else None
+                if share is not None:
+                    columns["other_busy_s"][position] = share * columns["wall_s"][position]
+                    columns["steal_s"][position] = 0.0
+                    columns["disturbed"][position] = share > source.settings.disturbed_share
+    return RunView(read_run(document, source.run_file).stored_at(source.path))
+
+
+def test_a_round_hit_alike_on_both_sides_is_kept_and_one_hit_on_a_side_alone_is_dropped() -> None:
+    rounds = len(with_interference({}).run.subject("framework-a").cell("c1").repetitions)  # type: ignore[union-attr]
+    kept = alike_pairs(with_interference({}), "framework-a", "framework-b", "c1")
+    assert len(kept) == rounds  # a quiet run: every round's pair
+    alike_hit = with_interference({("framework-a", 2): 0.50, ("framework-b", 2): 0.40})
+    assert len(alike_pairs(alike_hit, "framework-a", "framework-b", "c1")) == rounds  # both hit: still compared
+    one_side = with_interference({("framework-b", 2): 0.50})
+    assert len(alike_pairs(one_side, "framework-a", "framework-b", "c1")) == rounds - 1  # B alone hit: dropped
+    unlike = with_interference({("framework-a", 3): 0.90, ("framework-b", 3): 0.30})
+    assert len(alike_pairs(unlike, "framework-a", "framework-b", "c1")) == rounds - 1  # hit, but not alike

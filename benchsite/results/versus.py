@@ -2,7 +2,8 @@
 
 Time: each round measured a subject's A and B copies back to back in every cell, so a slow phase of the
 machine (a VM's host busy elsewhere, where /proc cannot see it) hits both; B ÷ A is the geometric mean of the
-per-round ratios of req/s with a t interval on their logarithms. Work: the instructions per request each
+per-round ratios of req/s with a t interval on their logarithms, over the rounds whose two repetitions met
+alike interference (both quiet, or both hit about as hard: see `alike`). Work: the instructions per request each
 copy ran under callgrind, batch by batch; B ÷ A from the batches paired by position (see batch_ratio). In each
 currency the intervals are simultaneous over the cells compared (Bonferroni), and a change is called where
 its interval lies wholly beyond ±1 % (MARGIN).
@@ -11,15 +12,17 @@ its interval lies wholly beyond ±1 % (MARGIN).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from benchsite.results.intervals import (
     Interval,
     detectable_change,
-    paired_rounds,
     ratio_interval,
     simultaneous_level,
 )
+from benchsite.results.metrics import RPS
 from benchsite.results.view import RunView
+from benchsite.tools.base import Repetition
 
 
 @dataclass(frozen=True)
@@ -88,9 +91,7 @@ def paired_cells(view: RunView) -> list[PairedCell]:
     work_level = simultaneous_level(len(counted))
     found = []
     for subject, cell, a, b in shared:
-        rounds_a = view.round_values(a, cell, usable_only=False) or {}
-        rounds_b = view.round_values(b, cell, usable_only=False) or {}
-        time_ratios = paired_rounds(rounds_b, rounds_a)
+        time_ratios = alike_pairs(view, a, b, cell)
         time = ratio_interval(time_ratios, time_level)
         work, work_ratios = None, []
         if (a, b, cell) in counted:
@@ -102,6 +103,36 @@ def paired_cells(view: RunView) -> list[PairedCell]:
             PairedCell(subject, a, b, cell, time if time and time.bounded else None, work, time_sees, work_sees)
         )
     return found
+
+
+def alike_pairs(view: RunView, a: str, b: str, cell: str) -> list[float]:
+    """B ÷ A of req/s round by round, from the repetitions of each round that worked and whose interference
+    was alike: both undisturbed, or others took about as much of the CPUs during each (see `alike`). Measured
+    back to back, A and B meet the same noise: a pair hit alike still compares them, where dropping each
+    disturbed repetition alone would lose the round."""
+    sides = [view.run.subject(copy) for copy in (a, b)]
+    runs = [side.cell(cell) if side else None for side in sides]
+    if runs[0] is None or runs[1] is None:
+        return []
+    worked_a, worked_b = ({rep.index: rep for rep in run.repetitions if rep.ok} for run in runs)
+    ratios = []
+    for index in sorted(worked_a.keys() & worked_b.keys()):
+        rep_a, rep_b = worked_a[index], worked_b[index]
+        rate_a, rate_b = RPS.read(rep_a), RPS.read(rep_b)
+        if rate_a and rate_b and alike(rep_a, rep_b, view.run.settings.disturbed_share):
+            ratios.append(rate_b / rate_a)
+    return ratios
+
+
+def alike(a: Repetition[Any], b: Repetition[Any], share: float) -> bool:
+    """Whether two repetitions measured back to back met alike interference: neither disturbed, or the shares
+    of their wall time that others took on the measured CPUs differ by no more than `share` (the settings'
+    disturbed_share, the limit that marks one repetition disturbed)."""
+    if not (a.disturbed or b.disturbed):
+        return True
+    if a.interference_s is None or b.interference_s is None or not a.wall_s or not b.wall_s:
+        return False
+    return abs(a.interference_s / a.wall_s - b.interference_s / b.wall_s) <= share
 
 
 def batch_ratios(a: list[float], b: list[float]) -> list[float]:
