@@ -59,8 +59,8 @@ class BenchAnswer(PublishedDirective):
                 line += nodes.Text(f"{machine.runs.label} ")
                 line += data(machine.verdict.state.value, verdict="machine", machine=machine.runs.key, **tag)
                 estimate = shown_estimate(machine)
-                if estimate is not None:
-                    line += nodes.Text(" ")
+                if estimate is not None:  # a figure follows the state; a sentence (keep-alive's) after a colon
+                    line += nodes.Text(" " if estimate[:1].isdigit() else ": ")
                     line += data(estimate, estimate="answer", machine=machine.runs.key, **tag)
                 if machine.too_little_evidence:
                     line += nodes.emphasis(text=" too little evidence to count")

@@ -42,10 +42,10 @@ class KeepaliveClaim(ClaimBase):
         seen, repetitions = view.keepalive_seen(self.subject, self.cell)
         if len(seen) != 1:
             return Outcome(
-                State.INCONCLUSIVE, "honoured in some repetitions, not in others" if seen else "not measured"
+                State.INCONCLUSIVE, "keep-alive honoured in some repetitions, not in others" if seen else "not measured"
             )
         honoured = seen.pop()
-        shown = f"{'honoured' if honoured else 'not honoured'} in all {repetitions} repetitions"
+        shown = f"keep-alive {'honoured' if honoured else 'not honoured'} in all {repetitions} repetitions"
         return Outcome(State.HOLDS if honoured == self.honoured else State.DOES_NOT_HOLD, shown)
 
     def published_value(self, published: OriginalFigures) -> str:
