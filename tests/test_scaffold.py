@@ -35,8 +35,9 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
     left_out = (".git", ".venv*", "build", "_build", "__pycache__", ".*_cache", ".hypothesis", "*.egg-info", "data")
     shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(*left_out))
     shutil.copytree(COMMITTED_DATA, root / "data")  # the data as committed, never a user's own runs
-    for git in (["init", "-q"], ["add", "data"]):  # the tests read the data git tracks, as in a checkout
-        subprocess.run(["git", *git], cwd=root, check=True, capture_output=True)
+    # the tests read the data git tracks, as in a checkout
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True, capture_output=True)
+    subprocess.run(["git", "add", "--", "data/"], cwd=root, check=True, capture_output=True)
     created = invoke_in(root, "new-page", "demo-servers", "--title", "Demo  HTTP servers")
     assert created.returncode == 0, created.stderr
     assert (root / "tests" / "test_recipe_demo_servers.py").is_file()

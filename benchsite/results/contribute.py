@@ -149,9 +149,9 @@ def add_run(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path) -> tu
     if target.exists():
         raise BenchError(f"{target} already exists: this run was added before")
     digest = content_digest(run)
-    for known in list_runs(data_dir / run.recipe) if digest is not None else []:
-        if load_view(known).content_digest == digest:
-            raise duplicate_error(run, load_view(known).run)
+    for other in list_runs(data_dir / run.recipe) if digest is not None else []:
+        if load_view(other).content_digest == digest:
+            raise duplicate_error(run, load_view(other).run)
     staging = target.with_name(STAGING_PREFIX + run.run_id)
     shutil.rmtree(staging, ignore_errors=True)
     try:

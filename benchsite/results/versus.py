@@ -110,11 +110,13 @@ def alike_pairs(view: RunView, a: str, b: str, cell: str) -> list[float]:
     was alike: both undisturbed, or others took about as much of the CPUs during each (see `alike`). Measured
     back to back, A and B meet the same noise: a pair hit alike still compares them, where dropping each
     disturbed repetition alone would lose the round."""
-    sides = [view.run.subject(copy) for copy in (a, b)]
-    runs = [side.cell(cell) if side else None for side in sides]
-    if runs[0] is None or runs[1] is None:
+    side_a, side_b = view.run.subject(a), view.run.subject(b)
+    run_a = side_a.cell(cell) if side_a else None
+    run_b = side_b.cell(cell) if side_b else None
+    if run_a is None or run_b is None:
         return []
-    worked_a, worked_b = ({rep.index: rep for rep in run.repetitions if rep.ok} for run in runs)
+    worked_a = {rep.index: rep for rep in run_a.repetitions if rep.ok}
+    worked_b = {rep.index: rep for rep in run_b.repetitions if rep.ok}
     ratios = []
     for index in sorted(worked_a.keys() & worked_b.keys()):
         rep_a, rep_b = worked_a[index], worked_b[index]

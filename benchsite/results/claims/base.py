@@ -8,6 +8,7 @@ nothing (`figures`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Self, assert_never
@@ -167,7 +168,7 @@ class ClaimBase(Record):
         """The per-round ratios of one run that decide it (None: it is not decided on a ratio, or cannot be)."""
         raise NotImplementedError
 
-    def why(self, views: list[RunView]) -> str | None:
+    def why(self, views: Sequence[RunView]) -> str | None:
         """One sentence on why the figures come out as they do, from what one machine's runs say beyond the
         rule's own figures (the answer card shows it under the claim); None: nothing to say (the default)."""
         return None

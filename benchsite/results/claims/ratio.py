@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -103,7 +104,7 @@ class RatioClaim(ClaimBase):
         what = f"{'/'.join(self.numerator)} ÷ {'/'.join(self.denominator)}, {of.unit}"
         return Forest(tuple(rows), what, tuple(b for b in (self.at_least, self.at_most) if b is not None))
 
-    def why(self, views: list[RunView]) -> str | None:
+    def why(self, views: Sequence[RunView]) -> str | None:
         """For a ratio of two subjects' req/s in one cell, what their counted instructions per request say, in
         the newest of the runs that counted them (None where none did)."""
         if self.metric != "rps" or self.numerator[1] != self.denominator[1]:
