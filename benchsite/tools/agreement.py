@@ -57,6 +57,6 @@ def check_quotient(
     if not quotient_agrees(printed, numerator, denominator):
         expected = numerator.value / denominator.value
         raise error(
-            f"{tool} output disagrees with itself: {said} {printed.value:g} is not {how} "
-            f"({numerator.value:g} ÷ {denominator.value:g} = {expected:.6g}): the report was edited"
+            f"{tool} output disagrees with itself: {said} {printed.value:.10g} is not {how} "
+            f"({numerator.value:.10g} ÷ {denominator.value:.10g} = {expected:.6g}): the report was edited"
         )
