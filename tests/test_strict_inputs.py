@@ -344,12 +344,14 @@ def test_a_run_file_that_is_not_utf8_is_one_line(committed_copy: Path) -> None:
 
 @pytest.mark.integration
 def test_a_docs_build_with_warnings_fails_with_one_line(tmp_path: Path) -> None:
-    """Warnings are fatal in `invoke docs`: here every page names recipes that have no run."""
+    """Warnings are fatal in `invoke docs`: here the pages find no published figures and no method records."""
     (tmp_path / "data").mkdir()
     result = run_invoke("docs", "--output", str(tmp_path / "html"), "--data-dir", str(tmp_path / "data"))
     assert result.returncode == 1 and "Traceback" not in result.stdout + result.stderr
     assert result.stderr.strip().splitlines()[-1] == "error: the docs build failed: fix the warnings above"
-    assert "no run of recipe 'cherrypy-speed'" in result.stdout + result.stderr
+    said = result.stdout + result.stderr
+    assert "cherrypy-speed/published.toml: no such file: transcribe the original figures there" in said
+    assert "no such record of the method's experiments" in said
 
 
 @pytest.mark.integration
