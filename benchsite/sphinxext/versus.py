@@ -76,18 +76,18 @@ def detectable_said(cells: list[PairedCell]) -> str:
     over its cells (from the spread of its own rounds and batches)."""
 
     def span(found: list[float]) -> str:
-        low, high = 100 * min(found), 100 * max(found)
-        return f"≥ {low:.1f} %" if f"{low:.1f}" == f"{high:.1f}" else f"≥ {low:.1f} % to ≥ {high:.1f} %, by cell"
+        low, high = f"{100 * min(found):.1f}", f"{100 * max(found):.1f}"
+        return f"{low} %" if low == high else f"{low} % to {high} % by cell"
 
     parts = []
     for currency, found in (
         ("time", [c.time_sees for c in cells if c.time_sees is not None]),
         ("work", [c.work_sees for c in cells if c.work_sees is not None]),
     ):
-        parts.append(f"in {currency} {span(found)}" if found else f"in {currency} nothing (no spread to tell)")
+        parts.append(f"{span(found)} in {currency}" if found else f"nothing in {currency} (no spread to tell by)")
     return (
-        f"What this run could see: the smallest change it would have called 80 % of the time, from the spread of "
-        f"its own rounds and batches, is {parts[0]}; {parts[1]}."
+        "What this run could see: the smallest change it would have called 80 % of the time, from the spread "
+        f"of its own rounds and batches, is {parts[0]}, and {parts[1]}."
     )
 
 
