@@ -133,28 +133,25 @@ def test_a_second_run_waits_for_the_first_then_runs_and_no_wait_stops_at_once(to
     assert earlier["finished_at"] <= later["started_at"]  # one after the other, never together
 
 
+def try_to_hold(lock: Path) -> subprocess.CompletedProcess[str]:
+    """Another process taking the lock at once (--no-wait), then letting it go."""
+    return subprocess.run(
+        [sys.executable, "-c", HOLDER],
+        cwd=REPO,
+        env=lock_env(lock),
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
+
+
 def test_a_holder_killed_outright_never_blocks_the_next(tmp_path: Path) -> None:
     lock = tmp_path / "machine.lock"
     with holder(lock) as first:
-        taken = subprocess.run(
-            [sys.executable, "-c", HOLDER],
-            cwd=REPO,
-            env=lock_env(lock),
-            input="",
-            capture_output=True,
-            text=True,
-            timeout=WAIT_S,
-        )
+        taken = try_to_hold(lock)
         assert taken.returncode == 1 and f"another benchmark holds this machine: pid {first.pid}" in taken.stderr
         first.send_signal(signal.SIGKILL)
         first.wait()
-        again = subprocess.run(
-            [sys.executable, "-c", HOLDER],
-            cwd=REPO,
-            env=lock_env(lock),
-            input="",
-            capture_output=True,
-            text=True,
-            timeout=WAIT_S,
-        )
+        again = try_to_hold(lock)
         assert again.returncode == 0 and again.stdout.strip() == "held", again.stderr
