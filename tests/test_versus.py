@@ -390,6 +390,7 @@ def test_every_kind_of_variant_runs_end_to_end_and_the_run_records_both_sides(
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert "B ÷ A" in result.stdout and "Traceback" not in result.stderr
+    assert "sees" in result.stdout and "the smallest change this run would have called" in result.stderr
     [run_dir] = list_runs(tmp_path / recipe)
     run = load_view(run_dir).run
     assert run.variants is not None and run.variants.purpose == "versus" and run.variants.subjects == (subject,)
