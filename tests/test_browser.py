@@ -181,6 +181,31 @@ def test_no_two_labels_of_a_chart_overlap(committed_site: Path, site_url: str, b
     assert not problems, "\n".join(problems)
 
 
+# Each text of a chart whose box lies past the edge of the drawing (the browser would cut it off).
+TEXT_PAST_EDGES = """
+const svg = document.documentElement; const edge = svg.getBoundingClientRect(); const past = [];
+for (const text of svg.querySelectorAll('text')) {
+  const box = text.getBoundingClientRect();
+  if (box.width && (box.left < edge.left - 0.5 || box.top < edge.top - 0.5 ||
+                    box.right > edge.right + 0.5 || box.bottom > edge.bottom + 0.5))
+    past.push(text.textContent.slice(0, 60));
+}
+return [svg.querySelectorAll('text').length, past];
+"""
+
+
+def test_no_chart_draws_text_past_its_edges(committed_site: Path, site_url: str, browser: object) -> None:
+    charts = sorted((committed_site / "_images").glob("bench-*.svg"))
+    assert len(charts) >= 10
+    problems = []
+    for chart in charts:
+        browser.get(urljoin(site_url, f"_images/{chart.name}"))
+        count, past = browser.execute_script(TEXT_PAST_EDGES)
+        assert count > 5, chart.name  # its text is text (svg.fonttype none): the check sees it
+        problems += [f"{chart.name}: {text}" for text in past]
+    assert not problems, "\n".join(problems)
+
+
 def test_no_table_needs_sideways_scrolling_at_1400_px(committed_site: Path, site_url: str, browser: object) -> None:
     problems = []
     for page in pages(committed_site):

@@ -320,7 +320,8 @@ def render(chart: Chart, file_format: str) -> bytes:
                 assert_never(chart.kind)
         buffer = io.BytesIO()
         metadata = {"Date": None} if file_format == "svg" else {"CreationDate": None} if file_format == "pdf" else {}
-        figure.savefig(buffer, format=file_format, metadata=metadata)
+        # tight: the saved image takes in every text the chart drew (a long title or axis label included)
+        figure.savefig(buffer, format=file_format, metadata=metadata, bbox_inches="tight", pad_inches=0.05)
         return buffer.getvalue()
     finally:
         if figure is not None:
