@@ -487,7 +487,7 @@ def test_version_2_becomes_3_without_a_hosts_ssh_login_or_address() -> None:
     assert set(version_3["topology"]["server"]) == {"role", "environment", "machine"}
 
 
-SWEEP = COMMITTED_DATA / "cherrypy-speed" / "20261126T184741.283972Z-sweep"  # pinned: the largest run
+SWEEP = COMMITTED_DATA / "cherrypy-speed" / "20261126T192326.671441Z-sweep"  # pinned: the largest run
 
 
 def test_a_stored_run_holds_its_repetitions_as_columns_and_reads_back_as_rows() -> None:
@@ -558,7 +558,7 @@ def test_every_committed_sweep_run_records_each_release_and_the_copies_that_ran_
 
 
 # pinned: the committed sweeps the cherrypy-speed page shows (CherryPy's releases, cheroot's)
-COUNTED_SWEEPS = ("20261126T184741.283972Z-sweep", "20261126T175644.478812Z-cheroot-sweep")
+COUNTED_SWEEPS = ("20261126T192326.671441Z-sweep", "20261126T175644.478812Z-cheroot-sweep")
 
 
 @pytest.mark.parametrize("run_id", COUNTED_SWEEPS)
