@@ -129,7 +129,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 11
+    assert run.format_version == FORMAT_VERSION == 12
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]

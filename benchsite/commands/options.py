@@ -9,7 +9,8 @@ HELP: dict[str, dict[str, str]] = {
         "profile": "'full' (the default: what the site publishes), 'quick' (a smoke run, never committed), or "
         "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases), "
         "'cheroot-sweep' and 'cheroot-sweep-quick' (the releases of cheroot, the server under it) and "
-        "'timed' (full's timed rounds alone), 'versus' and 'power' (for `invoke versus` and `invoke powerbench`), "
+        "'timed' (full's timed rounds alone), 'versus', 'versus-quick' and 'power' (for `invoke versus` and `invoke "
+        "powerbench`), "
         "calibration 'sliced'",
         "data_dir": "where the new run directory goes (default: data/)",
         "clean": "first stop the servers and remove the folders that a killed earlier run left, and the A/B sides "

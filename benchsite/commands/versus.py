@@ -10,7 +10,7 @@ from rich.table import Table
 
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
-from benchsite.results.versus import change_said, paired_cells, sees_said
+from benchsite.results.versus import change_said, paired_cells, sees_said, time_untold
 from benchsite.results.view import RunView
 
 EXPERIMENT_DIR = Path("experiments") / "versus"  # under data/: the A/B runs, one folder per recipe
@@ -23,8 +23,9 @@ def print_versus(view: RunView) -> None:
     if not cells:
         raise BenchError(f"{view.run.run_id} has no subject measured as an A and a B copy: it is not an A/B run")
     rounds = view.run.rounds.made if view.run.rounds else view.run.profile.rounds
+    starts = f", servers started {len(view.run.starts)} times" if view.run.starts else ""
     table = Table(
-        title=f"{view.run.title}: B ÷ A, measured in one run ({rounds} rounds); intervals "
+        title=f"{view.run.title}: B ÷ A, measured in one run ({rounds} rounds{starts}); intervals "
         f"simultaneous over the cells (Bonferroni, 95 %)"
     )
     for header in ("Subject", "Cell", "Time: req/s B ÷ A", "sees", "Work: instructions/request B ÷ A", "sees"):
@@ -33,9 +34,9 @@ def print_versus(view: RunView) -> None:
         table.add_row(
             cell.subject,
             cell.cell,
-            change_said(cell.time, cell.time_changed),
+            change_said(cell.time, cell.time_changed, cell.time_margin),
             sees_said(cell.time_sees),
-            change_said(cell.work, cell.work_changed),
+            change_said(cell.work, cell.work_changed, cell.work_margin),
             sees_said(cell.work_sees),
         )
     Console().print(table)
@@ -51,6 +52,9 @@ def print_versus(view: RunView) -> None:
             "re-run on a quiet machine"
         )
     for cell in cells:
+        untold = time_untold(view, cell)
+        if untold:
+            say(untold)
         if cell.work_changed and not cell.time_changed and cell.work is not None:
             say(
                 f"{cell.subject} {cell.cell}: time cannot tell, but work changed by "

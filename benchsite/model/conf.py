@@ -29,6 +29,10 @@ class Profile(Record):
     name: Name
     requests: int = Field(ge=1, le=10_000_000)
     rounds: int = Field(ge=1, le=1000)  # every cell's repetitions, one per round, before any further round
+    # Each server started this many times, the rounds split between the starts in blocks (1: one start for the
+    # whole run). With several, every start has a hash seed of its own, shared by the subjects it starts, so an
+    # A/B run's interval covers what a start adds (seed, memory layout) instead of taking it for the change.
+    starts: int = Field(ge=1, le=50)
     warmup_requests: int = Field(ge=0, le=10_000_000)
     subjects: Seq[Name]  # empty: every subject
     cells: Seq[Name]  # empty: every cell
@@ -55,12 +59,25 @@ class Profile(Record):
                 f"profiles.{self.name}.max_rounds ({self.max_rounds}) is below rounds "
                 f"({self.rounds}): raise it, or 0 for no further rounds"
             )
+        if self.starts > self.rounds:
+            raise ValueError(
+                f"profiles.{self.name}.starts ({self.starts}) is above rounds ({self.rounds}): lower starts"
+            )
         if self.max_rounds and not self.time_budget_s:
             raise ValueError(f"profiles.{self.name}: further rounds (max_rounds) need a time_budget_s")
         return self
 
     def requests_for(self, cell: AnyCell) -> int:
         return self.cell_requests.get(cell.name, self.requests)
+
+    def start_of(self, round_index: int) -> int:
+        """The start (1 to `starts`) whose servers measure a round: the rounds in equal blocks, the further
+        rounds in the last start."""
+        return min(self.starts, (round_index - 1) * self.starts // self.rounds + 1)
+
+    def first_rounds(self) -> list[int]:
+        """The round each start begins with."""
+        return [index for index in range(1, self.rounds + 1) if self.start_of(index) != self.start_of(index - 1)]
 
 
 PROFILE_DEFAULTS: dict[str, Any] = {
@@ -76,9 +93,10 @@ PROFILE_DEFAULTS: dict[str, Any] = {
     "target_half_width": 0,
     "releases": [],
     "counting": None,
+    "starts": 1,
 }
 
-COUNTING_DEFAULTS: dict[str, Any] = {"concurrency": None}
+COUNTING_DEFAULTS: dict[str, Any] = {"concurrency": None, "starts": 1}
 
 
 class Settings(Record):

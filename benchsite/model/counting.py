@@ -26,8 +26,11 @@ class CountPlan(Record):
     # evented or threaded server does the same work for every request; at -c 10 it serves a varying number
     # of them per wake-up, and its batches' counts spread by several per cent.
     concurrency: int | None = Field(ge=1, le=1000)
-    batches: int = Field(ge=3, le=50)
+    batches: int = Field(ge=3, le=50)  # per start
     requests: int = Field(ge=10, le=100_000)  # per batch (under callgrind a server serves ~40-100 req/s)
+    # Each server counted in this many starts, each with the hash seed of the run's timed start of that number
+    # (cycling), `batches` batches in each (1: one start).
+    starts: int = Field(ge=1, le=20)
     warmup_requests: int = Field(ge=0, le=100_000)
 
     # A conservative pace under callgrind (the cherrypy-speed framework serves about 40 req/s), and a start.
@@ -37,7 +40,7 @@ class CountPlan(Record):
     def reserve_s(self, subjects: int) -> float:
         """How long counting `subjects` servers may take: the timed rounds leave this much of the budget."""
         requests = self.warmup_requests + self.batches * self.requests
-        return subjects * len(self.cells) * (self.START_S + requests / self.SLOWEST_RPS)
+        return subjects * len(self.cells) * self.starts * (self.START_S + requests / self.SLOWEST_RPS)
 
 
 class FlamePlan(Record):
@@ -62,7 +65,7 @@ class CountedBatch(Record):
 
 
 class InstructionCount(Record):
-    """One subject's count in one cell: the batches, or why there are none."""
+    """One subject's count in one cell: the batches (start by start, in order), or why there are none."""
 
     subject: Name
     cell: Name

@@ -1,4 +1,4 @@
-"""What a run stores: data/<recipe>/<run-id>/run.json, format version 11.
+"""What a run stores: data/<recipe>/<run-id>/run.json, format version 12.
 
 One document per run: the effective profile and settings, the machine, every subject with
 its verification and its cells, every repetition with its exact argv, the path of its raw
@@ -48,7 +48,9 @@ from benchsite.tools.base import Count, Positive, Repetition
 #    as every run before); a counting plan may count at a concurrency of its own (concurrency; None before)
 # 11 the run records its variants (variants: an A/B run's sides or a sweep's releases, each with the copy of
 #    each subject that ran it and what it ran; None: the checkout alone), and a sweep's profile its package
-FORMAT_VERSION: Literal[11] = 11
+# 12 servers started several times in a run: the profile's starts and its counting's (1 before), and the run's
+#    starts (each start's first round and hash seed; None: one start, the hash seed Python's own)
+FORMAT_VERSION: Literal[12] = 12
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -194,10 +196,18 @@ class Rounds(Record):
     claims: dict[str, str]  # where each claim stood when the rounds stopped: its state and interval's width
 
 
+class ServerStart(Record):
+    """One start of a run's servers: the round it measured first, and the PYTHONHASHSEED every subject it
+    started ran with (the count's start of the same number runs with it too)."""
+
+    first_round: int = Field(ge=1)
+    hash_seed: int = Field(ge=0, le=4_294_967_295)
+
+
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[11]
+    format_version: Literal[12]
     recipe: Name
     title: Text
     run_id: RunId
@@ -216,6 +226,13 @@ class RunDocument(Record):
     machine_check: MachineCheck | None  # None: made before runs checked the machine first
     accepted_busy: bool  # `invoke recipe --accept-busy`: pages may use it though it was measured on a busy machine
     variants: VariantSet | None  # an A/B run's sides or a sweep's releases (None: the checkout alone)
+    starts: Seq[ServerStart] | None  # None: the servers started once, with hash seeds of Python's choosing
+
+    def start_of(self, round_index: int) -> int:
+        """The start (1, 2...) whose servers measured a round."""
+        if not self.starts:
+            return 1
+        return sum(1 for start in self.starts if start.first_round <= round_index)
 
     _directory: Path | None = PrivateAttr(default=None)
 

@@ -381,3 +381,12 @@ def run_v10_to_v11(data: dict[str, Any]) -> dict[str, Any]:
     variants = _sweep_variants_v11(data) if profile["releases"] else _ab_variants_v11(data)
     package = variants["package"] if variants and profile["releases"] else None
     return {**data, "format_version": 11, "profile": {**profile, "sweep": package}, "variants": variants}
+
+
+def run_v11_to_v12(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 11 to 12: servers may start several times in a run (the profile's starts and its counting's: 1
+    before; the run's starts: None before, one start with Python's own hash seeds)."""
+    profile = {**data["profile"], "starts": 1}
+    if profile["counting"] is not None:
+        profile["counting"] = {**profile["counting"], "starts": 1}
+    return {**data, "format_version": 12, "profile": profile, "starts": None}

@@ -29,6 +29,7 @@ from benchsite.model.run_steps import (
     run_v8_to_v9,
     run_v9_to_v10,
     run_v10_to_v11,
+    run_v11_to_v12,
 )
 from benchsite.records import read_toml
 
@@ -45,6 +46,7 @@ _RUN_STEPS: dict[int, Step] = {
     8: run_v8_to_v9,
     9: run_v9_to_v10,
     10: run_v10_to_v11,
+    11: run_v11_to_v12,
 }
 
 

@@ -6,12 +6,19 @@ per-round ratios of req/s with a t interval on their logarithms, over the rounds
 alike interference (both quiet, or both hit about as hard: see `alike`). Work: the instructions per request each
 copy ran under callgrind, batch by batch; B ÷ A from the batches paired by position (see batch_ratio). In each
 currency the intervals are simultaneous over the cells compared (Bonferroni), and a change is called where
-its interval lies wholly beyond ±1 % (MARGIN).
+its interval lies wholly beyond 1.
+
+Where the run started its servers several times (each start with its own hash seed, shared by A and B), the
+interval is over the starts: each start's geometric mean of its rounds' (or batches') ratios is one value, so
+what a start adds (hash seed, memory layout) is in the interval's spread. A run of one start per side cannot
+see that: its change is called only beyond ±1 % (MARGIN), what two starts of unchanged code differed by.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
+from statistics import geometric_mean, mean
 from typing import Any
 
 from benchsite.results.intervals import (
@@ -39,27 +46,31 @@ class PairedCell:
     # (see `intervals.detectable_change`); None where the run gives no spread.
     time_sees: float | None = None
     work_sees: float | None = None
+    # What a change must exceed to be called: 0 where the interval covers several starts, MARGIN where one.
+    time_margin: float = 0.0
+    work_margin: float = 0.0
 
     @property
     def time_changed(self) -> bool:
-        return beyond_margin(self.time)
+        return beyond_margin(self.time, self.time_margin)
 
     @property
     def work_changed(self) -> bool:
-        return beyond_margin(self.work)
+        return beyond_margin(self.work, self.work_margin)
 
 
 # Two processes of the same code differ a little, in time and in work (their hash seeds, where their memory
 # lands): the A/A runs of the power benchmark measured up to 0.6 % in req/s and 0.3 % in instructions between
 # the A and B copies of one app, each decisive within its run. A change is called where its whole interval
-# lies beyond this margin, never for a difference that two starts of unchanged code can make.
+# lies beyond this margin, never for a difference that two starts of unchanged code can make, unless the run
+# started its servers several times and so measured that difference itself.
 MARGIN = 0.01
 
 
-def beyond_margin(interval: Interval | None) -> bool:
-    """The interval of a ratio lies wholly above 1 + MARGIN or below 1 - MARGIN."""
+def beyond_margin(interval: Interval | None, margin: float = MARGIN) -> bool:
+    """The interval of a ratio lies wholly above 1 + margin or below 1 - margin."""
     return bool(
-        interval and interval.low and interval.high and (interval.low > 1 + MARGIN or interval.high < 1 - MARGIN)
+        interval and interval.low and interval.high and (interval.low > 1 + margin or interval.high < 1 - margin)
     )
 
 
@@ -90,22 +101,64 @@ def paired_cells(view: RunView) -> list[PairedCell]:
     counted = [(a, b, cell) for _, cell, a, b in shared if batches(view, a, cell) and batches(view, b, cell)]
     work_level = simultaneous_level(len(counted))
     found = []
+    counting = view.run.profile.counting
+    work_margin = 0.0 if counting and counting.starts > 1 else MARGIN
     for subject, cell, a, b in shared:
-        time_ratios = alike_pairs(view, a, b, cell)
+        time_ratios, time_margin = per_start(view, alike_rounds(view, a, b, cell))
         time = ratio_interval(time_ratios, time_level)
         work, work_ratios = None, []
-        if (a, b, cell) in counted:
-            work_ratios = batch_ratios(batches(view, a, cell), batches(view, b, cell))
-            work = batch_ratio(batches(view, a, cell), batches(view, b, cell), work_level)
-        time_sees = detectable_change(time_ratios, time_level, MARGIN)
-        work_sees = detectable_change(work_ratios, work_level, MARGIN)
+        if (a, b, cell) in counted and counting:
+            counted_a, counted_b = batches(view, a, cell), batches(view, b, cell)
+            several = work_margin == 0
+            work_ratios = (
+                start_ratios(counted_a, counted_b, counting.batches) if several else batch_ratios(counted_a, counted_b)
+            )
+            work = ratio_interval(work_ratios, work_level)
         found.append(
-            PairedCell(subject, a, b, cell, time if time and time.bounded else None, work, time_sees, work_sees)
+            PairedCell(
+                subject,
+                a,
+                b,
+                cell,
+                time if time and time.bounded else None,
+                work if work and work.bounded else None,
+                detectable_change(time_ratios, time_level, time_margin),
+                detectable_change(work_ratios, work_level, work_margin),
+                time_margin,
+                work_margin,
+            )
         )
     return found
 
 
+def per_start(view: RunView, ratios: dict[int, float]) -> tuple[list[float], float]:
+    """Round ratios as the interval takes them, and the margin a change must clear: each start's geometric mean
+    and none where the run started its servers several times and at least two starts kept a pair; else the
+    rounds' own, and MARGIN (a start's difference unseen)."""
+    by_start: dict[int, list[float]] = defaultdict(list)
+    for index, ratio in ratios.items():
+        by_start[view.run.start_of(index)].append(ratio)
+    if len(by_start) < 2:
+        return list(ratios.values()), MARGIN
+    return [geometric_mean(found) for _, found in sorted(by_start.items())], 0.0
+
+
+def start_ratios(a: list[float], b: list[float], per_start: int) -> list[float]:
+    """B ÷ A of instructions per request start by start, over all the batches of a start (`per_start` of them, in
+    order): a full collection of Python's gc, which one side may make a batch later than the other, stays in
+    its start's total."""
+    return [
+        mean(b[first : first + per_start]) / mean(a[first : first + per_start])
+        for first in range(0, min(len(a), len(b)), per_start)
+    ]
+
+
 def alike_pairs(view: RunView, a: str, b: str, cell: str) -> list[float]:
+    """B ÷ A of req/s of the rounds whose repetitions met alike interference, in round order (see alike_rounds)."""
+    return list(alike_rounds(view, a, b, cell).values())
+
+
+def alike_rounds(view: RunView, a: str, b: str, cell: str) -> dict[int, float]:
     """B ÷ A of req/s round by round, from the repetitions of each round that worked and whose interference
     was alike: both undisturbed, or others took about as much of the CPUs during each (see `alike`). Measured
     back to back, A and B meet the same noise: a pair hit alike still compares them, where dropping each
@@ -114,15 +167,15 @@ def alike_pairs(view: RunView, a: str, b: str, cell: str) -> list[float]:
     run_a = side_a.cell(cell) if side_a else None
     run_b = side_b.cell(cell) if side_b else None
     if run_a is None or run_b is None:
-        return []
+        return {}
     worked_a = {rep.index: rep for rep in run_a.repetitions if rep.ok}
     worked_b = {rep.index: rep for rep in run_b.repetitions if rep.ok}
-    ratios = []
+    ratios = {}
     for index in sorted(worked_a.keys() & worked_b.keys()):
         rep_a, rep_b = worked_a[index], worked_b[index]
         rate_a, rate_b = RPS.read(rep_a), RPS.read(rep_b)
         if rate_a and rate_b and alike(rep_a, rep_b, view.run.settings.disturbed_share):
-            ratios.append(rate_b / rate_a)
+            ratios[index] = rate_b / rate_a
     return ratios
 
 
@@ -158,11 +211,11 @@ def batches(view: RunView, subject: str | None, cell: str) -> list[float]:
     return [batch.per_request for batch in count.batches]
 
 
-def change_said(interval: Interval | None, changed: bool) -> str:
+def change_said(interval: Interval | None, changed: bool, margin: float = MARGIN) -> str:
     """-4.8 % [-6.1 % … -3.5 %], changed; or "—" where there is no estimate."""
     if interval is None or interval.low is None or interval.high is None:
         return "—"
-    verdict = "changed" if changed else "no change beyond ±1 %"
+    verdict = "changed" if changed else (f"no change beyond ±{100 * margin:g} %" if margin else "no change seen")
     return (
         f"{100 * (interval.value - 1):+.1f} % [{100 * (interval.low - 1):+.1f} % … "
         f"{100 * (interval.high - 1):+.1f} %], {verdict}"
@@ -172,3 +225,18 @@ def change_said(interval: Interval | None, changed: bool) -> str:
 def sees_said(sees: float | None) -> str:
     """ "≥ 2.1 %": the smallest change a currency would call here, or "—" without a spread to tell."""
     return "—" if sees is None else f"≥ {100 * sees:.1f} %"
+
+
+def time_untold(view: RunView, cell: PairedCell) -> str | None:
+    """Why time gives no B ÷ A in a cell where both copies ran, and what to do (None: it gives one)."""
+    if cell.time is not None:
+        return None
+    side_a = view.run.subject(cell.a)
+    measured = side_a.cell(cell.cell) if side_a else None
+    rounds = len(measured.repetitions) if measured else 0
+    kept = len(alike_rounds(view, cell.a, cell.b, cell.cell))
+    return (
+        f"{cell.subject} {cell.cell}: time cannot tell: {rounds - kept} of {rounds} rounds had a copy fail or A and B "
+        "meet unlike interference (others' work on the machine), which leaves too few pairs; judge by work, or "
+        "re-run on a quiet machine"
+    )

@@ -41,10 +41,10 @@ class BenchVersus(ReportingDirective):
                     cell.cell,
                     _median(view, a, cell.cell),
                     _median(view, b, cell.cell),
-                    data(change_said(cell.time, cell.time_changed), versus=tag, currency="time"),
+                    data(change_said(cell.time, cell.time_changed, cell.time_margin), versus=tag, currency="time"),
                     _counted(view, a, cell.cell),
                     _counted(view, b, cell.cell),
-                    data(change_said(cell.work, cell.work_changed), versus=tag, currency="work"),
+                    data(change_said(cell.work, cell.work_changed, cell.work_margin), versus=tag, currency="work"),
                 ]
             )
         headers = (
@@ -63,12 +63,28 @@ class BenchVersus(ReportingDirective):
             table(headers, rows, classes=["bench-versus"]),
             nodes.paragraph(
                 text=f"Measured on {view.run.machine.name} ({view.run.started_at[:10]}), {rounds} rounds, each "
-                "measuring A and B back to back in every cell (A first in odd rounds, B first in even ones); "
-                "instructions counted under callgrind after the timed rounds. Intervals: 95 %, simultaneous over "
-                "the cells of each currency."
+                "measuring A and B back to back in every cell (A first in odd rounds, B first in even ones)"
+                f"{_starts_said(view)}; instructions counted under callgrind after the timed rounds. Intervals: "
+                "95 %, simultaneous over the cells of each currency."
             ),
             nodes.paragraph(text=detectable_said(cells)),
         ]
+
+
+def _starts_said(view: RunView) -> str:
+    """How often the servers started, and what the intervals are over."""
+    starts = view.run.starts
+    counting = view.run.profile.counting
+    if not starts:
+        return (
+            "; each server started once, so a change is called only beyond ±1 %, what two starts of the same "
+            "code can differ by"
+        )
+    counted = f", and counted in {counting.starts} starts" if counting and counting.starts > 1 else ""
+    return (
+        f"; the servers started {len(starts)} times, each time with a hash seed of its own shared by A and B{counted}, "
+        "and the intervals are over the starts, so they cover what a start adds"
+    )
 
 
 def detectable_said(cells: list[PairedCell]) -> str:

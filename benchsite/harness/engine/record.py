@@ -19,6 +19,7 @@ from benchsite.model.run import (
     Origin,
     Rounds,
     RunDocument,
+    ServerStart,
     SkippedSubject,
     SubjectRun,
     Topology,
@@ -114,6 +115,7 @@ class RunHeader:
     topology: Topology | None
     machine_check: MachineCheck | None
     accepted_busy: bool
+    starts: tuple[ServerStart, ...] | None = None  # several starts of the servers, each with its hash seed
 
 
 def document(
@@ -152,4 +154,5 @@ def document(
         machine_check=header.machine_check,
         accepted_busy=header.accepted_busy,
         variants=header.recipe.variants,
+        starts=header.starts,
     )

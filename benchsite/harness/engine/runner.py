@@ -8,6 +8,7 @@ verified), `measure` (warm-ups, rounds and further rounds) and `record` (the sto
 from __future__ import annotations
 
 import os
+import random
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -21,17 +22,25 @@ from benchsite.harness.engine.measure import Measuring, warm_up
 from benchsite.harness.engine.preflight import check_placeable, check_port_used, check_tools, effective_settings
 from benchsite.harness.engine.progress import Reporter, SilentReporter
 from benchsite.harness.engine.record import RunHeader, document, machine, topology
-from benchsite.harness.engine.start import Plan, start_subjects, stop_side_by_side, trim_logs, without_failed
+from benchsite.harness.engine.start import (
+    Plan,
+    restart_subjects,
+    start_subjects,
+    stop_side_by_side,
+    trim_logs,
+    without_failed,
+)
 from benchsite.harness.hosts.placement import Placement, on_this_machine
 from benchsite.harness.interference.quiet import check_machine
 from benchsite.harness.processes.signals import signal_for_test, signals_as_interrupt
 from benchsite.harness.profiling.counting import count_instructions
 from benchsite.harness.profiling.flames import record_flames
+from benchsite.model.conf import Profile
 from benchsite.model.counting import Counting
 from benchsite.model.machine import MachineConf
 from benchsite.model.portable import placeholders_of
 from benchsite.model.recipe import Client, Recipe
-from benchsite.model.run import RUN_FILE, Rounds, RunDocument, SkippedSubject
+from benchsite.model.run import RUN_FILE, Rounds, RunDocument, ServerStart, SkippedSubject
 from benchsite.results.contribute import known_machine_names
 from benchsite.results.published import Published
 from benchsite.results.store import make_files_portable, new_run_id, staged_run_directory, write_portable
@@ -97,6 +106,7 @@ def run_recipe(
         else topology(hosts, recipe, tool_versions, server_machine, environment, settings),
         machine_check=machine_check,
         accepted_busy=choices.accept_busy,
+        starts=drawn_starts(profile),
     )
     os.environ["PATH"] = search_path(repo_dir)  # programs built by `invoke byo` come first
     skipped, runnable = _present(hosts, recipe, plan, reporter)
@@ -107,7 +117,10 @@ def run_recipe(
         with ExitStack() as stack:
             stack.callback(trim_logs, run_dir / "logs")
             servers = [s for s, _ in runnable if not isinstance(s, Client)]
-            started, failed, workroot = start_subjects(hosts, recipe, servers, settings, stack, run_dir, reporter)
+            seeds = {start.first_round: start.hash_seed for start in header.starts or ()}
+            started, failed, workroot = start_subjects(
+                hosts, recipe, servers, settings, stack, run_dir, reporter, seeds.get(1)
+            )
             stack.callback(stop_side_by_side, started)
             _both_sides_run(recipe, failed)  # before any round: the staged run goes with the error
             runnable, failed = without_failed(runnable, started, failed)
@@ -117,6 +130,10 @@ def run_recipe(
             if profile.counting is not None:
                 session.reserved_s = profile.counting.reserve_s(len(servers))
             for index in range(1, profile.rounds + 1):
+                if index > 1 and index in seeds:
+                    start = (profile.start_of(index), seeds[index], workroot)
+                    restart_subjects(hosts, recipe, started, settings, stack, run_dir, reporter, start)
+                    warm_up(hosts, runnable, started, profile, settings, reporter)
                 session.round(index, runnable)
 
             def so_far(rounds: Rounds | None, counting: Counting | None = None) -> RunDocument:
@@ -128,7 +145,9 @@ def run_recipe(
             record_flames(hosts, recipe, profile_name, runnable, started, settings, run_dir, reporter)
         # The timed servers are stopped: the exact count runs with nothing timed beside it.
         counted_in: list[Path] = []
-        counting = count_instructions(hosts, recipe, runnable, profile, settings, run_dir, reporter, counted_in)
+        counting = count_instructions(
+            hosts, recipe, runnable, profile, settings, run_dir, reporter, counted_in, header.starts
+        )
         placeholders = placeholders_of(hosts.load.values(recipe), None) | placeholders_of(
             hosts.server.values(recipe), workroot
         )
@@ -138,6 +157,14 @@ def run_recipe(
         forget_owner(run_dir)
     signal_for_test("run-kept")
     return data_dir / recipe.name / header.run_id
+
+
+def drawn_starts(profile: Profile) -> tuple[ServerStart, ...] | None:
+    """Where a profile starts the servers several times: each start's first round and a random hash seed."""
+    if profile.starts == 1:
+        return None
+    draw = random.SystemRandom()
+    return tuple(ServerStart(first_round=first, hash_seed=draw.randrange(2**32)) for first in profile.first_rounds())
 
 
 def _present(hosts: Placement, recipe: Recipe, plan: Plan, reporter: Reporter) -> tuple[list[SkippedSubject], Plan]:

@@ -88,15 +88,20 @@ def start_subjects(
     stack: ExitStack,
     run_dir: Path,
     reporter: Reporter,
+    seed: int | None = None,
+    number: int = 1,
+    workroot: Path | None = None,
 ) -> tuple[dict[str, Started], list[SkippedSubject], Path]:
     """Start, probe and verify each subject on the server host; one that fails costs only its own row
-    (the others run). Also returns the folder the subjects work in there."""
+    (the others run). Also returns the folder the subjects work in there. A run's start `number` after the
+    first starts them in the first one's folder; `seed` is their PYTHONHASHSEED (None: Python's own)."""
     started: dict[str, Started] = {}
     failed: list[SkippedSubject] = []
     host = hosts.server
-    workroot = stack.enter_context(host.workroot())
-    if hosts.one_machine:
-        record_owner(run_dir, workroot=workroot)
+    if workroot is None:
+        workroot = stack.enter_context(host.workroot())
+        if hosts.one_machine:
+            record_owner(run_dir, workroot=workroot)
     ports: dict[str, str] = {}  # port_<subject>: later subjects' configs reach earlier ones (backends)
     base = host.values(recipe)
     for offset, subject in enumerate(subjects):
@@ -106,7 +111,10 @@ def start_subjects(
         ports[f"port_{subject.name.replace('-', '_')}"] = str(port)
         reporter.status(f"starting {subject.label} on port {port}")
         try:
-            started[subject.name] = start_one(hosts, recipe, subject, values, settings, stack, run_dir)
+            log_name = subject.name if number == 1 else f"{subject.name}-start{number}"
+            started[subject.name] = start_one(
+                hosts, recipe, subject, values, settings, stack, run_dir, hash_seeded(seed), log_name
+            )
         except BenchError as error:
             failed.append(
                 SkippedSubject(name=subject.name, label=subject.label, reason=FAILED_AT_START, detail=str(error))
@@ -116,6 +124,35 @@ def start_subjects(
 
 
 FAILED_AT_START = "it did not start or did not answer correctly on this machine"
+
+
+def hash_seeded(seed: int | None) -> tuple[str, ...]:
+    """The command that runs a server with a given PYTHONHASHSEED (None: none, Python picks its own)."""
+    return () if seed is None else ("env", f"PYTHONHASHSEED={seed}")
+
+
+def restart_subjects(
+    hosts: Placement,
+    recipe: Recipe,
+    started: dict[str, Started],
+    settings: Settings,
+    stack: ExitStack,
+    run_dir: Path,
+    reporter: Reporter,
+    start: tuple[int, int, Path],
+) -> None:
+    """Stop the running subjects and start them again, in place in `started`: start (number, hash seed,
+    folder). A subject that started before and not now stops the run (its rounds would lose their pairs)."""
+    number, seed, workroot = start
+    subjects = [each.subject for each in started.values()]
+    stop_side_by_side(started)
+    again, failed, _ = start_subjects(
+        hosts, recipe, subjects, settings, stack, run_dir, reporter, seed, number, workroot
+    )
+    if failed:
+        raise BenchError(f"{failed[0].label} did not start again for start {number}: {failed[0].detail}")
+    started.clear()
+    started.update(again)
 
 
 def stop_side_by_side(started: dict[str, Started]) -> None:

@@ -22,13 +22,14 @@ import psutil
 from benchsite.errors import BenchError
 from benchsite.harness.engine.measure import cell_argv
 from benchsite.harness.engine.progress import Reporter
-from benchsite.harness.engine.start import Plan, start_one
+from benchsite.harness.engine.start import Plan, hash_seeded, start_one
 from benchsite.harness.hosts.placement import Placement
 from benchsite.harness.processes.processes import RunningServer
 from benchsite.harness.processes.signals import checkpoint
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.counting import CountedBatch, Counting, CountPlan, InstructionCount
 from benchsite.model.recipe import Recipe, Server
+from benchsite.model.run import ServerStart
 from benchsite.tools.base import ExternalCell
 
 START_SLOWDOWN = 10  # a server under callgrind starts this many times slower, at the most
@@ -74,9 +75,12 @@ def count_instructions(
     run_dir: Path,
     reporter: Reporter,
     workroots: list[Path],
+    starts: tuple[ServerStart, ...] | None = None,
 ) -> Counting | None:
-    """Every server subject's count in the profile's counting cells (None: the profile counts nothing);
-    the temporary folders the counted servers ran in are added to `workroots` (the run stores none of them)."""
+    """Every server subject's count in the profile's counting cells (None: the profile counts nothing), in
+    the counting plan's starts, each with the hash seed of the run's start of that number (cycling; none where
+    the run started its servers once); the temporary folders the counted servers ran in are added to
+    `workroots` (the run stores none of them)."""
     counting = profile.counting
     if counting is None:
         return None
@@ -89,6 +93,7 @@ def count_instructions(
             skipped="valgrind is not installed: apt-get install valgrind (conf/apt-packages.txt lists it)",
             counts=(),
         )
+    seeds = [starts[number % len(starts)].hash_seed if starts else None for number in range(counting.starts)]
     counts = []
     for subject, cells in plan:
         if not isinstance(subject, Server):
@@ -96,7 +101,7 @@ def count_instructions(
         for cell in cells:
             if cell.name in counting.cells and isinstance(cell, ExternalCell):
                 reporter.status(f"counting instructions: {subject.label}, {cell.label}")
-                counts.append(_count_one(hosts, recipe, subject, cell, counting, settings, run_dir, workroots))
+                counts.append(_count_one(hosts, recipe, subject, cell, counting, settings, run_dir, workroots, seeds))
                 found = counts[-1]
                 said = f"{found.per_request:,.0f} instructions/request" if found.per_request else found.error
                 reporter.step(f"{subject.label} {cell.label} under callgrind: {said}")
@@ -121,11 +126,40 @@ def _count_one(
     settings: Settings,
     run_dir: Path,
     workroots: list[Path],
+    seeds: list[int | None],
 ) -> InstructionCount:
-    """One subject's count in one cell; any failure becomes the count's error, never the run's."""
-    host = hosts.server
+    """One subject's count in one cell, start by start (each with its hash seed); any failure becomes the
+    count's error, never the run's."""
     argv: list[str] = []
     batches: list[CountedBatch] = []
+    try:
+        for number, seed in enumerate(seeds, start=1):
+            argv = _count_start(
+                hosts, recipe, subject, cell, counting, settings, run_dir, workroots, seed, number, batches
+            )
+    except BenchError as error:
+        return InstructionCount(
+            subject=subject.name, cell=cell.name, argv=tuple(argv), batches=tuple(batches), error=str(error)
+        )
+    return InstructionCount(subject=subject.name, cell=cell.name, argv=tuple(argv), batches=tuple(batches), error=None)
+
+
+def _count_start(
+    hosts: Placement,
+    recipe: Recipe,
+    subject: Server,
+    cell: ExternalCell,
+    counting: CountPlan,
+    settings: Settings,
+    run_dir: Path,
+    workroots: list[Path],
+    seed: int | None,
+    number: int,
+    batches: list[CountedBatch],
+) -> list[str]:
+    """One start of a server under callgrind: warmed up, then its batches counted into `batches`; the load
+    command of a batch. The server stops when the start is over."""
+    host = hosts.server
     with ExitStack() as stack:
         workroot = stack.enter_context(host.workroot())
         workroots.append(workroot)
@@ -139,24 +173,18 @@ def _count_one(
             "workdir": str(workroot / subject.name),
         }
         slow = settings.model_copy(update={"start_timeout_s": settings.start_timeout_s * START_SLOWDOWN})
-        try:
-            started = start_one(
-                hosts, recipe, subject, values, slow, stack, run_dir, wrapper(dumps), f"{subject.name}-callgrind"
-            )
-            server = started.server
-            counted = counted_cell(cell, counting)
-            argv = cell_argv(server, subject, counted, counting.requests, settings, host.address)
-            if counting.warmup_requests:
-                warmup = cell_argv(server, subject, counted, counting.warmup_requests, settings, host.address)
-                _load(hosts, server, warmup, settings)
-            for _ in range(counting.batches):
-                checkpoint()
-                batches.append(_batch(hosts, server, argv, settings, dumps, counting.requests))
-        except BenchError as error:
-            return InstructionCount(
-                subject=subject.name, cell=cell.name, argv=tuple(argv), batches=tuple(batches), error=str(error)
-            )
-    return InstructionCount(subject=subject.name, cell=cell.name, argv=tuple(argv), batches=tuple(batches), error=None)
+        log_name = f"{subject.name}-callgrind" + (f"-start{number}" if number > 1 else "")
+        wrap = (*hash_seeded(seed), *wrapper(dumps))
+        server = start_one(hosts, recipe, subject, values, slow, stack, run_dir, wrap, log_name).server
+        counted = counted_cell(cell, counting)
+        argv = cell_argv(server, subject, counted, counting.requests, settings, host.address)
+        if counting.warmup_requests:
+            warmup = cell_argv(server, subject, counted, counting.warmup_requests, settings, host.address)
+            _load(hosts, server, warmup, settings)
+        for _ in range(counting.batches):
+            checkpoint()
+            batches.append(_batch(hosts, server, argv, settings, dumps, counting.requests))
+    return argv
 
 
 def _load(hosts: Placement, server: RunningServer, argv: list[str], settings: Settings) -> float:
