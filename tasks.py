@@ -241,20 +241,16 @@ def versus(
 
 @task(help=HELP["powerbench"])
 @reported
-def powerbench(c: Context, runs: int = 10, profile: str = "power") -> None:
-    """Benchmark `invoke versus`: A/B runs of the framework app slowed by 0 and 2 % of its instructions, and by 2, 5,
-    10 and 25 % of its time; writes data/method/power.toml for the calibration page."""
-    from benchsite.commands.experiments import versus_runs
+def powerbench(c: Context, runs: int = 10, profile: str = "power", hog: bool = False, seed: int = 1) -> None:
+    """Benchmark `invoke versus`: A/B runs of the framework app slowed by 0 and 0.5 % of its instructions and 1 %
+    of its time (--hog: 0 and 5 % of its time, a CPU hog on the servers' CPU in each run); writes
+    data/method/power.toml (power-busy.toml) for the calibration page."""
+    from benchsite.commands.experiments import power_bench
     from benchsite.commands.versus import EXPERIMENT_DIR
-    from benchsite.harness.experiments.powerbench import method_record, power_runs
-    from benchsite.model.method import METHOD_DIR
-    from benchsite.results.store import write_text
 
     data_dir = _path(c, "data_dir")
-    where = _where(c, data_dir / EXPERIMENT_DIR)
-    sets = power_runs(ROOT, runs, versus_runs(where, profile, print), say=print)
-    write_text(data_dir / METHOD_DIR / "power.toml", method_record(sets, runs, profile))
-    print(f"wrote {_shown(data_dir / METHOD_DIR / 'power.toml')}")
+    written = power_bench(ROOT, data_dir, _where(c, data_dir / EXPERIMENT_DIR), runs, profile, seed if hog else None)
+    print(f"wrote {_shown(written)}")
 
 
 @task(help=HELP["faults"])

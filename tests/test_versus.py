@@ -311,7 +311,7 @@ POWER = COMMITTED_DATA / "experiments" / "power" / RECIPE
 
 
 def committed_power() -> list[tuple[str, list[RunView]]]:
-    record = read_method(COMMITTED_DATA / METHOD_DIR / "power.toml")
+    record = read_method(COMMITTED_DATA / METHOD_DIR / "power-one-start.toml")
     return [(s.label, [load_view(path) for path in s.run_dirs(COMMITTED_DATA)]) for s in record.sets]
 
 

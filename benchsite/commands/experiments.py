@@ -3,6 +3,7 @@ session as `invoke versus` and `invoke recipe`: machine name, quiet check, lefto
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,8 +11,10 @@ from benchsite.commands.recipe import Asked, Where, session
 from benchsite.errors import BenchError
 from benchsite.harness.engine.runner import RunChoices
 from benchsite.harness.experiments.hogbench import RecipeRun
-from benchsite.harness.experiments.powerbench import RECIPE, SUBJECT, VersusRun
-from benchsite.results.store import list_runs
+from benchsite.harness.experiments.powerbench import RECIPE, SUBJECT, HogChoice, VersusRun, method_record, power_runs
+from benchsite.model.method import METHOD_DIR
+from benchsite.model.recipe import load_recipe
+from benchsite.results.store import list_runs, write_text
 
 
 def stored_run(asked: Asked, where: Where) -> Path:
@@ -39,3 +42,15 @@ def versus_runs(where: Where, profile: str, say: Callable[[str], None]) -> Versu
 def recipe_runs(where: Where, recipe: str, profile: str) -> RecipeRun:
     """Runs of a recipe, waiting for a quiet machine first or not (--no-wait)."""
     return lambda wait: stored_run(Asked(recipe, profile, False, "", "", False, RunChoices(wait_for_quiet=wait)), where)
+
+
+def power_bench(repo: Path, data_dir: Path, where: Where, runs: int, profile: str, hog_seed: int | None) -> Path:
+    """`invoke powerbench`: the pilot and the levels' runs (under a hog drawn from `hog_seed` where given), and
+    the method record naming them; the record's path."""
+    recipe = load_recipe(RECIPE, repo / "recipes", repo / "conf")
+    cpu = recipe.settings.server_cpu if recipe.settings.server_cpu is not None else 0
+    hog = None if hog_seed is None else HogChoice(cpu, random.Random(hog_seed))
+    sets = power_runs(repo, runs, versus_runs(where, profile, print), print, hog)
+    record = data_dir / METHOD_DIR / ("power-busy.toml" if hog else "power.toml")
+    write_text(record, method_record(sets, runs, profile, hog is not None))
+    return record

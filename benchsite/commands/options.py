@@ -81,6 +81,9 @@ HELP: dict[str, dict[str, str]] = {
     "powerbench": {
         "runs": "A/B runs per injected slowdown (default 10)",
         "profile": "cherrypy-speed's profile for each run (default: power, the framework at -c 1)",
+        "hog": "measure on a busy machine: each run with a busy loop on the servers' CPU for a random 30-60 % of it "
+        "(writes data/method/power-busy.toml)",
+        "seed": "with --hog, the seed of the hogs' random shares and moments",
     },
     "faults": {
         "runs": "how many recipe runs to interrupt",

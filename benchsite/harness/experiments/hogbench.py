@@ -63,14 +63,14 @@ def rounds_window(run: RunDocument, launch_s: float) -> tuple[float, float]:
 RecipeRun = Callable[[bool], Path]
 
 
-def _until_started(run: RunDocument, launched: float) -> float:
+def until_started(run: RunDocument, launched: float) -> float:
     """How long `invoke recipe` took from its launch to the start of the run's own clock (imports, loading): the
     wall time from launch to its end, less the run's own (its rounds and what followed them)."""
     started, finished = (datetime.fromisoformat(stamp) for stamp in (run.started_at, run.finished_at))
     return max(0.0, (time.monotonic() - launched) - (finished - started).total_seconds())
 
 
-def _hog(plan: HogPlan, started: float) -> subprocess.Popen[bytes]:
+def busy_loop(plan: HogPlan, started: float) -> subprocess.Popen[bytes]:
     """The hog, pinned to its CPU, holding it from plan.delay_s after `started` for plan.seconds."""
     delay = max(0.0, plan.delay_s - (time.monotonic() - started))
     return subprocess.Popen(
@@ -90,10 +90,10 @@ def hogged_pairs(
         launched = time.monotonic()
         quiet = recipe_run(True)
         run_document = load_run(quiet)
-        startup_s = _until_started(run_document, launched)
+        startup_s = until_started(run_document, launched)
         plan = HogPlan.drawn(rng, *rounds_window(run_document, startup_s), cpu)
         say(f"pair {index}: quiet {quiet.name}; hog {plan}")
-        hog = _hog(plan, time.monotonic())
+        hog = busy_loop(plan, time.monotonic())
         try:
             hogged = recipe_run(False)
         finally:

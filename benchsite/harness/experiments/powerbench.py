@@ -12,14 +12,17 @@ data/method/power.toml: the calibration page recomputes from the runs which ones
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchsite.errors import BenchError
+from benchsite.harness.experiments.hogbench import HogPlan, busy_loop, rounds_window, until_started
 from benchsite.harness.processes.machine_lock import holding_the_machine
 from benchsite.model.variant import VARIANTS_DIR
-from benchsite.results.store import load_view
+from benchsite.results.store import load_run, load_view
 from benchsite.results.versus import paired_cells
 
 EXPERIMENT_DIR = Path("experiments") / "power"
@@ -69,11 +72,9 @@ class Level:
         return f"{100 * self.share:g} % {self.currency}" if self.share else "A/A"
 
 
-LEVELS: tuple[Level, ...] = (
-    Level(0.0, ""),
-    Level(0.02, "work"),
-    *(Level(share, "time") for share in (0.02, 0.05, 0.10, 0.25)),
-)
+# On a quiet machine: the smallest changes an A/B run is meant to call; under a hog: the usual question.
+LEVELS: tuple[Level, ...] = (Level(0.0, ""), Level(0.005, "work"), Level(0.01, "time"))
+HOG_LEVELS: tuple[Level, ...] = (Level(0.0, ""), Level(0.05, "time"))
 
 
 def step_shares(run: Path) -> dict[str, float]:
@@ -86,34 +87,70 @@ def step_shares(run: Path) -> dict[str, float]:
 
 
 @holding_the_machine
-def power_runs(repo: Path, runs: int, versus_run: VersusRun, say: Callable[[str], None]) -> list[PowerSet]:
-    """The pilot run that calibrates the loop, then `runs` runs of each level in turn: each set's runs."""
+def power_runs(
+    repo: Path, runs: int, versus_run: VersusRun, say: Callable[[str], None], hog: HogChoice | None = None
+) -> list[PowerSet]:
+    """The pilot run that calibrates the loop (on a quiet machine), then `runs` runs of each level in turn (each
+    under a hog of its own where `hog` is given): each set's runs."""
     if runs < 2:
         raise BenchError("--runs must be at least 2: a share of one run says nothing")
+    levels = HOG_LEVELS if hog else LEVELS
+    launched = time.monotonic()
     pilot = versus_run(slowed_app(repo, PILOT_STEPS))
+    window = rounds_window(load_run(pilot), until_started(load_run(pilot), launched))
     per_step = step_shares(pilot)
-    loops = {level: round(level.share / per_step[level.currency]) if level.share else 0 for level in LEVELS}
+    loops = {level: round(level.share / per_step[level.currency]) if level.share else 0 for level in levels}
     say(f"calibration: a step adds {per_step}: loops { ({level.name: n for level, n in loops.items()}) }")
-    made: dict[Level, list[str]] = {level: [] for level in LEVELS}
+    made: dict[Level, list[str]] = {level: [] for level in levels}
     for _ in range(runs):
-        for level in LEVELS:
-            made[level].append(versus_run(slowed_app(repo, loops[level])).name)
+        for level in levels:
+            folder = slowed_app(repo, loops[level])
+            made[level].append((hogged(versus_run, folder, window, hog, say) if hog else versus_run(folder)).name)
     sets = [PowerSet(f"pilot (sum(repeat(1, {PILOT_STEPS})), calibrates the loop)", [pilot.name])]
-    for level in LEVELS:
+    for level in levels:
         loop = f" (sum(repeat(1, {loops[level]})))" if loops[level] else " (the same app on both sides)"
         sets.append(PowerSet(level.name + loop, made[level]))
     return sets
 
 
-def method_record(sets: list[PowerSet], runs: int, profile: str) -> str:
+@dataclass(frozen=True)
+class HogChoice:
+    """Where the hog runs and the random draws of its share and moment."""
+
+    cpu: int
+    rng: random.Random
+
+
+def hogged(
+    versus_run: VersusRun, folder: Path, window: tuple[float, float], hog: HogChoice, say: Callable[[str], None]
+) -> Path:
+    """One A/B run with a hog over a random 30-60 % of its rounds, placed as the pilot placed its rounds after
+    its launch (`window`: when they began, and how long they took)."""
+    plan = HogPlan.drawn(hog.rng, *window, hog.cpu)
+    busy = busy_loop(plan, time.monotonic())
+    try:
+        made = versus_run(folder)
+    finally:
+        busy.kill()
+        busy.wait()
+    say(f"{made.name}: hog {plan}")
+    return made
+
+
+def method_record(sets: list[PowerSet], runs: int, profile: str, hog: bool = False) -> str:
     """data/method/power.toml: one set of A/B runs per injected slowdown, by id (the page recomputes the rest)."""
+    busy = (
+        ", each with a busy loop pinned to the servers' CPU for a random 30-60 % of it"
+        if hog
+        else " on a quiet machine"
+    )
     lines = [
         "# Written by `invoke powerbench`: A/B runs of cherrypy-speed's framework app against itself slowed by a busy",
         "# loop in its handler. Run ids only: the calibration page recomputes every figure from the runs.",
         "format_version = 1",
-        'title = "What an A/B run can see"',
+        f'title = "What an A/B run can see{" on a busy machine" if hog else ""}"',
         f'question = "{runs} A/B runs ({profile} profile) per injected slowdown of the framework at -c 1 (a share of '
-        'its time per request, or of its instructions): how often does each currency call the change?"',
+        f'its time per request, or of its instructions){busy}: how often does each currency call the change?"',
     ]
     for each in sets:
         lines += ["", "[[sets]]", f'label = "{each.label}"', f'recipe = "{RECIPE}"']
