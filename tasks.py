@@ -246,7 +246,7 @@ def powerbench(c: Context, runs: int = 10, profile: str = "power", hog: bool = F
     of its time (--hog: 0 and 5 % of its time, a CPU hog on the servers' CPU in each run); writes
     data/method/power.toml (power-busy.toml) for the calibration page."""
     from benchsite.commands.experiments import power_bench
-    from benchsite.commands.versus import EXPERIMENT_DIR
+    from benchsite.harness.experiments.powerbench import EXPERIMENT_DIR
 
     data_dir = _path(c, "data_dir")
     written = power_bench(ROOT, data_dir, _where(c, data_dir / EXPERIMENT_DIR), runs, profile, seed if hog else None)

@@ -82,7 +82,7 @@ def test_the_median_and_spread_of_batches() -> None:
 
 
 def test_a_plan_with_a_concurrency_counts_an_ab_cells_command_at_it_and_refuses_a_wrk_cell() -> None:
-    plan = {"cells": ["c10"], "batches": 3, "requests": 300, "warmup_requests": 100}
+    plan = {"cells": ["c10"], "batches": 3, "requests": 300, "warmup_requests": 100, "starts": 1}
     cell = AbCell(concurrency=10, keepalive=False)
     assert counted_cell(cell, CountPlan(**plan, concurrency=None)) is cell
     one = counted_cell(cell, CountPlan(**plan, concurrency=1))

@@ -176,6 +176,38 @@ def test_the_pdf_builder_draws_the_charts_into_the_pdf(tmp_path: Path, data_dir:
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Subtype /Form") >= 1  # the chart, embedded as vector art
 
 
+LONG_COMMAND = (
+    "$ .venv/bin/invoke versus cherrypy-speed -a CherryPy==18.9.0,cheroot==10.0.1 -b CherryPy==18.10.0,cheroot==11.1.2 "
+    "--subjects framework,raw-wsgi --profile versus --data-dir data/experiments/versus --machine my-laptop"
+)
+
+
+def test_a_code_line_too_long_for_print_breaks_between_words_with_a_shells_backslash() -> None:
+    from benchsite.sphinxext.nodes import PRINT_COLUMNS, wrapped_for_print
+
+    wrapped = wrapped_for_print(f"   {LONG_COMMAND}\nshort", " \\").splitlines()
+    assert all(len(line) <= PRINT_COLUMNS for line in wrapped) and wrapped[-1] == "short"
+    assert all(line.endswith(" \\") for line in wrapped[:-2]) and wrapped[1].startswith("       ")
+    assert " ".join(line.removesuffix(" \\").strip() for line in wrapped[:-1]) == LONG_COMMAND
+
+
+def test_the_pdf_prints_a_long_command_whole_broken_between_words(tmp_path: Path, data_dir: Path) -> None:
+    from pypdf import PdfReader
+
+    body = f"Run it:\n\n.. code-block:: console\n\n   {LONG_COMMAND}\n"
+    built = build(tmp_path, body, builder="rinoh", extensions=("rinoh.frontend.sphinx",))
+    assert not [w for w in built.warnings if "bench" in w], built.warnings
+    text = "\n".join(page.extract_text() for page in PdfReader(built.outdir / "tiny.pdf").pages)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    start = next(i for i, line in enumerate(lines) if line.startswith("$ .venv/bin/invoke versus"))
+    printed = []
+    for line in lines[start:]:
+        printed.append(line.removesuffix("\\").strip())
+        if not line.endswith("\\"):
+            break
+    assert len(printed) > 1 and " ".join(printed) == LONG_COMMAND  # every word, whole, in order
+
+
 def test_a_printed_page_keeps_every_cell_of_a_wide_table_and_points_to_the_raw_outputs(
     tmp_path: Path, data_dir: Path
 ) -> None:

@@ -6,19 +6,25 @@ from __future__ import annotations
 import json
 import math
 import re
+from html import unescape
 from pathlib import Path
 
 import numpy as np
 import pytest
+from pages import one
 from scipy import stats
 from test_versus import committed_power
 
 from benchsite.errors import BenchError
 from benchsite.model.conf import PROFILE_DEFAULTS, Profile
-from benchsite.model.upgrade import read_run
+from benchsite.model.method import METHOD_DIR
+from benchsite.model.upgrade import read_method, read_run
+from benchsite.results.method import slices
+from benchsite.results.power import power_level
 from benchsite.results.store import list_runs, load_view
 from benchsite.results.versus import MARGIN, alike_rounds, paired_cells, per_start, start_ratios, time_untold
 from benchsite.results.view import RunView
+from committed import COMMITTED_DATA
 from conftest import REPO, run_invoke
 
 
@@ -128,3 +134,43 @@ def test_each_copy_of_an_ab_run_really_starts_once_per_start_with_that_starts_ha
     [cell] = paired_cells(view)
     assert cell.time is not None and cell.time.count == 3 and cell.time_margin == 0.0
     assert cell.work is not None and cell.work.count == 2 and cell.work_margin == 0.0
+
+
+def committed_record(name: str) -> list[tuple[str, list[RunView]]]:
+    record = read_method(COMMITTED_DATA / METHOD_DIR / f"{name}.toml")
+    return [(s.label, [load_view(path) for path in s.run_dirs(COMMITTED_DATA)]) for s in record.sets]
+
+
+def test_a_slice_sets_scatter_is_the_median_of_its_runs_standard_deviations_of_log_round_ratios() -> None:
+    for label, views in committed_record("slices"):
+        found = slices(label, views, "framework", "c1")
+        spreads = []
+        for view in views:
+            rates = {
+                side: {
+                    rep.index: rep.result.requests_per_s
+                    for rep in view.run.subject(f"framework-{side}").cell("c1").repetitions
+                    if rep.result
+                }  # type: ignore[union-attr]
+                for side in "ab"
+            }
+            logs = [
+                math.log(rates["b"][i] / rates["a"][i]) for i in alike_rounds(view, "framework-a", "framework-b", "c1")
+            ]
+            spreads.append(float(np.std(logs, ddof=1)))
+        assert found.runs == len(views) >= 2 and found.spread == pytest.approx(float(np.median(spreads)))
+        assert found.per_second == pytest.approx(found.spread * math.sqrt(found.round_s))
+        assert found.requests == views[0].run.profile.requests
+
+
+@pytest.mark.integration
+def test_the_pages_show_the_slices_and_the_power_counts_recomputed_from_the_runs(committed_site: Path) -> None:
+    methodology = unescape((committed_site / "methodology.html").read_text())
+    for label, views in committed_record("slices"):
+        found = slices(label, views, "framework", "c1")
+        assert one(methodology, slices=label).text == f"{100 * found.per_second:.1f} %"
+    opening = unescape((committed_site / "versus.html").read_text())
+    for label, views in committed_record("power")[1:]:
+        level = power_level(label, views)
+        said = f"{label.split(' (')[0]}: time called a change in {level.time_called} of {level.runs} runs, work in "
+        assert said + f"{level.work_called} of {level.runs}" in opening

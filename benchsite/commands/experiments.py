@@ -28,12 +28,12 @@ def stored_run(asked: Asked, where: Where) -> Path:
 
 
 def versus_runs(where: Where, profile: str, say: Callable[[str], None]) -> VersusRun:
-    """A/B runs of cherrypy-speed's framework app: the checkout's (A) against a folder's (B)."""
+    """A/B runs of cherrypy-speed's framework app: one folder's (A) against another's (B)."""
 
-    def run(folder: Path) -> Path:
-        sides = ("checkout", f"dir:{folder}")
+    def run(unchanged: Path, folder: Path) -> Path:
+        sides = (f"dir:{unchanged}", f"dir:{folder}")
         made = stored_run(Asked(RECIPE, profile, False, "", "", False, RunChoices(), sides, (SUBJECT,)), where)
-        say(f"{made.name}: B = {folder.name}")
+        say(f"{made.name}: A = {unchanged.name}, B = {folder.name}")
         return made
 
     return run

@@ -1,5 +1,6 @@
-"""What the method's experiments show, recomputed from their runs: verdicts run by run, and how much
-the per-round ratios of a claim's two figures scatter under each way of ordering a round."""
+"""What the method's experiments show, recomputed from their runs: verdicts run by run, how much the per-round
+ratios of a claim's two figures scatter under each way of ordering a round, and an A/B run's under each length
+of slice."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import AnyClaim, State, Verdict
 from benchsite.results.published import Published
+from benchsite.results.versus import alike_rounds
 from benchsite.results.view import RunView
 
 
@@ -47,3 +49,33 @@ def median_spread(runs: list[RunDocument], claim: AnyClaim) -> float | None:
     """The median over runs of a claim's per-round scatter."""
     spreads = [s for run in runs if (s := log_ratio_spread(run, claim)) is not None]
     return statistics.median(spreads) if spreads else None
+
+
+@dataclass(frozen=True)
+class Slices:
+    """A/B runs measured in slices of one length: how much their round ratios scatter, raw and per second."""
+
+    label: str
+    runs: int
+    requests: int  # a slice: one side's repetition
+    round_s: float  # the median wall time of a round's two slices
+    spread: float  # the median over the runs of the standard deviation of the log round ratios
+
+    @property
+    def per_second(self) -> float:
+        """The spread a round of one second would have if the noise were independent from request to request
+        (spread × √round_s): alike for two slice lengths, slicing finer cancels nothing more."""
+        return self.spread * float(np.sqrt(self.round_s))
+
+
+def slices(label: str, views: list[RunView], subject: str, cell: str) -> Slices:
+    """The scatter of one subject's A/B round ratios in one cell, over runs measured in one slice length."""
+    spreads, round_s = [], []
+    for view in views:
+        a, b = (f"{subject}-{side}" for side in "ab")
+        ratios = list(alike_rounds(view, a, b, cell).values())
+        spreads.append(float(np.std(np.log(ratios), ddof=1)))
+        walls = [rep.wall_s for name in (a, b) for rep in view.run.subject(name).cell(cell).repetitions]  # type: ignore[union-attr]
+        round_s.append(2 * statistics.median(walls))
+    requests = {view.run.profile.requests for view in views}
+    return Slices(label, len(views), min(requests), statistics.median(round_s), statistics.median(spreads))

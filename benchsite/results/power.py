@@ -61,3 +61,14 @@ def power_level(label: str, views: Sequence[RunView]) -> PowerLevel:
         cell = next((c for c in paired_cells(view) if c.subject == SUBJECT and c.cell == CELL), None)
         found.append(cell if cell is not None else PairedCell(SUBJECT, "", "", CELL, None, None))  # no copy ran it
     return PowerLevel(label, tuple(found))
+
+
+def power_said(where: str, levels: Sequence[PowerLevel]) -> str:
+    """One sentence of what the A/B runs of one record called: "On a quiet machine, A/A: time called a change in
+    0 of 10 runs, work in 0 of 10; ...". The injected change is named as the level's label names it."""
+    said = "; ".join(
+        f"{level.label.split(' (')[0]}: time called a change in {level.time_called} of {level.runs} runs, work in "
+        f"{level.work_called} of {level.runs}"
+        for level in levels
+    )
+    return f"{where}, {said}."

@@ -29,7 +29,14 @@ from benchsite.sphinxext.forest import BenchForest
 from benchsite.sphinxext.glossary import BenchGlossary
 from benchsite.sphinxext.history import BenchHistory
 from benchsite.sphinxext.listings import setup_listings
-from benchsite.sphinxext.method import BenchHogged, BenchPairing, BenchPower, BenchStability
+from benchsite.sphinxext.method import (
+    BenchHogged,
+    BenchPairing,
+    BenchPower,
+    BenchPowerSaid,
+    BenchSlices,
+    BenchStability,
+)
 from benchsite.sphinxext.nodes import (
     BenchDetails,
     bench_block,
@@ -85,6 +92,8 @@ DIRECTIVES = {
     "bench-pairing": BenchPairing,
     "bench-hogged": BenchHogged,
     "bench-power": BenchPower,
+    "bench-power-said": BenchPowerSaid,
+    "bench-slices": BenchSlices,
     "bench-versus": BenchVersus,
     "bench-details": BenchDetails,
     "bench-recipe": BenchRecipe,

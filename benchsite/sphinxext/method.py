@@ -12,8 +12,8 @@ from benchsite.model.run import RunDocument
 from benchsite.model.upgrade import read_method
 from benchsite.results.claims import State
 from benchsite.results.interference import hog_experiment
-from benchsite.results.method import median_spread, stability
-from benchsite.results.power import PILOT, power_level
+from benchsite.results.method import median_spread, slices, stability
+from benchsite.results.power import PILOT, PowerLevel, power_level, power_said
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
 from benchsite.results.store import load_run
 from benchsite.results.view import RunView
@@ -130,6 +130,43 @@ class BenchPairing(MethodDirective):
         ]
 
 
+class BenchSlices(MethodDirective):
+    """A/B runs of one subject and cell measured in slices of several lengths: how much their round ratios
+    scatter, raw and per second of measuring."""
+
+    def render(self) -> list[nodes.Node]:
+        record = self.record()
+        found = [
+            slices(run_set.label, [RunView(run) for run in self.runs(run_set)], SLICED_SUBJECT, SLICED_CELL)
+            for run_set in record.sets
+        ]
+        rows = [
+            [
+                each.label,
+                str(each.runs),
+                f"{each.requests:,}",
+                f"{each.round_s:.2f} s",
+                f"{100 * each.spread:.1f} %",
+                data(f"{100 * each.per_second:.1f} %", slices=each.label),
+            ]
+            for each in found
+        ]
+        headers = ("Slices", "A/B runs", "Requests a slice", "A round", "Round ratios' scatter", "Per second")
+        return [
+            nodes.paragraph(text=record.question),
+            table(headers, rows),
+            nodes.paragraph(
+                text="Scatter: the standard deviation of the logarithms of the round ratios B ÷ A, median over the "
+                "runs. Per second: the scatter times the square root of a round's seconds, the scatter a round "
+                "of one second would have if each request's noise were its own. Where it is alike for two slice "
+                "lengths, slicing finer cancels nothing that longer slices do not average away."
+            ),
+        ]
+
+
+SLICED_SUBJECT, SLICED_CELL = "framework", "c1"
+
+
 class BenchHogged(MethodDirective):
     """Quiet runs and runs under a CPU hog: each claim's verdict with the interference rule and without it,
     against the quiet runs pooled, and what compare says of each quiet/hogged pair."""
@@ -203,8 +240,7 @@ class BenchPower(MethodDirective):
     """The power benchmark: per injected slowdown, the share of A/B runs each currency called, as a table and a
     power curve."""
 
-    def render(self) -> list[nodes.Node]:
-        record = self.record()
+    def levels(self, record: MethodRecord) -> list[PowerLevel]:
         levels = [
             power_level(run_set.label, [RunView(run) for run in self.runs(run_set)])
             for run_set in record.sets
@@ -212,6 +248,11 @@ class BenchPower(MethodDirective):
         ]
         if not levels:
             raise BenchError(f"{self.arguments[0]}: a power record needs a set of runs per injected slowdown")
+        return levels
+
+    def render(self) -> list[nodes.Node]:
+        record = self.record()
+        levels = self.levels(record)
         rows = [
             [
                 level.label,
@@ -259,6 +300,19 @@ class BenchPower(MethodDirective):
             table(headers, rows, classes=["bench-power"]),
             chart_node(chart, "%"),
         ]
+
+
+class BenchPowerSaid(BenchPower):
+    """One sentence of what a power record's runs called, level by level, for the top of a page: where it was
+    measured (the directive's content, e.g. "On a quiet machine") and the counts, recomputed from the runs."""
+
+    has_content = True
+
+    def render(self) -> list[nodes.Node]:
+        where = " ".join(self.content).strip() or "Measured"
+        paragraph = nodes.paragraph(text=power_said(where, self.levels(self.record())))
+        paragraph["classes"].append("bench-power-said")
+        return [paragraph]
 
 
 def _change(change: float | None) -> str:

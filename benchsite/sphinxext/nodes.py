@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import textwrap
 from html import escape
 from pathlib import Path
 
@@ -22,37 +23,45 @@ class bench_chart(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
     """A chart to draw at write time; holds a Chart and its alt text."""
 
 
-def drawn(chart: Chart, file_format: str) -> bytes:
-    """The chart drawn in this format: from the user's cache when any build here drew it before (its name is
-    the digest of its data, options, drawing code and matplotlib), else drawn now and kept there."""
-    cached = user_cache("charts") / f"bench-{chart.digest()}.{file_format}"
+def drawn(chart: Chart, file_format: str, narrow: bool = False) -> bytes:
+    """The chart drawn in this format (narrow: the phone's drawing): from the user's cache when any build here
+    drew it before (its name is the digest of its data, options, drawing code and matplotlib), else drawn now
+    and kept there."""
+    cached = user_cache("charts") / f"bench-{chart.digest()}{NARROW_SUFFIX if narrow else ''}.{file_format}"
     content = read_cached(cached)
     if content is None:
-        from benchsite.sphinxext.charts import render  # matplotlib only when a chart is drawn
+        from benchsite.sphinxext.charts import NARROW, WIDE, render  # matplotlib only when a chart is drawn
 
-        content = render(chart, file_format)
+        content = render(chart, file_format, NARROW if narrow else WIDE)
         write_cached(cached, content)
     return content
 
 
-def chart_file(outdir: Path, imagedir: str, chart_digest: str) -> Path:
-    return outdir / imagedir / f"bench-{chart_digest}.svg"
+NARROW_SUFFIX = "-narrow"  # the file of a chart's phone drawing
+PHONE_MEDIA = "(max-width: 700px)"  # where a page's column is narrow enough to show the phone drawing
+
+
+def chart_file(outdir: Path, imagedir: str, chart_digest: str, narrow: bool = False) -> Path:
+    return outdir / imagedir / f"bench-{chart_digest}{NARROW_SUFFIX if narrow else ''}.svg"
 
 
 def visit_chart_html(self: HTML5Translator, node: bench_chart) -> None:
-    """Write the SVG once per distinct chart (reused when present), then an <img> to it."""
+    """Write the chart's two SVGs once per distinct chart (reused when present), the page's and the phone's,
+    then a <picture> of them: the phone's where the column is narrow."""
     chart = node["chart"]
-    digest = chart.digest()
-    path = chart_file(Path(self.builder.outdir), self.builder.imagedir, digest)
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(path.name + ".tmp")
-        temporary.write_bytes(drawn(chart, "svg"))
-        os.replace(temporary, path)  # only a complete drawing gets the chart's name
-    src = posixpath.join(self.builder.imgpath, path.name)
+    sources = {}
+    for narrow in (False, True):
+        path = chart_file(Path(self.builder.outdir), self.builder.imagedir, chart.digest(), narrow)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_name(path.name + ".tmp")
+            temporary.write_bytes(drawn(chart, "svg", narrow))
+            os.replace(temporary, path)  # only a complete drawing gets the chart's name
+        sources[narrow] = escape(posixpath.join(self.builder.imgpath, path.name))
     self.body.append(
-        f'<figure class="bench-chart"><a href="{escape(src)}" title="the chart full size">'
-        f'<img src="{escape(src)}" alt="{escape(node["alt"])}" width="100%" /></a></figure>\n'
+        f'<figure class="bench-chart"><a href="{sources[False]}" title="the chart full size"><picture>'
+        f'<source media="{PHONE_MEDIA}" srcset="{sources[True]}" />'
+        f'<img src="{sources[False]}" alt="{escape(node["alt"])}" width="100%" /></picture></a></figure>\n'
     )
     raise nodes.SkipNode
 
@@ -98,6 +107,10 @@ def for_other_builders(app: Sphinx, doctree: nodes.document, docname: str) -> No
     for listing in list(doctree.findall(nodes.literal_block)):  # a verbatim raw output: a pointer to it
         if RAW_LISTING in listing["classes"]:
             listing.replace_self(nodes.paragraph(text=RAW_IN_PRINT))
+        elif any(len(line) > PRINT_COLUMNS for line in listing.astext().splitlines()):  # else cut at the edge
+            shell = listing.get("language") in SHELLS
+            listing.rawsource = wrapped_for_print(listing.astext(), " \\" if shell else "")
+            listing.children = [nodes.Text(listing.rawsource)]
     for text in list(doctree.findall(nodes.Text)):  # print's fonts have no flag sign (U+2691): a word instead
         if FLAG in text and text.parent is not None:
             text.parent.replace(text, nodes.Text(str(text).replace(FLAG, FLAG_IN_PRINT)))
@@ -121,6 +134,26 @@ RAW_LISTING = "bench-raw-listing"
 FLAG, FLAG_IN_PRINT = "\u2691", "[flagged]"
 RAW_IN_PRINT = "(The verbatim output is on the web site's page and in the file named above.)"
 PAGE_COLUMNS = 4  # a table wider than this does not fit a printed page's width: each row becomes a list
+PRINT_COLUMNS = 80  # a code line longer than this runs past the printed page's edge
+SHELLS = ("console", "bash", "shell", "sh")  # a command there is continued with a backslash
+
+
+def wrapped_for_print(text: str, continued: str) -> str:
+    """Each line longer than the printed page broken between words (never inside one), ending in `continued`
+    (a shell's backslash, or nothing), its continuation indented four spaces more."""
+    lines = []
+    for line in text.splitlines():
+        if len(line) <= PRINT_COLUMNS:
+            lines.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()))
+        width = PRINT_COLUMNS - len(indent) - 4 - len(continued)
+        parts = textwrap.wrap(line.strip(), width, break_long_words=False, break_on_hyphens=False)
+        lines += [
+            (indent if number == 0 else indent + "    ") + part + (continued if number < len(parts) - 1 else "")
+            for number, part in enumerate(parts)
+        ]
+    return "\n".join(lines)
 
 
 def _columns(table: nodes.table) -> int:

@@ -9,7 +9,7 @@ from docutils import nodes
 
 from benchsite.errors import BenchError
 from benchsite.results.store import load_view
-from benchsite.results.versus import PairedCell, change_said, paired_cells
+from benchsite.results.versus import PairedCell, change_said, paired_cells, time_untold
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import ReportingDirective
 from benchsite.sphinxext.nodes import data
@@ -68,6 +68,7 @@ class BenchVersus(ReportingDirective):
                 "95 %, simultaneous over the cells of each currency."
             ),
             nodes.paragraph(text=detectable_said(cells)),
+            *(nodes.paragraph(text=said) for cell in cells if (said := time_untold(view, cell))),
         ]
 
 

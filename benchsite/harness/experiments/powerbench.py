@@ -43,11 +43,11 @@ class PowerSet:
 
 
 def slowed_app(repo: Path, loop: int) -> Path:
-    """A folder holding the framework app with `sum(range(loop))` in its handler (loop 0: unchanged)."""
+    """A folder holding the framework app with `sum(repeat(1, loop))` in its handler (loop 0: unchanged)."""
     source = (repo / "recipes" / RECIPE / APP).read_text()
     if HANDLER_RETURN not in source:
         raise BenchError(f"recipes/{RECIPE}/{APP} no longer returns {HANDLER_RETURN.strip()!r}: update powerbench")
-    folder = VARIANTS_DIR / "power" / f"loop-{loop}"
+    folder = VARIANTS_DIR / "power" / f"loop-{loop:06d}"  # one length: both sides' paths as long as each other
     folder.mkdir(parents=True, exist_ok=True)
     slowed = source.replace(IMPORTS, f"{IMPORTS}from itertools import repeat\n", 1).replace(
         HANDLER_RETURN, f"        sum(repeat(1, {loop}))  # slowed on purpose\n{HANDLER_RETURN}"
@@ -56,8 +56,10 @@ def slowed_app(repo: Path, loop: int) -> Path:
     return folder
 
 
-# One A/B run of the checkout's framework app (A) against the app in a folder (B): the run's folder.
-VersusRun = Callable[[Path], Path]
+# One A/B run of the framework app in one folder (A, unchanged) against the app in another (B): the run's folder.
+# Both sides run from copies in folders of one name length, so that an A/A run's sides differ in nothing but
+# their starts (the checkout's app runs from another path than a copy's).
+VersusRun = Callable[[Path, Path], Path]
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,8 @@ def power_runs(
         raise BenchError("--runs must be at least 2: a share of one run says nothing")
     levels = HOG_LEVELS if hog else LEVELS
     launched = time.monotonic()
-    pilot = versus_run(slowed_app(repo, PILOT_STEPS))
+    unchanged = slowed_app(repo, 0)
+    pilot = versus_run(unchanged, slowed_app(repo, PILOT_STEPS))
     window = rounds_window(load_run(pilot), until_started(load_run(pilot), launched))
     per_step = step_shares(pilot)
     loops = {level: round(level.share / per_step[level.currency]) if level.share else 0 for level in levels}
@@ -105,7 +108,9 @@ def power_runs(
     for _ in range(runs):
         for level in levels:
             folder = slowed_app(repo, loops[level])
-            made[level].append((hogged(versus_run, folder, window, hog, say) if hog else versus_run(folder)).name)
+            made[level].append(
+                (hogged(versus_run, unchanged, folder, window, hog, say) if hog else versus_run(unchanged, folder)).name
+            )
     sets = [PowerSet(f"pilot (sum(repeat(1, {PILOT_STEPS})), calibrates the loop)", [pilot.name])]
     for level in levels:
         loop = f" (sum(repeat(1, {loops[level]})))" if loops[level] else " (the same app on both sides)"
@@ -122,14 +127,19 @@ class HogChoice:
 
 
 def hogged(
-    versus_run: VersusRun, folder: Path, window: tuple[float, float], hog: HogChoice, say: Callable[[str], None]
+    versus_run: VersusRun,
+    unchanged: Path,
+    folder: Path,
+    window: tuple[float, float],
+    hog: HogChoice,
+    say: Callable[[str], None],
 ) -> Path:
     """One A/B run with a hog over a random 30-60 % of its rounds, placed as the pilot placed its rounds after
     its launch (`window`: when they began, and how long they took)."""
     plan = HogPlan.drawn(hog.rng, *window, hog.cpu)
     busy = busy_loop(plan, time.monotonic())
     try:
-        made = versus_run(folder)
+        made = versus_run(unchanged, folder)
     finally:
         busy.kill()
         busy.wait()
