@@ -263,7 +263,7 @@ def test_each_cell_of_a_committed_ab_run_says_what_it_could_see_in_both_currenci
 @pytest.mark.integration
 def test_the_ab_page_says_what_each_run_could_see(committed_site: Path) -> None:
     html = unescape((committed_site / "versus.html").read_text())
-    for run in ("20261125T081815.007972Z-versus", "20261126T172653.987849Z-versus"):
+    for run in ("20261125T081815.007972Z-versus", "20261126T223658.693235Z-versus"):
         said = detectable_said(paired_cells(load_view(COMMITTED_DATA / "experiments" / "versus" / RECIPE / run)))
         assert said in html and "80 % of the time" in said
 
@@ -310,8 +310,8 @@ def test_a_change_is_called_only_where_its_whole_interval_lies_beyond_the_margin
 POWER = COMMITTED_DATA / "experiments" / "power" / RECIPE
 
 
-def committed_power() -> list[tuple[str, list[RunView]]]:
-    record = read_method(COMMITTED_DATA / METHOD_DIR / "power-one-start.toml")
+def committed_power(name: str = "power-one-start") -> list[tuple[str, list[RunView]]]:
+    record = read_method(COMMITTED_DATA / METHOD_DIR / f"{name}.toml")
     return [(s.label, [load_view(path) for path in s.run_dirs(COMMITTED_DATA)]) for s in record.sets]
 
 
@@ -356,11 +356,13 @@ def test_the_power_benchmark_calls_a_5_percent_slowdown_and_a_2_percent_work_cha
 @pytest.mark.integration
 def test_the_calibration_page_shows_the_power_counts_recomputed_from_the_runs(committed_site: Path) -> None:
     html = unescape((committed_site / "calibration.html").read_text())
-    for label, views in committed_power()[1:]:
-        level = power_level(label, views)
-        name = label.split(" (")[0]
-        assert one(html, power=name, currency="time").text == f"{level.time_called} of {level.runs}"
-        assert one(html, power=name, currency="work").text == f"{level.work_called} of {level.runs}"
+    for record in ("power", "power-one-start"):
+        for label, views in committed_power(record)[1:]:
+            level = power_level(label, views)
+            name = label.split(" (")[0]
+            found = one(html, power=name, currency="time", record=record)
+            assert found.text == f"{level.time_called} of {level.runs}"
+            assert one(html, power=name, currency="work", record=record).text == f"{level.work_called} of {level.runs}"
 
 
 E2E = [

@@ -36,7 +36,16 @@ class Layout:
 
 
 WIDE = Layout(7.5, 10, 7, 8, 9, 80, 55, 480, 200, legend_below=False)
-NARROW = Layout(3.8, 9, 8, 8, 9, 44, 40, 250, 24, legend_below=True)
+NARROW = Layout(3.8, 9, 9, 9, 9.5, 44, 40, 250, 24, legend_below=True)
+
+
+def _row_inches(labels: list[str], layout: Layout, wide: float) -> float:
+    """The height of one row of a horizontal chart: as on the page, or on a phone enough for its longest
+    label, wrapped, at that layout's size (a line of 9 points takes about 0.16 inch)."""
+    if layout is WIDE:
+        return wide
+    lines = max((len(_wrapped(label, layout.row_chars).split("\n")) for label in labels), default=1)
+    return max(wide * 1.4, 0.16 * lines + 0.08)
 
 
 def _legend(axes: plt.Axes, layout: Layout, columns: int = 1) -> None:
@@ -197,7 +206,7 @@ def _render_hbars(chart: Chart, layout: Layout) -> plt.Figure:
     rows = [
         len([s for s in chart.series if not s.reference and not s.is_absent(p)]) for p in range(len(chart.categories))
     ]
-    per_bar = 0.22 if layout is WIDE else 0.36  # on a phone a subject's label may take two lines
+    per_bar = _row_inches([series.label for series in chart.series], layout, 0.22)
     heights = [0.9 + per_bar * count for count in rows]
     figure, panels = plt.subplots(
         len(chart.categories),
@@ -242,7 +251,7 @@ def _render_forest(chart: Chart, layout: Layout) -> plt.Figure:
     dot, a pooled one as a diamond), with the rule's thresholds as dashed lines."""
     rows = len(chart.categories)
     row_inches = FOREST_ROW_INCHES * (0.75 if chart.dodge else 1.0)  # dodged series need no room of their own
-    row_inches *= 1.0 if layout is WIDE else 1.4  # on a phone a row's label may take two lines
+    row_inches = _row_inches(list(chart.categories), layout, row_inches)
     figure, axes = plt.subplots(figsize=(layout.width, 1.8 + row_inches * rows), layout="constrained")
     positions = list(range(rows - 1, -1, -1))
     spread = 0.7 / max(len(chart.series), 1) if chart.dodge else 0.0
@@ -296,7 +305,7 @@ def _render_stack(chart: Chart, layout: Layout) -> plt.Figure:
     """One horizontal bar per category, top to bottom in the given order, the series' parts end to end (a part
     a category lacks is left out); each part's value printed in it where it is wide enough."""
     rows = len(chart.categories)
-    row_inches = STACK_ROW_INCHES * (1.0 if layout is WIDE else 1.4)  # on a phone a label may take two lines
+    row_inches = _row_inches(list(chart.categories), layout, STACK_ROW_INCHES)
     figure, axes = plt.subplots(figsize=(layout.width, 1.4 + row_inches * rows), layout="constrained")
     positions = list(range(rows))[::-1]
     starts = [0.0] * rows

@@ -260,8 +260,18 @@ class BenchPower(MethodDirective):
                 _change(level.work_change),
                 _change(level.time_change),
                 _width(level.time_half_width),
-                data(f"{level.work_called} of {level.runs}", power=level.label.split(" (")[0], currency="work"),
-                data(f"{level.time_called} of {level.runs}", power=level.label.split(" (")[0], currency="time"),
+                data(
+                    f"{level.work_called} of {level.runs}",
+                    power=level.label.split(" (")[0],
+                    currency="work",
+                    record=self.arguments[0],
+                ),
+                data(
+                    f"{level.time_called} of {level.runs}",
+                    power=level.label.split(" (")[0],
+                    currency="time",
+                    record=self.arguments[0],
+                ),
             ]
             for level in levels
         ]
