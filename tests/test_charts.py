@@ -9,7 +9,7 @@ import re
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 
-from benchsite.sphinxext.charts import NARROW, WIDE, _draw_lines, _label_axes, _render_hbars, render_svg
+from benchsite.sphinxext.charts import _draw_lines, _label_axes, _render_hbars, render_svg
 from benchsite.sphinxext.chartspec import Chart, Series
 
 FAST = Series("fast", (2000.0, 9000.0), (1900.0, 8800.0), (2100.0, 9100.0))
@@ -22,7 +22,7 @@ def bars(*series: Series) -> Chart:
 
 
 def test_panels_share_one_scale() -> None:
-    figure = _render_hbars(bars(FAST, FLAGGED, QUEUED), WIDE)
+    figure = _render_hbars(bars(FAST, FLAGGED, QUEUED))
     try:
         limits = {axes.get_xlim() for axes in figure.axes}
         assert len(limits) == 1 and limits.pop()[1] > 9100.0
@@ -35,7 +35,7 @@ def test_a_flagged_figure_keeps_its_number_and_an_absent_cell_is_not_a_failure()
     texts = re.findall(r"<text[^>]*>([^<]*)<", render_svg(bars(FAST, FLAGGED, QUEUED)).decode())
     assert "650  flagged" in texts and "1,234" in texts
     assert "failed" not in texts
-    figure = _render_hbars(bars(FAST, FLAGGED, QUEUED), WIDE)
+    figure = _render_hbars(bars(FAST, FLAGGED, QUEUED))
     try:  # -c 1 has no "queued" row at all; -c 10 has all three
         assert [len(axes.get_yticks()) for axes in figure.axes] == [2, 3]
     finally:
@@ -58,8 +58,8 @@ def test_runs_are_placed_by_their_date() -> None:
     )
     figure, axes = plt.subplots()
     try:
-        _draw_lines(axes, chart, WIDE)
-        _label_axes(axes, chart, WIDE)
+        _draw_lines(axes, chart)
+        _label_axes(axes, chart)
         xs = list(mdates.date2num(axes.get_lines()[0].get_xdata()))
         hours = [(b - a) * 24 for a, b in itertools.pairwise(xs)]
         assert [round(h, 2) for h in hours] == [16.98, 6.46]  # spaced by the time between the runs
@@ -67,15 +67,3 @@ def test_runs_are_placed_by_their_date() -> None:
     finally:
         plt.close(figure)
     assert "11-22 02:38" not in render_svg(chart).decode()  # no run-id ticks
-
-
-def test_the_phones_drawing_is_narrow_with_its_text_no_smaller_than_8_points_and_its_legend_below() -> None:
-    long = Series("CherryPy framework [B: dir:loop-40000]", (2000.0, 9000.0), (1900.0, 8800.0), (2100.0, 9100.0))
-    title = "How fast is CherryPy? — run 20261126T175644.478812Z-cheroot-sweep, every release of its server"
-    for kind in ("bar", "hbar", "line", "forest", "stack"):
-        chart = Chart(kind, title, "load setting", "median req/s", ("-c 1", "-c 10"), (FAST, long))  # type: ignore[arg-type]
-        wide, narrow = (render_svg(chart, layout).decode() for layout in (WIDE, NARROW))
-        widths = [float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1)) for svg in (wide, narrow)]  # type: ignore[union-attr]
-        assert widths[1] < 0.6 * widths[0] and widths[1] <= 4.3 * 72, (kind, widths)  # points: 3.8 inches and its text
-        sizes = [float(size) for size in re.findall(r"font-size: ([\d.]+)px", narrow)]
-        assert sizes and min(sizes) >= 8, (kind, sorted(set(sizes)))

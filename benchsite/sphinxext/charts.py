@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import textwrap
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, assert_never
 
@@ -15,50 +14,6 @@ import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 
 from benchsite.sphinxext.chartspec import Chart, Series
-
-
-@dataclass(frozen=True)
-class Layout:
-    """How wide a chart is drawn, its text sizes in points, and where its legend goes: beside the plot on a wide
-    page; under it, with larger text and wrapped titles, on a phone (where the drawing is shown about its own
-    width, so that no text is smaller than 9 px)."""
-
-    width: float  # inches
-    base: float  # ticks and axis labels
-    small: float  # values printed on bars
-    normal: float  # legends, category labels
-    title: float
-    title_chars: int  # a title's line, wrapped
-    label_chars: int  # an axis label's line, wrapped
-    axes_width_px: int  # the plot's width: category labels wider than this stand upright
-    row_chars: int  # a row's label beside a horizontal bar or a forest's whisker, wrapped
-    legend_below: bool
-
-
-WIDE = Layout(7.5, 10, 7, 8, 9, 80, 55, 480, 200, legend_below=False)
-NARROW = Layout(3.8, 9, 9, 9, 9.5, 44, 40, 250, 24, legend_below=True)
-
-
-def _row_inches(labels: list[str], layout: Layout, wide: float) -> float:
-    """The height of one row of a horizontal chart: as on the page, or on a phone enough for its longest
-    label, wrapped, at that layout's size (a line of 9 points takes about 0.16 inch)."""
-    if layout is WIDE:
-        return wide
-    lines = max((len(_wrapped(label, layout.row_chars).split("\n")) for label in labels), default=1)
-    return max(wide * 1.4, 0.16 * lines + 0.08)
-
-
-def _legend(axes: plt.Axes, layout: Layout, columns: int = 1) -> None:
-    """The legend: beside the plot, off its bars and lines; on a phone under it, across the figure."""
-    if layout.legend_below:
-        axes.figure.legend(loc="outside lower center", fontsize=layout.normal, ncols=min(columns, 2))
-    else:
-        axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=layout.normal)
-
-
-def _wrapped(text: str, chars: int) -> str:
-    """Each line of a text wrapped to `chars` characters."""
-    return "\n".join(textwrap.fill(line, chars) if line else line for line in text.split("\n"))
 
 
 def _gap(upper: float | None, lower: float | None) -> float:
@@ -83,7 +38,7 @@ def _positions(chart: Chart) -> list[Any]:
     return list(range(len(chart.categories)))
 
 
-def _draw_lines(axes: plt.Axes, chart: Chart, layout: Layout) -> None:
+def _draw_lines(axes: plt.Axes, chart: Chart) -> None:
     positions = _positions(chart)
     for index, series in enumerate(chart.series):
         points = [(x, m) for x, m in zip(positions, series.medians, strict=True) if m is not None]
@@ -117,10 +72,10 @@ def _draw_lines(axes: plt.Axes, chart: Chart, layout: Layout) -> None:
                 markeredgecolor="black",
             )
     axes.set_ylim(bottom=0)
-    _legend(axes, layout)
+    axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
 
 
-def _draw_bars(axes: plt.Axes, chart: Chart, layout: Layout) -> None:
+def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
     count = len(chart.series)
     width = 0.8 / max(count, 1)
     for index, series in enumerate(chart.series):
@@ -139,15 +94,15 @@ def _draw_bars(axes: plt.Axes, chart: Chart, layout: Layout) -> None:
                 bar.set_edgecolor("black")
         for position, (x, median) in enumerate(zip(xs, series.medians, strict=True)):
             if median is None and not series.is_absent(position):
-                axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=layout.normal)
+                axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
         if len(chart.categories) * count <= MAX_LABELLED_BARS:  # more would meet each other: the table has them
             axes.bar_label(
                 bars,
                 labels=[f"{m:,.{chart.decimals}f}" if m is not None else "" for m in series.medians],
-                fontsize=layout.small,
+                fontsize=7,
                 padding=2,
             )
-    _legend(axes, layout)
+    axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)  # beside the plot, off the bars
     axes.margins(y=0.15)
 
 
@@ -161,7 +116,7 @@ def _hbar_reach(chart: Chart) -> float:
     return max([*values, 1.0])
 
 
-def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int, reach: float, layout: Layout) -> None:
+def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int, reach: float) -> None:
     """One category: a bar per subject that runs there, fastest on top, the interval as a whisker, the value
     past its end."""
     bars = [
@@ -187,52 +142,51 @@ def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int, reach: float, 
             bar.set_edgecolor("black")
         end = max(v for v in (median, high, 0.0) if v is not None)
         text = "failed" if median is None else f"{median:,.0f}" + ("  flagged" if flagged else "")
-        axes.text(end + reach * 0.01, row, text, va="center", ha="left", fontsize=layout.small)
+        axes.text(end + reach * 0.01, row, text, va="center", ha="left", fontsize=7)
     title = chart.categories[position]
     for series in chart.series:
         value = series.medians[position]
         if series.reference and value is not None:
             axes.axvline(value, color="black", linestyle="--", linewidth=0.9)
             title += f"   (dashed line: {series.label}, {value:,.0f})"
-    labels = [_wrapped(series.label, layout.row_chars) for series, _, _ in bars]
-    axes.set_yticks(range(len(bars)), labels, fontsize=layout.normal)
+    axes.set_yticks(range(len(bars)), [series.label for series, _, _ in bars], fontsize=8)
     axes.set_ylim(len(bars) - 0.3, -0.7)  # the fastest on top
-    axes.set_xlim(0, reach * (1.22 if layout is WIDE else 1.45))  # room for the value labels
-    axes.set_title(_wrapped(title, layout.title_chars), fontsize=layout.title, loc="left")
+    axes.set_xlim(0, reach * 1.22)  # room for the value labels
+    axes.set_title(title, fontsize=9, loc="left")
     axes.grid(axis="x", alpha=0.3)
 
 
-def _render_hbars(chart: Chart, layout: Layout) -> plt.Figure:
+def _render_hbars(chart: Chart) -> plt.Figure:
     rows = [
         len([s for s in chart.series if not s.reference and not s.is_absent(p)]) for p in range(len(chart.categories))
     ]
-    per_bar = _row_inches([series.label for series in chart.series], layout, 0.22)
-    heights = [0.9 + per_bar * count for count in rows]
+    heights = [0.9 + 0.22 * count for count in rows]
     figure, panels = plt.subplots(
         len(chart.categories),
         1,
-        figsize=(layout.width, sum(heights) + 0.6),
+        figsize=(7.5, sum(heights) + 0.6),
         layout="constrained",
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
     reach = _hbar_reach(chart)
     for position, axes in enumerate(panels[:, 0]):
-        _draw_hbar_panel(axes, chart, position, reach, layout)
+        _draw_hbar_panel(axes, chart, position, reach)
     shared = "\n(one scale for every panel)" if len(chart.categories) > 1 else ""
-    panels[-1, 0].set_xlabel(_wrapped(chart.y_label + shared + _flag_note(chart), layout.label_chars))
-    figure.suptitle(_wrapped(chart.title, layout.title_chars), fontsize=layout.title + 1)
+    panels[-1, 0].set_xlabel(chart.y_label + shared + _flag_note(chart))
+    figure.suptitle(chart.title, fontsize=10)
     return figure
 
 
-def render_svg(chart: Chart, layout: Layout | None = None) -> bytes:
+def render_svg(chart: Chart) -> bytes:
     """Draw the chart as SVG (the web pages); deterministic output for the same input."""
-    return render(chart, "svg", layout or WIDE)
+    return render(chart, "svg")
 
 
 MAX_LABELLED_BARS = 16  # grouped bars that each print their value; beyond, the values are in the table only
 MIN_TIME_SPAN = timedelta(hours=2)  # the narrowest x axis of a chart over time
 TEXT_PX_PER_CHAR = 7  # a tick label's width per character at 10 pt, roughly
+AXES_WIDTH_PX = 480  # the plot's width in a 7.5-inch figure with its legend beside it
 
 
 def _flag_note(chart: Chart) -> str:
@@ -246,13 +200,12 @@ def _flag_note(chart: Chart) -> str:
 FOREST_ROW_INCHES = 0.32
 
 
-def _render_forest(chart: Chart, layout: Layout) -> plt.Figure:
+def _render_forest(chart: Chart) -> plt.Figure:
     """One row per category from the top: each series' estimate with its interval as a whisker (a run's as a
     dot, a pooled one as a diamond), with the rule's thresholds as dashed lines."""
     rows = len(chart.categories)
     row_inches = FOREST_ROW_INCHES * (0.75 if chart.dodge else 1.0)  # dodged series need no room of their own
-    row_inches = _row_inches(list(chart.categories), layout, row_inches)
-    figure, axes = plt.subplots(figsize=(layout.width, 1.8 + row_inches * rows), layout="constrained")
+    figure, axes = plt.subplots(figsize=(7.5, 1.8 + row_inches * rows), layout="constrained")
     positions = list(range(rows - 1, -1, -1))
     spread = 0.7 / max(len(chart.series), 1) if chart.dodge else 0.0
     for index, series in enumerate(chart.series):
@@ -279,14 +232,13 @@ def _render_forest(chart: Chart, layout: Layout) -> plt.Figure:
         )
     for threshold in chart.thresholds:
         axes.axvline(threshold, linestyle="--", color="black", linewidth=1)
-    rows_said = [_wrapped(category, layout.row_chars) for category in chart.categories]
-    axes.set_yticks(positions, rows_said, fontsize=layout.normal)
+    axes.set_yticks(positions, chart.categories, fontsize=8)
     axes.set_ylim(-0.7, rows - 0.3)
-    axes.set_xlabel(_wrapped(chart.x_label, layout.label_chars))
-    axes.set_title(_wrapped(chart.title, layout.title_chars), loc="left", fontsize=layout.title)
+    axes.set_xlabel(textwrap.fill(chart.x_label, 55))
+    axes.set_title(textwrap.fill(chart.title, 80), loc="left", fontsize=9)
     axes.grid(axis="x", alpha=0.3)
     if chart.dodge:  # several series in each row: say which colour is which
-        _legend(axes, layout)
+        axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
     return figure
 
 
@@ -301,12 +253,11 @@ def _time_span(chart: Chart) -> str:
 STACK_ROW_INCHES = 0.34
 
 
-def _render_stack(chart: Chart, layout: Layout) -> plt.Figure:
+def _render_stack(chart: Chart) -> plt.Figure:
     """One horizontal bar per category, top to bottom in the given order, the series' parts end to end (a part
     a category lacks is left out); each part's value printed in it where it is wide enough."""
     rows = len(chart.categories)
-    row_inches = _row_inches(list(chart.categories), layout, STACK_ROW_INCHES)
-    figure, axes = plt.subplots(figsize=(layout.width, 1.4 + row_inches * rows), layout="constrained")
+    figure, axes = plt.subplots(figsize=(7.5, 1.4 + STACK_ROW_INCHES * rows), layout="constrained")
     positions = list(range(rows))[::-1]
     starts = [0.0] * rows
     reach = max([sum(s.medians[i] or 0.0 for s in chart.series) for i in range(rows)] + [1.0])
@@ -316,23 +267,18 @@ def _render_stack(chart: Chart, layout: Layout) -> plt.Figure:
             positions, widths, left=starts, height=0.7, label=series.label, color=_series_colour(series, index)
         )
         labels = [f"{w:,.{chart.decimals}f}" if w >= 0.06 * reach else "" for w in widths]
-        axes.bar_label(bars, labels=labels, label_type="center", fontsize=layout.small, color="white")
+        axes.bar_label(bars, labels=labels, label_type="center", fontsize=7, color="white")
         starts = [start + width for start, width in zip(starts, widths, strict=True)]
-    rows_said = [_wrapped(category, layout.row_chars) for category in chart.categories]
-    axes.set_yticks(positions, rows_said, fontsize=layout.normal)
-    axes.set_xlabel(_wrapped(chart.y_label, layout.label_chars))
+    axes.set_yticks(positions, chart.categories, fontsize=8)
+    axes.set_xlabel(chart.y_label)
     axes.set_ylabel(chart.x_label)
-    axes.set_title(_wrapped(chart.title, layout.title_chars), loc="left", fontsize=layout.title)
+    axes.set_title(chart.title, loc="left", fontsize=9)
     axes.grid(axis="x", alpha=0.3)
-    if layout.legend_below:
-        _legend(axes, layout, columns=len(chart.series))
-    else:
-        below = (0.5, -0.12 - 0.9 / (1 + rows))
-        axes.legend(loc="upper center", bbox_to_anchor=below, ncols=len(chart.series), fontsize=layout.normal)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.9 / (1 + rows)), ncols=len(chart.series), fontsize=8)
     return figure
 
 
-def _label_axes(axes: plt.Axes, chart: Chart, layout: Layout) -> None:
+def _label_axes(axes: plt.Axes, chart: Chart) -> None:
     """Ticks, labels, title and grid of a single-panel chart."""
     # Labels that would not fit side by side stand upright, so that none covers another.
     if chart.times:  # dates where they fall, labelled as concisely as their spread allows
@@ -345,33 +291,31 @@ def _label_axes(axes: plt.Axes, chart: Chart, layout: Layout) -> None:
         # the dates the runs span go into the axis label, not into an offset that would meet it
         axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, show_offset=False))
     else:
-        crowded = sum(len(category) for category in chart.categories) * TEXT_PX_PER_CHAR > layout.axes_width_px
+        crowded = sum(len(category) for category in chart.categories) * TEXT_PX_PER_CHAR > AXES_WIDTH_PX
         axes.set_xticks(range(len(chart.categories)), chart.categories, rotation=90 if crowded else 0)
-    axes.set_xlabel(_wrapped(chart.x_label + _time_span(chart) + _flag_note(chart), layout.label_chars))
+    axes.set_xlabel(chart.x_label + _time_span(chart) + _flag_note(chart))
     axes.set_ylabel(chart.y_label)
-    # from the plot's left edge: clear of the y label
-    axes.set_title(_wrapped(chart.title, layout.title_chars), loc="left", fontsize=layout.title)
+    axes.set_title(chart.title, loc="left", fontsize=9)  # from the plot's left edge: clear of the y label
     axes.grid(axis="y", alpha=0.3)
 
 
-def render(chart: Chart, file_format: str, layout: Layout = WIDE) -> bytes:
+def render(chart: Chart, file_format: str) -> bytes:
     """Draw the chart as SVG, PDF (the PDF and LaTeX builds) or PNG; deterministic for the same input."""
     plt.rcdefaults()
-    plt.rcParams.update({"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": layout.base})
+    plt.rcParams.update({"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": 10})
     figure: plt.Figure | None = None
     try:
         match chart.kind:
             case "hbar":
-                figure = _render_hbars(chart, layout)
+                figure = _render_hbars(chart)
             case "forest":
-                figure = _render_forest(chart, layout)
+                figure = _render_forest(chart)
             case "stack":
-                figure = _render_stack(chart, layout)
+                figure = _render_stack(chart)
             case "line" | "bar":
-                height = 3.8 if layout is WIDE else 4.4
-                figure, axes = plt.subplots(figsize=(layout.width, height), layout="constrained")
-                (_draw_lines if chart.kind == "line" else _draw_bars)(axes, chart, layout)
-                _label_axes(axes, chart, layout)
+                figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
+                (_draw_lines if chart.kind == "line" else _draw_bars)(axes, chart)
+                _label_axes(axes, chart)
             case _:
                 assert_never(chart.kind)
         buffer = io.BytesIO()

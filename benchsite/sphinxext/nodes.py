@@ -23,45 +23,37 @@ class bench_chart(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
     """A chart to draw at write time; holds a Chart and its alt text."""
 
 
-def drawn(chart: Chart, file_format: str, narrow: bool = False) -> bytes:
-    """The chart drawn in this format (narrow: the phone's drawing): from the user's cache when any build here
-    drew it before (its name is the digest of its data, options, drawing code and matplotlib), else drawn now
-    and kept there."""
-    cached = user_cache("charts") / f"bench-{chart.digest()}{NARROW_SUFFIX if narrow else ''}.{file_format}"
+def drawn(chart: Chart, file_format: str) -> bytes:
+    """The chart drawn in this format: from the user's cache when any build here drew it before (its name is
+    the digest of its data, options, drawing code and matplotlib), else drawn now and kept there."""
+    cached = user_cache("charts") / f"bench-{chart.digest()}.{file_format}"
     content = read_cached(cached)
     if content is None:
-        from benchsite.sphinxext.charts import NARROW, WIDE, render  # matplotlib only when a chart is drawn
+        from benchsite.sphinxext.charts import render  # matplotlib only when a chart is drawn
 
-        content = render(chart, file_format, NARROW if narrow else WIDE)
+        content = render(chart, file_format)
         write_cached(cached, content)
     return content
 
 
-NARROW_SUFFIX = "-narrow"  # the file of a chart's phone drawing
-PHONE_MEDIA = "(max-width: 700px)"  # where a page's column is narrow enough to show the phone drawing
-
-
-def chart_file(outdir: Path, imagedir: str, chart_digest: str, narrow: bool = False) -> Path:
-    return outdir / imagedir / f"bench-{chart_digest}{NARROW_SUFFIX if narrow else ''}.svg"
+def chart_file(outdir: Path, imagedir: str, chart_digest: str) -> Path:
+    return outdir / imagedir / f"bench-{chart_digest}.svg"
 
 
 def visit_chart_html(self: HTML5Translator, node: bench_chart) -> None:
-    """Write the chart's two SVGs once per distinct chart (reused when present), the page's and the phone's,
-    then a <picture> of them: the phone's where the column is narrow."""
+    """Write the SVG once per distinct chart (reused when present), then an <img> to it."""
     chart = node["chart"]
-    sources = {}
-    for narrow in (False, True):
-        path = chart_file(Path(self.builder.outdir), self.builder.imagedir, chart.digest(), narrow)
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(path.name + ".tmp")
-            temporary.write_bytes(drawn(chart, "svg", narrow))
-            os.replace(temporary, path)  # only a complete drawing gets the chart's name
-        sources[narrow] = escape(posixpath.join(self.builder.imgpath, path.name))
+    digest = chart.digest()
+    path = chart_file(Path(self.builder.outdir), self.builder.imagedir, digest)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_bytes(drawn(chart, "svg"))
+        os.replace(temporary, path)  # only a complete drawing gets the chart's name
+    src = posixpath.join(self.builder.imgpath, path.name)
     self.body.append(
-        f'<figure class="bench-chart"><a href="{sources[False]}" title="the chart full size"><picture>'
-        f'<source media="{PHONE_MEDIA}" srcset="{sources[True]}" />'
-        f'<img src="{sources[False]}" alt="{escape(node["alt"])}" width="100%" /></picture></a></figure>\n'
+        f'<figure class="bench-chart"><a href="{escape(src)}" title="the chart full size">'
+        f'<img src="{escape(src)}" alt="{escape(node["alt"])}" width="100%" /></a></figure>\n'
     )
     raise nodes.SkipNode
 
