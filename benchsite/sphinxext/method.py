@@ -319,8 +319,14 @@ class BenchPowerSaid(BenchPower):
     has_content = True
 
     def render(self) -> list[nodes.Node]:
-        where = " ".join(self.content).strip() or "Measured"
-        paragraph = nodes.paragraph(text=power_said(where, self.levels(self.record())))
+        record = self.record()
+        runs = [run for run_set in record.sets for run in self.runs(run_set)]
+        machines = ", ".join(sorted({run.machine.name for run in runs}))
+        days = sorted({run.started_at[:10] for run in runs})
+        where = (
+            " ".join(self.content).strip() or "Measured"
+        ) + f" ({machines}, {' to '.join(dict.fromkeys([days[0], days[-1]]))})"
+        paragraph = nodes.paragraph(text=power_said(where, self.levels(record)))
         paragraph["classes"].append("bench-power-said")
         return [paragraph]
 
