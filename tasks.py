@@ -241,7 +241,9 @@ def versus(
 
 @task(help=HELP["powerbench"])
 @reported
-def powerbench(c: Context, runs: int = 10, profile: str = "power", hog: bool = False, seed: int = 1) -> None:
+def powerbench(
+    c: Context, runs: int = 10, profile: str = "power", hog: bool = False, seed: int = 1, resume: bool = False
+) -> None:
     """Benchmark `invoke versus`: A/B runs of the framework app slowed by 0 and 0.5 % of its instructions and 1 %
     of its time (--hog: 0 and 5 % of its time, a CPU hog on the servers' CPU in each run); writes
     data/method/power.toml (power-busy.toml) for the calibration page."""
@@ -249,7 +251,8 @@ def powerbench(c: Context, runs: int = 10, profile: str = "power", hog: bool = F
     from benchsite.harness.experiments.powerbench import EXPERIMENT_DIR
 
     data_dir = _path(c, "data_dir")
-    written = power_bench(ROOT, data_dir, _where(c, data_dir / EXPERIMENT_DIR), runs, profile, seed if hog else None)
+    where = _where(c, data_dir / EXPERIMENT_DIR)
+    written = power_bench(ROOT, data_dir, where, runs, profile, seed if hog else None, resume)
     print(f"wrote {_shown(written)}")
 
 

@@ -206,6 +206,39 @@ def test_no_chart_draws_text_past_its_edges(committed_site: Path, site_url: str,
     assert not problems, "\n".join(problems)
 
 
+# Each chart's image on the page: its file name and the width it is shown at.
+CHART_IMAGES = """
+return [...document.querySelectorAll('figure.bench-chart img')]
+  .map(i => [decodeURIComponent(i.currentSrc.split('/').pop()), i.getBoundingClientRect().width]);
+"""
+SMALLEST_CHART_TEXT_PX = 9
+
+
+def test_no_chart_text_is_smaller_than_9_px_on_a_420_px_phone(
+    committed_site: Path, site_url: str, browser: object
+) -> None:
+    browser.set_window_rect(width=420, height=SCREEN_HEIGHT)
+    problems, seen = [], 0
+    try:
+        for page in pages(committed_site):
+            if "bench-chart" not in (committed_site / page).read_text():
+                continue
+            browser.get(urljoin(site_url, page))
+            for name, width in browser.execute_script(CHART_IMAGES):
+                svg = (committed_site / "_images" / name).read_text()
+                found = re.search(r'viewBox="0 0 ([\d.]+) ', svg)
+                assert found is not None, name
+                sizes = [float(size) for size in re.findall(r"font-size: ([\d.]+)px", svg)]
+                assert sizes, f"{name}: no text size found"
+                shown = min(sizes) * width / float(found.group(1))  # the SVG's units scaled to the image's width
+                seen += 1
+                if shown < SMALLEST_CHART_TEXT_PX:
+                    problems.append(f"{page}: {name} shown {width:.0f} px wide, its smallest text {shown:.1f} px")
+    finally:
+        browser.set_window_rect(width=1400, height=1000)
+    assert seen >= 20 and not problems, "\n".join(problems)
+
+
 def test_no_table_needs_sideways_scrolling_at_1400_px(committed_site: Path, site_url: str, browser: object) -> None:
     problems = []
     for page in pages(committed_site):

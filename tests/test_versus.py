@@ -356,7 +356,7 @@ def test_the_power_benchmark_calls_a_5_percent_slowdown_and_a_2_percent_work_cha
 @pytest.mark.integration
 def test_the_calibration_page_shows_the_power_counts_recomputed_from_the_runs(committed_site: Path) -> None:
     html = unescape((committed_site / "calibration.html").read_text())
-    for record in ("power", "power-one-start"):
+    for record in ("power", "power-path", "power-one-start"):
         for label, views in committed_power(record)[1:]:
             level = power_level(label, views)
             name = label.split(" (")[0]

@@ -11,9 +11,21 @@ from benchsite.commands.recipe import Asked, Where, session
 from benchsite.errors import BenchError
 from benchsite.harness.engine.runner import RunChoices
 from benchsite.harness.experiments.hogbench import RecipeRun
-from benchsite.harness.experiments.powerbench import RECIPE, SUBJECT, HogChoice, VersusRun, method_record, power_runs
+from benchsite.harness.experiments.powerbench import (
+    RECIPE,
+    SUBJECT,
+    UNDER_WAY,
+    HogChoice,
+    Level,
+    PowerProgress,
+    VersusRun,
+    method_record,
+    power_runs,
+    progress_of,
+)
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import load_recipe
+from benchsite.model.upgrade import read_method
 from benchsite.results.store import list_runs, write_text
 
 
@@ -44,13 +56,24 @@ def recipe_runs(where: Where, recipe: str, profile: str) -> RecipeRun:
     return lambda wait: stored_run(Asked(recipe, profile, False, "", "", False, RunChoices(wait_for_quiet=wait)), where)
 
 
-def power_bench(repo: Path, data_dir: Path, where: Where, runs: int, profile: str, hog_seed: int | None) -> Path:
-    """`invoke powerbench`: the pilot and the levels' runs (under a hog drawn from `hog_seed` where given), and
-    the method record naming them; the record's path."""
+def power_bench(
+    repo: Path, data_dir: Path, where: Where, runs: int, profile: str, hog_seed: int | None, resume: bool
+) -> Path:
+    """`invoke powerbench`: the pilot and the levels' runs (under a hog drawn from `hog_seed` where given), the
+    method record naming them rewritten after every run (--resume: going on with it); the record's path."""
     recipe = load_recipe(RECIPE, repo / "recipes", repo / "conf")
     cpu = recipe.settings.server_cpu if recipe.settings.server_cpu is not None else 0
     hog = None if hog_seed is None else HogChoice(cpu, random.Random(hog_seed))
-    sets = power_runs(repo, runs, versus_runs(where, profile, print), print, hog)
     record = data_dir / METHOD_DIR / ("power-busy.toml" if hog else "power.toml")
-    write_text(record, method_record(sets, runs, profile, hog is not None))
+    shown = str(record.relative_to(repo) if record.is_relative_to(repo) else record)
+    if resume and not record.is_file():
+        raise BenchError(f"--resume: there is no {shown} to go on with: run invoke powerbench without --resume")
+    if not resume and record.is_file() and UNDER_WAY in record.read_text():
+        raise BenchError(f"{shown} is under way: go on with it with --resume, or delete it to start anew")
+    resumed = progress_of(read_method(record), where.target / RECIPE, hog is not None, shown) if resume else None
+
+    def keep(progress: PowerProgress, loops: dict[Level, int]) -> None:
+        write_text(record, method_record(progress, loops, runs, profile))
+
+    power_runs(repo, runs, versus_runs(where, profile, print), keep, print, hog, resumed)
     return record

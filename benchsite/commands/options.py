@@ -84,6 +84,8 @@ HELP: dict[str, dict[str, str]] = {
         "hog": "measure on a busy machine: each run with a busy loop on the servers' CPU for a random 30-60 % of it "
         "(writes data/method/power-busy.toml)",
         "seed": "with --hog, the seed of the hogs' random shares and moments",
+        "resume": "go on with the record an interrupted run left (it is rewritten after every A/B run), making each "
+        "level's runs up to --runs",
     },
     "faults": {
         "runs": "how many recipe runs to interrupt",

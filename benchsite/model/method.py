@@ -37,3 +37,5 @@ class MethodRecord(Record):
     title: Text
     question: Text
     sets: Seq[RunSet] = Field(min_length=1)
+    # Settings its command chose while making the runs (never a figure a page shows), for a resumed run to go on.
+    made_with: dict[Name, float] = Field(default_factory=dict)

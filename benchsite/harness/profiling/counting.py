@@ -15,6 +15,7 @@ import re
 import subprocess
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -94,6 +95,7 @@ def count_instructions(
             counts=(),
         )
     seeds = [starts[number % len(starts)].hash_seed if starts else None for number in range(counting.starts)]
+    counter = _Counter(hosts, recipe, counting, settings, run_dir, workroots)
     counts = []
     for subject, cells in plan:
         if not isinstance(subject, Server):
@@ -101,7 +103,7 @@ def count_instructions(
         for cell in cells:
             if cell.name in counting.cells and isinstance(cell, ExternalCell):
                 reporter.status(f"counting instructions: {subject.label}, {cell.label}")
-                counts.append(_count_one(hosts, recipe, subject, cell, counting, settings, run_dir, workroots, seeds))
+                counts.append(counter.count(subject, cell, seeds))
                 found = counts[-1]
                 said = f"{found.per_request:,.0f} instructions/request" if found.per_request else found.error
                 reporter.step(f"{subject.label} {cell.label} under callgrind: {said}")
@@ -117,74 +119,65 @@ def counted_cell(cell: ExternalCell, counting: CountPlan) -> ExternalCell:
     return cell.model_copy(update={"concurrency": counting.concurrency})
 
 
-def _count_one(
-    hosts: Placement,
-    recipe: Recipe,
-    subject: Server,
-    cell: ExternalCell,
-    counting: CountPlan,
-    settings: Settings,
-    run_dir: Path,
-    workroots: list[Path],
-    seeds: list[int | None],
-) -> InstructionCount:
-    """One subject's count in one cell, start by start (each with its hash seed); any failure becomes the
-    count's error, never the run's."""
-    argv: list[str] = []
-    batches: list[CountedBatch] = []
-    try:
-        for number, seed in enumerate(seeds, start=1):
-            argv = _count_start(
-                hosts, recipe, subject, cell, counting, settings, run_dir, workroots, seed, number, batches
-            )
-    except BenchError as error:
+@dataclass(frozen=True)
+class _Counter:
+    """What every count of a run shares: where the servers run, the recipe, the counting plan, the settings and
+    the run's folder; the temporary folders the counted servers run in are added to `workroots`."""
+
+    hosts: Placement
+    recipe: Recipe
+    counting: CountPlan
+    settings: Settings
+    run_dir: Path
+    workroots: list[Path]
+
+    def count(self, subject: Server, cell: ExternalCell, seeds: list[int | None]) -> InstructionCount:
+        """One subject's count in one cell, start by start (each with its hash seed); any failure becomes the
+        count's error, never the run's."""
+        argv: list[str] = []
+        batches: list[CountedBatch] = []
+        error = None
+        try:
+            for number, seed in enumerate(seeds, start=1):
+                argv = self.start(subject, cell, seed, number, batches)
+        except BenchError as failed:
+            error = str(failed)
         return InstructionCount(
-            subject=subject.name, cell=cell.name, argv=tuple(argv), batches=tuple(batches), error=str(error)
+            subject=subject.name, cell=cell.name, argv=tuple(argv), batches=tuple(batches), error=error
         )
-    return InstructionCount(subject=subject.name, cell=cell.name, argv=tuple(argv), batches=tuple(batches), error=None)
 
-
-def _count_start(
-    hosts: Placement,
-    recipe: Recipe,
-    subject: Server,
-    cell: ExternalCell,
-    counting: CountPlan,
-    settings: Settings,
-    run_dir: Path,
-    workroots: list[Path],
-    seed: int | None,
-    number: int,
-    batches: list[CountedBatch],
-) -> list[str]:
-    """One start of a server under callgrind: warmed up, then its batches counted into `batches`; the load
-    command of a batch. The server stops when the start is over."""
-    host = hosts.server
-    with ExitStack() as stack:
-        workroot = stack.enter_context(host.workroot())
-        workroots.append(workroot)
-        dumps = workroot / "callgrind"
-        dumps.mkdir()
-        port = host.free_port()
-        values = {
-            **host.values(recipe),
-            "port": str(port),
-            "port2": str(host.free_port()),
-            "workdir": str(workroot / subject.name),
-        }
-        slow = settings.model_copy(update={"start_timeout_s": settings.start_timeout_s * START_SLOWDOWN})
-        log_name = f"{subject.name}-callgrind" + (f"-start{number}" if number > 1 else "")
-        wrap = (*hash_seeded(seed), *wrapper(dumps))
-        server = start_one(hosts, recipe, subject, values, slow, stack, run_dir, wrap, log_name).server
-        counted = counted_cell(cell, counting)
-        argv = cell_argv(server, subject, counted, counting.requests, settings, host.address)
-        if counting.warmup_requests:
-            warmup = cell_argv(server, subject, counted, counting.warmup_requests, settings, host.address)
-            _load(hosts, server, warmup, settings)
-        for _ in range(counting.batches):
-            checkpoint()
-            batches.append(_batch(hosts, server, argv, settings, dumps, counting.requests))
-    return argv
+    def start(
+        self, subject: Server, cell: ExternalCell, seed: int | None, number: int, batches: list[CountedBatch]
+    ) -> list[str]:
+        """One start of a server under callgrind: warmed up, then its batches counted into `batches`; the load
+        command of a batch. The server stops when the start is over."""
+        hosts, settings, counting = self.hosts, self.settings, self.counting
+        host = hosts.server
+        with ExitStack() as stack:
+            workroot = stack.enter_context(host.workroot())
+            self.workroots.append(workroot)
+            dumps = workroot / "callgrind"
+            dumps.mkdir()
+            port = host.free_port()
+            values = {
+                **host.values(self.recipe),
+                "port": str(port),
+                "port2": str(host.free_port()),
+                "workdir": str(workroot / subject.name),
+            }
+            slow = settings.model_copy(update={"start_timeout_s": settings.start_timeout_s * START_SLOWDOWN})
+            log_name = f"{subject.name}-callgrind" + (f"-start{number}" if number > 1 else "")
+            wrap = (*hash_seeded(seed), *wrapper(dumps))
+            server = start_one(hosts, self.recipe, subject, values, slow, stack, self.run_dir, wrap, log_name).server
+            counted = counted_cell(cell, counting)
+            argv = cell_argv(server, subject, counted, counting.requests, settings, host.address)
+            if counting.warmup_requests:
+                warmup = cell_argv(server, subject, counted, counting.warmup_requests, settings, host.address)
+                _load(hosts, server, warmup, settings)
+            for _ in range(counting.batches):
+                checkpoint()
+                batches.append(_batch(hosts, server, argv, settings, dumps, counting.requests))
+        return argv
 
 
 def _load(hosts: Placement, server: RunningServer, argv: list[str], settings: Settings) -> float:
