@@ -103,8 +103,11 @@ def test_a_hog_benchmark_record_keeps_its_window_and_its_levels_only_for_hog_ben
     with pytest.raises(BenchError, match=r"'5 % time.* is no level of a quiet benchmark: resume it with --hog"):
         read_back(record, tmp_path, hog=False)
     quiet = method_record(full, calibrated_loops(full.pilot, LEVELS), 10, "power")
-    with pytest.raises(BenchError, match=r"no \[made_with\] window"):
+    with pytest.raises(BenchError, match=r"'0.5 % work.* is no level of a busy \(--hog\) benchmark: resume it without"):
         read_back(quiet, tmp_path, hog=True)
+    windowless = "\n".join(line for line in record.splitlines() if not line.startswith(("[made_with]", "hog_")))
+    with pytest.raises(BenchError, match=r"no \[made_with\] window of the hogs"):
+        read_back(windowless, tmp_path, hog=True)
 
 
 def one_error(result: subprocess.CompletedProcess) -> str:
