@@ -353,10 +353,20 @@ def test_the_power_benchmark_calls_a_5_percent_slowdown_and_a_2_percent_work_cha
     assert levels["25 % time"].time_called == levels["25 % time"].runs
 
 
+def test_under_a_cpu_hog_a_5_percent_slowdown_is_called_by_time_and_an_aa_pair_is_not() -> None:
+    levels = {label.split(" (")[0]: power_level(label, views) for label, views in committed_power("power-busy")[1:]}
+    assert set(levels) == {"A/A", "5 % time"}
+    assert all(level.runs >= 10 for level in levels.values())
+    assert levels["A/A"].time_called <= 1 and levels["A/A"].work_called == 0
+    assert levels["5 % time"].time_called >= 9 * levels["5 % time"].runs // 10
+    assert levels["5 % time"].work_called == levels["5 % time"].runs  # its loop adds instructions too
+    assert all(cell.time is not None for level in levels.values() for cell in level.cells)  # no time cell "—"
+
+
 @pytest.mark.integration
 def test_the_calibration_page_shows_the_power_counts_recomputed_from_the_runs(committed_site: Path) -> None:
     html = unescape((committed_site / "calibration.html").read_text())
-    for record in ("power", "power-path", "power-one-start"):
+    for record in ("power", "power-busy", "power-path", "power-one-start"):
         for label, views in committed_power(record)[1:]:
             level = power_level(label, views)
             name = label.split(" (")[0]
