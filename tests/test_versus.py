@@ -99,11 +99,27 @@ def test_the_copies_of_a_subject_sit_side_by_side_so_each_round_measures_them_ba
     paired = paired_recipe((Variant("checkout"), parse_variant(f"dir:{tmp_path}", "b")))
     assert [s.name for s in paired.subjects] == ["framework-a", "framework-b"]  # raw-wsgi: neither side changes it
     a, b = paired.subjects
-    assert a.argv == loaded().subjects[0].argv and a.label == "CherryPy framework [A: checkout]"
+    assert a.label == "CherryPy framework [A: checkout]"
     assert b.argv[0] == "{python}" and b.argv[1].startswith("{variants}/b-") and b.argv[1].endswith("/framework_app.py")
     folder = VARIANTS_DIR / b.argv[1].split("/")[1]
     assert (folder / "framework_app.py").read_text() == (tmp_path / "framework_app.py").read_text()
     assert (folder / "raw_wsgi_app.py").is_file()  # the rest of the recipe's folder, for what the app imports
+
+
+def test_beside_a_folder_the_checkout_runs_from_a_copy_whose_path_is_as_long_as_the_other_sides(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "framework_app.py").write_text((REPO / "recipes" / RECIPE / "framework_app.py").read_text())
+    paired = paired_recipe((Variant("checkout"), parse_variant(f"dir:{tmp_path}", "b")))
+    a, b = paired.subjects
+    assert a.argv[1].startswith("{variants}/a-") and len(a.argv[1]) == len(b.argv[1])
+    assert [token for token in a.argv if token != a.argv[1]] == [token for token in b.argv if token != b.argv[1]]
+    source = REPO / "recipes" / RECIPE / "framework_app.py"
+    assert (VARIANTS_DIR / a.argv[1].split("/", 1)[1]).read_bytes() == source.read_bytes()
+    assert paired.variants is not None
+    recorded_a, _ = paired.variants.variants
+    assert recorded_a.files == {"framework_app.py": hashlib.sha256(source.read_bytes()).hexdigest()}
+    assert recorded_a.installed  # still what the checkout's environment ran
 
 
 def test_named_subjects_are_measured_even_where_neither_side_changes_them() -> None:

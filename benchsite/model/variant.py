@@ -130,7 +130,7 @@ class VariantRecord(Record):
     copies: dict[Name, Name]  # subject -> its copy that ran this variant
     installed: Seq[str] = ()  # NAME==VERSION of every distribution in its environment (a package variant's)
     resolved_as_of: str | None = None  # dependencies resolved no newer than this upload time (a release's)
-    files: dict[str, str] = Field(default_factory=dict)  # changed file -> its sha256 (a dir: or rev: variant's)
+    files: dict[str, str] = Field(default_factory=dict)  # file run from a copy -> sha256 (dir:, rev:, checkout by them)
 
     def version_of(self, distribution: str) -> str | None:
         """The version of a distribution its environment installed (None: not one of a package variant's)."""

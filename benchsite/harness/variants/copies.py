@@ -14,7 +14,13 @@ from pathlib import Path
 from benchsite.errors import BenchError
 from benchsite.harness.builds.byo import sha256_of
 from benchsite.harness.variants.envs import closure, of_its_time, package_envs, subject_distributions
-from benchsite.harness.variants.files import file_digests, materialized, running_from, variant_files
+from benchsite.harness.variants.files import (
+    checkout_files,
+    file_digests,
+    materialized,
+    running_from,
+    variant_files,
+)
 from benchsite.model.conf import Sweep
 from benchsite.model.recipe import AnySubject, Backend, Recipe
 from benchsite.model.sweep import EnvWanted, PackageEnv, release_slug
@@ -161,12 +167,23 @@ def _changes(
 ) -> list[tuple[Change, Ran]]:
     """How each variant changes a measured subject's command line, and what its record says it ran."""
     envs = _package_envs(recipe, [n.variant for n in variants], measured, say)
+    # Beside a folder or a revision, the checkout runs from a copy too, in a folder named as long as the other's
+    # (build/variants/a-<digest>/ beside b-<digest>/): a path's length alone moved the framework's instructions
+    # per request by 0.1-0.2 % (data/method/power-path.toml), which an A/B run would call a change.
+    files_beside = any(n.variant.kind in ("dir", "rev") for n in variants)
     found: list[tuple[Change, Ran]] = []
     for named in variants:
         variant = named.variant
         if variant.kind == "checkout":
             ran = {n: v for s in recipe.subjects if s.name in measured for n, v in _runs(recipe, s).items()}
-            found.append((_as_it_is, Ran(installed=tuple(f"{n}=={v}" for n, v in sorted(ran.items())))))
+            installed = tuple(f"{n}=={v}" for n, v in sorted(ran.items()))
+            if files_beside:
+                files = checkout_files(recipe, measured)
+                folder = materialized(recipe, named.name, files)
+                change = partial(running_from, folder=folder.name, files=files)
+                found.append((change, Ran(installed=installed, files=file_digests(files))))
+            else:
+                found.append((_as_it_is, Ran(installed=installed)))
         elif variant.kind == "opt":
             found.append((partial(_with_option, *variant.option), Ran()))
         elif variant.kind in ("pins", "release"):

@@ -37,6 +37,13 @@ def variant_files(recipe: Recipe, variant: Variant, side: str, measured: set[str
     return found
 
 
+def checkout_files(recipe: Recipe, measured: set[str]) -> dict[str, bytes]:
+    """{source file: its content in the checkout}, for the measured subjects' source files: a checkout side run
+    from a copy, as the side beside it runs."""
+    names = sorted({name for s in recipe.subjects if s.name in measured for name in s.source_files})
+    return {name: (recipe.directory / name).read_bytes() for name in names}
+
+
 def _regular_file(folder: Path, name: str, side: str) -> bytes | None:
     """The file's content if the folder has it as a regular file of its own (None: it has no such name); a
     link, device, FIFO, folder or oversize file is a one-line error, and nothing is followed or read first."""
