@@ -20,6 +20,7 @@ import pytest
 from pages import find, one
 from tiny_site import build
 
+from benchsite.errors import BenchError
 from benchsite.model.columns import read_form
 from benchsite.results.machines import by_machine
 from benchsite.results.metrics import METRICS, RPS
@@ -206,6 +207,24 @@ def test_the_pdf_prints_a_long_command_whole_broken_between_words(tmp_path: Path
         if not line.endswith("\\"):
             break
     assert len(printed) > 1 and " ".join(printed) == LONG_COMMAND  # every word, whole, in order
+
+
+def test_a_word_wider_than_the_printed_page_fails_the_pdf_in_one_line(tmp_path: Path) -> None:
+    from benchsite.commands.pdf import build_pdf
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "conf.py").write_text(
+        "extensions = ['rinoh.frontend.sphinx']\n"
+        "rinoh_documents = [{'doc': 'index', 'target': 'benchmarks', 'title': 'Tiny'}]\n"
+    )
+    word = "print_" + "x" * 120
+    (docs / "index.rst").write_text(f"Test page\n=========\n\n.. code-block:: python\n\n   {word}()\n")
+    with pytest.raises(BenchError) as raised:
+        build_pdf(docs, tmp_path / "pdf")
+    said = str(raised.value)
+    assert "past the margin" in said and "item too long to fit on line" in said and "\n" not in said
+    assert "break that line in its source" in said
 
 
 def test_a_printed_page_keeps_every_cell_of_a_wide_table_and_points_to_the_raw_outputs(

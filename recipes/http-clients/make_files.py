@@ -19,7 +19,8 @@ SIZES = (4, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 workdir = Path(sys.argv[1])
 authority = trustme.CA()
 authority.cert_pem.write_to_path(str(workdir / "ca.pem"))
-authority.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(workdir / "server.pem"))
+server = authority.issue_cert("127.0.0.1")
+server.private_key_and_cert_chain_pem.write_to_path(str(workdir / "server.pem"))
 
 www = workdir / "www"
 (www / "length").mkdir(parents=True)
