@@ -85,8 +85,9 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
             [_gap(m, lo) for m, lo in zip(series.medians, series.lows, strict=True)],
             [_gap(hi, m) for m, hi in zip(series.medians, series.highs, strict=True)],
         ]
+        whiskers = errors if any(v is not None for v in (*series.lows, *series.highs)) else None  # none: no caps
         bars = axes.bar(
-            xs, heights, width, yerr=errors, capsize=3, label=series.label, color=_series_colour(series, index)
+            xs, heights, width, yerr=whiskers, capsize=3, label=series.label, color=_series_colour(series, index)
         )
         for position, bar in enumerate(bars):
             if series.is_flagged(position):

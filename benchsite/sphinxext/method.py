@@ -285,7 +285,7 @@ class BenchPower(MethodDirective):
             "Time called a change",
         )
         chart = Chart(
-            kind="line",
+            kind="bar",
             title="Share of A/B runs that called a change",
             x_label="injected slowdown of the framework at -c 1 (work: of its instructions; time: of its time)",
             y_label="runs that called a change (%)",
