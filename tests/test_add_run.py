@@ -75,18 +75,26 @@ def test_a_run_whose_raw_output_was_edited_is_refused_and_nothing_is_copied(tmp_
     assert not [p for p in (data / RECIPE).iterdir() if p.name.startswith(".")]
 
 
-def test_a_run_copied_under_a_new_id_is_refused_naming_the_run_it_copies(tmp_path: Path) -> None:
-    """The duplicate of the faults round: a committed run with its folder and run_id renamed, nothing else."""
+@pytest.mark.parametrize("disguised", [False, True], ids=["renamed", "renamed-restamped-blank-added"])
+def test_a_run_copied_under_a_new_id_is_refused_naming_the_run_it_copies(tmp_path: Path, disguised: bool) -> None:
+    """The duplicates of the faults rounds: a committed run with its folder and run_id renamed, and the same
+    with its start time moved and three blanks added to the last line of one raw output."""
     data = site_data(tmp_path)
     source = COMMITTED[1]
     copy = tmp_path / "other" / source.name.replace(source.name[:8], "20261201")
     shutil.copytree(source, copy)
     document = json.loads((copy / RUN_FILE).read_text())
     document["run_id"] = copy.name
+    if disguised:
+        document["started_at"] = document["started_at"].replace(document["started_at"][:4], "2027")
+        raw = next(copy.glob("raw/*/*/rep-1.txt"))
+        raw.write_text(raw.read_text().rstrip("\n") + "   \n")
     (copy / RUN_FILE).write_text(json.dumps(document))
     result = run_invoke("add-run", str(copy), "--data-dir", str(data), timeout=120)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert f"the same raw outputs as run {source.name}" in result.stderr
+    why = "the same measured figures" if disguised else "started by the same machine at the same moment"
+    assert f"{why} ({document['started_at']}) as run" in result.stderr or f"{why} as run {source.name}" in result.stderr
+    assert source.name in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (data / RECIPE / copy.name).exists()
 

@@ -12,7 +12,7 @@ import pytest
 from benchsite.errors import BenchError
 from benchsite.model.run import RUN_FILE
 from benchsite.model.upgrade import read_run
-from benchsite.results.integrity import content_digest, reparse_mismatches
+from benchsite.results.integrity import content_digest, identities, reparse_mismatches
 from benchsite.results.store import load_run
 from benchsite.tools.ab import AbParseError, parse_ab_output
 from benchsite.tools.agreement import Printed, quotient_agrees
@@ -106,17 +106,44 @@ def test_a_committed_run_with_every_raw_output_doubled_is_refused_naming_the_fil
     assert problems and problems[0].startswith("raw/") and "disagrees with itself" in problems[0]
 
 
-def test_a_copy_under_another_id_has_the_same_content_and_an_edit_changes_it(tmp_path: Path) -> None:
+def _copy_under_a_new_id(tmp_path: Path) -> Path:
     copy = tmp_path / "20261123T071249.000000Z-full"
     shutil.copytree(RUN, copy)
     document = json.loads((copy / RUN_FILE).read_text())
     document["run_id"] = copy.name
     (copy / RUN_FILE).write_text(json.dumps(document))
-    original, copied = load_run(RUN), load_run(copy)
-    assert content_digest(copied) == content_digest(original) is not None
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("how", "reformat"),
+    [
+        ("three trailing blanks on its last line", lambda text: text.rstrip("\n") + "   \n"),
+        ("an empty last line", lambda text: text + "\n"),
+        ("CRLF line ends", lambda text: text.replace("\n", "\r\n")),
+        ("no final newline", lambda text: text.rstrip("\n")),
+    ],
+)
+def test_a_copy_with_a_report_reformatted_is_known_as_the_run_it_copies(tmp_path: Path, how: str, reformat) -> None:
+    """The faults round's copy: the same figures in other bytes are the same run (and still parse to them)."""
+    copy = _copy_under_a_new_id(tmp_path)
     raw = next(copy.glob("raw/*/*/rep-1.txt"))
-    raw.write_text(raw.read_text() + "\n")
-    assert content_digest(load_run(copy)) != content_digest(original)
+    raw.write_bytes(reformat(raw.read_text()).encode())
+    copied = load_run(copy)
+    assert reparse_mismatches(copied) == [], how
+    assert content_digest(copied) == content_digest(load_run(RUN)) is not None
+
+
+def test_a_copy_with_one_figure_changed_is_another_run_and_a_restart_the_same(tmp_path: Path) -> None:
+    copy = _copy_under_a_new_id(tmp_path)
+    original = load_run(RUN)
+    assert identities(load_run(copy), content_digest(load_run(copy))) == identities(original, content_digest(original))
+    raw = next(copy.glob("raw/*/*/rep-1.txt"))
+    raw.write_text(re.sub(r"(Connect:\s+\d+\s+\d+\s+)([\d.]+)", lambda m: m[1] + "9.9", raw.read_text(), count=1))
+    edited = load_run(copy)
+    assert content_digest(edited) != content_digest(original)  # its run.json now disagrees, which is refused
+    started_again = identities(edited, content_digest(edited))
+    assert started_again[0] == identities(original, None)[0]  # one machine, one start: still the same run
 
 
 def test_columns_of_unequal_length_say_which_in_which_cell() -> None:

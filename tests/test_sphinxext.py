@@ -385,3 +385,20 @@ def test_the_pdf_keeps_no_style_value_of_an_earlier_passs_containers() -> None:
     document = SimpleNamespace(page_elements={"%index": "a page of the last pass"})
     forget_placed_pages(document)  # type: ignore[arg-type]
     assert getattr(element, STYLE_CACHE) == {("font_size", None): 9} and document.page_elements == {}
+
+
+def test_a_disguised_copy_of_the_run_is_one_warning_however_many_directives_meet_it(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """The faults round's copy: a new id, a new start time, three blanks after one report's last line."""
+    copy = data_dir / RECIPE / "20261201T071248.420032Z-full"
+    shutil.copytree(RUN, copy)
+    document = json.loads((copy / "run.json").read_text())
+    document["run_id"], document["started_at"] = copy.name, document["started_at"].replace("2026-11-23", "2026-12-01")
+    (copy / "run.json").write_text(json.dumps(document))
+    raw = next(copy.glob("raw/*/*/rep-1.txt"))
+    raw.write_text(raw.read_text().rstrip("\n") + "   \n")
+    directives = "\n\n".join(f".. bench-{name}::" for name in ("claims", "history", "work"))
+    built = build(tmp_path, f".. bench-recipe:: {RECIPE}\n\n{directives}\n")
+    assert len(built.warnings) == 1, built.warnings
+    assert f"the same measured figures as run {RUN.name}" in built.warnings[0]

@@ -19,7 +19,7 @@ from benchsite.errors import BenchError
 from benchsite.model.recipe import load_recipe
 from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.records import read_json
-from benchsite.results.integrity import content_digest, duplicate_error, reparse_mismatches
+from benchsite.results.integrity import content_digest, duplicate_error, identities, reparse_mismatches
 from benchsite.results.store import STAGING_PREFIX, list_runs, load_run, load_view, write_json
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a raw output, log or run.json larger than this is no run's
@@ -148,10 +148,11 @@ def add_run(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path) -> tu
     target = data_dir / run.recipe / run.run_id
     if target.exists():
         raise BenchError(f"{target} already exists: this run was added before")
-    digest = content_digest(run)
-    for other in list_runs(data_dir / run.recipe) if digest is not None else []:
-        if load_view(other).content_digest == digest:
-            raise duplicate_error(run, load_view(other).run)
+    mine = set(identities(run, content_digest(run)))
+    for other in list_runs(data_dir / run.recipe):
+        view = load_view(other)
+        if mine & set(identities(view.run, view.content_digest)):
+            raise duplicate_error(run, view.run)
     staging = target.with_name(STAGING_PREFIX + run.run_id)
     shutil.rmtree(staging, ignore_errors=True)
     try:

@@ -1,56 +1,83 @@
 """What a run's raw outputs say about it: whether they still parse to the figures its run.json holds, and
-the digest a run is known by.
+what a run is known by.
 
-A run's identity is its content, the raw outputs it was measured with, whatever its folder or id: a run
-copied under another id has the same raw outputs, and counting it twice would narrow every pooled interval
-with a run that never happened.
+A run's identity is what it measured, whatever its folder, its id or its files' bytes: a run copied under
+another id, or with a blank added to a report, has the same figures, and counting it twice would narrow
+every pooled interval with a run that never happened. So the digest is taken over what the parsers read
+(each repetition's parsed figures; where nothing parsed, its lines without trailing blanks), and one
+machine cannot have started two runs at the same moment.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from dataclasses import dataclass
 
 from benchsite.errors import BenchError
 from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.tools import parse_report
-from benchsite.tools.base import Repetition
+
+
+@dataclass(frozen=True)
+class ReadBack:
+    """A run's raw outputs read again: where they disagree with run.json or with themselves, and the digest
+    of what was read (None where the run names no raw output: a run in which nothing was measured has no
+    content to be told by)."""
+
+    mismatches: list[str]
+    content_digest: str | None
+
+
+def read_back(run: RunDocument) -> ReadBack:
+    """Parse every raw output the run names once: each must parse to the result stored beside it (each
+    tool's parser also checks that a report agrees with itself), and the run is known by what was read
+    (each repetition's parsed figures; where nothing parsed, its lines without trailing blanks, carriage
+    returns or trailing empty lines)."""
+    problems, read = [], {}
+    for subject in run.subjects:
+        for cell in subject.cells:
+            for rep in cell.repetitions:
+                text = run.raw_text(rep)
+                try:
+                    again = parse_report(cell.tool, text)
+                except BenchError as error:
+                    read[rep.raw_output] = "\n".join(line.rstrip() for line in text.splitlines()).rstrip("\n")
+                    if rep.result is not None:
+                        problems.append(f"{rep.raw_output}: {error}")
+                    continue
+                read[rep.raw_output] = again.model_dump_json()
+                if rep.result is not None and again != rep.result:
+                    problems.append(f"{rep.raw_output}: parses to other figures than {RUN_FILE} holds")
+    if not read:
+        return ReadBack(problems, None)
+    each = sorted(hashlib.sha256(figures.encode()).hexdigest() for figures in read.values())
+    return ReadBack(problems, hashlib.sha256("\n".join(each).encode()).hexdigest())
 
 
 def reparse_mismatches(run: RunDocument) -> list[str]:
     """The repetitions whose raw output no longer parses to the result stored beside it, or disagrees with
-    itself (each tool's parser checks that); none: all agree."""
-    problems = []
-    for subject in run.subjects:
-        for cell in subject.cells:
-            for rep in cell.repetitions:
-                if rep.result is None:
-                    continue
-                try:
-                    again = parse_report(cell.tool, run.raw_text(rep))
-                except BenchError as error:
-                    problems.append(f"{rep.raw_output}: {error}")
-                    continue
-                if again != rep.result:
-                    problems.append(f"{rep.raw_output}: parses to other figures than {RUN_FILE} holds")
-    return problems
+    itself; none: all agree."""
+    return read_back(run).mismatches
 
 
 def content_digest(run: RunDocument) -> str | None:
-    """sha256 over the sorted sha256 of every raw output the run's repetitions name; None where it names
-    none (a run in which nothing was measured has no content to be told by)."""
-    named: dict[str, Repetition[Any]] = {
-        rep.raw_output: rep for subject in run.subjects for cell in subject.cells for rep in cell.repetitions
-    }
-    if not named:
-        return None
-    each = sorted(hashlib.sha256(run.raw_text(rep).encode()).hexdigest() for rep in named.values())
-    return hashlib.sha256("\n".join(each).encode()).hexdigest()
+    """What the run is known by: the digest of what its parsers read (see `read_back`)."""
+    return read_back(run).content_digest
+
+
+def identities(run: RunDocument, digest: str | None) -> tuple[tuple[str, ...], ...]:
+    """The keys a run is known by (`digest` is its content_digest): its machine with the moment it started,
+    and its measured figures. Two runs sharing either are one run."""
+    started = ("started", run.machine.id, run.started_at)
+    return (started, ("figures", digest)) if digest is not None else (started,)
 
 
 def duplicate_error(copy: RunDocument, original: RunDocument) -> BenchError:
-    """The one line that refuses a run with another's content."""
+    """The one line that refuses a run that is another under a new id."""
+    if copy.machine.id == original.machine.id and copy.started_at == original.started_at:
+        why = f"started by the same machine at the same moment ({copy.started_at})"
+    else:
+        why = "the same measured figures"
     return BenchError(
-        f"{copy.path}: the same raw outputs as run {original.run_id} (a copy under another id): "
-        "a run counts once; remove the copy"
+        f"{copy.path}: {why} as run {original.run_id} (a copy under another id): a run counts once; remove the copy"
     )

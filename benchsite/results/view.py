@@ -11,7 +11,7 @@ from functools import cached_property
 
 from benchsite.model.run import RunDocument
 from benchsite.results.figures import Figure, tool_limit_flag
-from benchsite.results.integrity import content_digest, reparse_mismatches
+from benchsite.results.integrity import ReadBack, read_back
 from benchsite.results.intervals import Interval, paired_rounds, ratio_interval
 from benchsite.results.metrics import METRICS, RPS, Metric, metric_values
 from benchsite.results.stats import CellSummary, summarize
@@ -27,14 +27,19 @@ class RunView:
         self._figures: dict[SubjectCell, Figure | None] = {}
 
     @cached_property
-    def content_digest(self) -> str | None:
-        """What the run is known by: the digest of its raw outputs (see `integrity.content_digest`)."""
-        return content_digest(self.run)
+    def read_back(self) -> ReadBack:
+        """Its raw outputs parsed again, once (see `integrity.read_back`)."""
+        return read_back(self.run)
 
-    @cached_property
+    @property
+    def content_digest(self) -> str | None:
+        """What the run is known by: the digest of what its parsers read."""
+        return self.read_back.content_digest
+
+    @property
     def raw_mismatches(self) -> list[str]:
         """Its raw outputs that do not parse to what run.json holds, or disagree with themselves."""
-        return reparse_mismatches(self.run)
+        return self.read_back.mismatches
 
     @cached_property
     def disturbed(self) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from benchsite.errors import BenchError
 from benchsite.model.recipe import RECIPE_FILE, load_recipe
 from benchsite.model.run import RUN_FILE
 from benchsite.results.evidence import Evidence, Pooled
-from benchsite.results.integrity import duplicate_error
+from benchsite.results.integrity import duplicate_error, identities
 from benchsite.results.machines import MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
 from benchsite.results.store import list_runs, load_view, recipe_views
@@ -25,6 +25,7 @@ from benchsite.sphinxext.nodes import data
 
 PAGE_RECIPE = "bench-recipe"  # the page's recipe, set by `.. bench-recipe:: NAME`
 NO_RUN_SAID = "bench-no-run-said"  # a page of a recipe with no run yet has said so
+PROBLEMS_SAID = "bench-problems-said"  # the data problems a page has warned of, each said once
 
 
 class NoRunYetError(BenchError):
@@ -59,7 +60,11 @@ class ReportingDirective(SphinxDirective):
                 return []
             self.env.temp_data[NO_RUN_SAID] = True
             return [missing.said()]
-        except BenchError as error:
+        except BenchError as error:  # said once on a page, however many of its directives meet it
+            said: set[str] = self.env.temp_data.setdefault(PROBLEMS_SAID, set())  # type: ignore[assignment]
+            if str(error) in said:
+                return []
+            said.add(str(error))
             return [self.state.document.reporter.warning(str(error), line=self.lineno)]
 
     def render(self) -> list[nodes.Node]:
@@ -145,14 +150,14 @@ class BenchDirective(ReportingDirective):
             raise NoRunYetError(self.recipe)
         if not views:
             raise BenchError(f"{recipe_dir}: no run of recipe {self.recipe!r}, and no such recipe under recipes/")
-        known: dict[str, RunView] = {}
+        known: dict[tuple[str, ...], RunView] = {}
         for view in views:
             self.note(view.run.run_file)
             self.checked(view)
-            if view.content_digest is not None:
-                if view.content_digest in known:
-                    raise duplicate_error(view.run, known[view.content_digest].run)
-                known[view.content_digest] = view
+            for identity in identities(view.run, view.content_digest):
+                if identity in known:
+                    raise duplicate_error(view.run, known[identity].run)
+                known[identity] = view
         return by_machine(views, self.reference_machine())
 
     def evidence(self) -> tuple[Evidence, str]:
