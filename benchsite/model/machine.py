@@ -70,7 +70,7 @@ class Machine(Record):
         if self.id != self.fingerprint.machine_id:
             raise ValueError(
                 f"machine id {self.id} is not its fingerprint's ({self.fingerprint.machine_id}): "
-                "a machine field was edited by hand; restore the run from git"
+                "its machine fields disagree; restore the run from git"
             )
         return self
 

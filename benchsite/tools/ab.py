@@ -8,14 +8,13 @@ expression below quotes the report line it reads.
 from __future__ import annotations
 
 import re
-from functools import partial
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from benchsite.errors import BenchError
 from benchsite.records import Record
-from benchsite.tools.agreement import Printed, check_quotient
+from benchsite.tools.ab_arithmetic import time_taken_s
 from benchsite.tools.base import (
     CellRunBase,
     Count,
@@ -177,34 +176,24 @@ def _connection_row(name: str, report: str) -> ConnectionTimes:
     return ConnectionTimes(min_ms=low, mean_ms=mean, sd_ms=sd, median_ms=median, max_ms=high)
 
 
-def _check_agreement(text: dict[str, Any]) -> None:
-    """ab's derived lines against the count and the time it printed, from which ab computes each of them
-    (Requests per second = Complete requests ÷ Time taken, and so on); bodies against the document length."""
-    done = Printed(int(text["complete_requests"]))
-    if done.value <= 0:
-        return
-    check = partial(check_quotient, "ab", AbParseError)
-    taken = Printed.of(text["time_taken_s"])
-    taken_ms = Printed.of(text["time_taken_s"], 1000)
-    concurrency = int(text["concurrency"])
-    check("Requests per second", Printed.of(text["requests_per_s"]), done, taken, "Complete requests ÷ Time taken")
-    all_ms = Printed.of(text["time_per_request_all_ms"])
-    check("Time per request (across all)", all_ms, taken_ms, done, "Time taken ÷ Complete requests")
-    each = Printed(taken_ms.value * concurrency, taken_ms.step * concurrency)
-    check(
-        "Time per request", Printed.of(text["time_per_request_ms"]), each, done, "Concurrency × Time taken ÷ Complete"
-    )
-    total = int(text["total_transferred_bytes"])  # negative where an old 32-bit ab overflowed
-    if total >= 0:
-        rate = Printed.of(text["transfer_rate_kbytes_s"])
-        check("Transfer rate", rate, Printed(total / 1024), taken, "Total transferred in KB ÷ Time taken")
+def _checked_time_taken(text: dict[str, Any]) -> float:
+    """The time the report's figures were computed from, read as the ab that wrote it prints it, once its
+    derived lines are checked against it (tools/ab_arithmetic.py); bodies against the document length."""
+    taken, problems = time_taken_s(text)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise AbParseError(f"ab output disagrees with itself: {problems[0]}{more}")
+    done = int(text["complete_requests"])
     length, html = text["document_length"], int(text["html_transferred_bytes"])
     clean = int(text["failed_requests"]) == 0 and int(text["non_2xx_responses"]) == 0
-    if clean and length != "Variable" and html >= 0 and html != int(length.split()[0]) * done.value:
+    if done > 0 and clean and length != "Variable" and html >= 0 and html != int(length.split()[0]) * done:
+        expected = int(length.split()[0]) * done
         raise AbParseError(
             f"ab output disagrees with itself: HTML transferred {html} bytes is not Document Length × Complete "
-            f"requests ({length} × {done.value:g}): the report was edited"
+            f"requests ({length} × {done} = {expected} bytes, {abs(html - expected)} bytes "
+            f"{'more' if html > expected else 'less'})"
         )
+    return taken
 
 
 def parse_ab_output(report: str) -> AbResult:
@@ -218,7 +207,7 @@ def parse_ab_output(report: str) -> AbResult:
         else:
             values[name] = _required(name, pattern, report)
 
-    _check_agreement(values)
+    time_taken = _checked_time_taken(values)
     length = values.pop("document_length")
     values["document_length_bytes"] = None if length == "Variable" else int(length.split()[0])
     for name in (
@@ -234,8 +223,8 @@ def parse_ab_output(report: str) -> AbResult:
         values[name] = int(values[name])
     if values["keepalive_requests"] is not None:
         values["keepalive_requests"] = int(values["keepalive_requests"])
+    values["time_taken_s"] = time_taken
     for name in (
-        "time_taken_s",
         "requests_per_s",
         "time_per_request_ms",
         "time_per_request_all_ms",

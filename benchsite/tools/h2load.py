@@ -134,8 +134,9 @@ def _check_agreement(finished: re.Match[str], requests: list[int]) -> None:
     total, started, done, succeeded, failed = requests[:5]
     if not total >= started >= done >= succeeded or succeeded + failed > total:
         raise H2loadParseError(
-            "h2load output disagrees with itself: its requests line does not add up (total >= started >= done >= "
-            "succeeded, succeeded + failed <= total): the report was edited"
+            f"h2load output disagrees with itself: its requests line ({total} total, {started} started, {done} done, "
+            f"{succeeded} succeeded, {failed} failed) does not add up (total >= started >= done >= succeeded, "
+            "succeeded + failed <= total)"
         )
 
 
