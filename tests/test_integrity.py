@@ -156,3 +156,61 @@ def test_columns_of_unequal_length_say_which_in_which_cell() -> None:
     subject = document["subjects"][0]["name"]
     assert said.startswith(f"{RUN / RUN_FILE}: cell {cell['name']} of subject {subject}: column result.")
     assert "requests_per_s has" in said and "\n" not in said
+
+
+def _rescaled(report: str, factor: float) -> str:
+    """An ab 2.3 report as if it had taken `factor` of its time: every line ab derives from it recomputed."""
+    result = parse_ab_output(report)
+    taken = round(result.time_taken_s * factor, 3)
+    done, concurrency = result.complete_requests, result.concurrency
+    lines = {
+        r"(Time taken for tests:\s+)[\d.]+": f"{taken:.3f}",
+        r"(Requests per second:\s+)[\d.]+": f"{done / taken:.2f}",
+        r"(Time per request:\s+)[\d.]+( \[ms\] \(mean\)$)": f"{1000 * concurrency * taken / done:.3f}",
+        r"(Time per request:\s+)[\d.]+( \[ms\] \(mean, across)": f"{1000 * taken / done:.3f}",
+        r"(Transfer rate:\s+)[\d.]+": f"{result.total_transferred_bytes / 1024 / taken:.2f}",
+    }
+    for pattern, value in lines.items():
+
+        def put(match: re.Match[str], value: str = value) -> str:
+            return match[1] + value + (match[2] if match.lastindex == 2 else "")
+
+        report = re.sub(pattern, put, report, count=1, flags=re.M)
+    return report
+
+
+def test_a_run_rescaled_to_half_its_time_agrees_with_itself_but_not_with_its_clocks(tmp_path: Path) -> None:
+    """The faults round's rescale: every report's time halved with its derived lines, run.json to match."""
+    copy = _copy_under_a_new_id(tmp_path)
+    document = json.loads((copy / RUN_FILE).read_text())
+    first = None
+    for subject in document["subjects"]:
+        for cell in subject["cells"]:
+            columns = cell["repetitions"]["columns"]
+            results = columns["result"]["columns"]
+            for index, name in enumerate(columns["raw_output"]):
+                raw = copy / name
+                doctored = _rescaled(raw.read_text(), 0.5)
+                raw.write_text(doctored)
+                again = parse_ab_output(doctored)  # agrees with itself
+                for field in ("time_taken_s", "requests_per_s", "time_per_request_ms", "time_per_request_all_ms"):
+                    results[field][index] = getattr(again, field)
+                results["transfer_rate_kbytes_s"][index] = again.transfer_rate_kbytes_s
+                first = first or name
+    (copy / RUN_FILE).write_text(json.dumps(document))
+    problems = reparse_mismatches(load_run(copy))
+    assert problems and problems[0].startswith(f"{first}: ab says it measured ")
+    assert "the harness timed around it" in problems[0] and "starting and ending ab takes at most" in problems[0]
+    assert len(problems) > 50  # every repetition long enough that half its time exceeds what starting ab takes
+
+
+def test_a_rescaled_run_whose_wall_clock_was_rescaled_too_is_refused_by_its_servers_cpu_time(tmp_path: Path) -> None:
+    copy = _copy_under_a_new_id(tmp_path)
+    document = json.loads((copy / RUN_FILE).read_text())
+    cell = document["subjects"][0]["cells"][0]
+    columns = cell["repetitions"]["columns"]
+    columns["wall_s"][0] = round(columns["server_cpu_s"][0] / 2, 6)
+    (copy / RUN_FILE).write_text(json.dumps(document))
+    problems = reparse_mismatches(load_run(copy))
+    assert problems and problems[0].startswith(columns["raw_output"][0])
+    assert "longer than the" in problems[0] or "pinned to one CPU, used" in problems[0]

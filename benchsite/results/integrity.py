@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from benchsite.errors import BenchError
 from benchsite.model.run import RUN_FILE, RunDocument
+from benchsite.results.clocks import clock_disagreement
 from benchsite.tools import parse_report
 
 
@@ -30,7 +31,8 @@ class ReadBack:
 
 def read_back(run: RunDocument) -> ReadBack:
     """Parse every raw output the run names once: each must parse to the result stored beside it (each
-    tool's parser also checks that a report agrees with itself), and the run is known by what was read
+    tool's parser also checks that a report agrees with itself) and agree with the clocks the harness kept
+    around it (results/clocks.py), and the run is known by what was read
     (each repetition's parsed figures; where nothing parsed, its lines without trailing blanks, carriage
     returns or trailing empty lines)."""
     problems, read = [], {}
@@ -48,6 +50,8 @@ def read_back(run: RunDocument) -> ReadBack:
                 read[rep.raw_output] = again.model_dump_json()
                 if rep.result is not None and again != rep.result:
                     problems.append(f"{rep.raw_output}: parses to other figures than {RUN_FILE} holds")
+                elif (clocks := clock_disagreement(run, rep, again)) is not None:
+                    problems.append(f"{rep.raw_output}: {clocks}")
     if not read:
         return ReadBack(problems, None)
     each = sorted(hashlib.sha256(figures.encode()).hexdigest() for figures in read.values())

@@ -77,6 +77,11 @@ class AbResult(ToolResult):
     percentiles_ms: Percentiles
 
     @property
+    def measured_s(self) -> float:
+        """How long the tool says it measured: ab's Time taken."""
+        return self.time_taken_s
+
+    @property
     def keepalive_honoured(self) -> bool | None:
         """Whether every request reused a connection (None without -k)."""
         if self.keepalive_requests is None:

@@ -74,6 +74,11 @@ class ClientResult(ToolResult):
         return self.errors
 
     @property
+    def measured_s(self) -> float:
+        """How long the tool says it measured: the client's own clock over its requests."""
+        return self.wall_s
+
+    @property
     def keepalive_honoured(self) -> bool | None:
         return None
 

@@ -83,6 +83,11 @@ class H2loadResult(ToolResult):
         return self.request_ms_mean
 
     @property
+    def measured_s(self) -> float:
+        """How long the tool says it measured: h2load's finished-in time."""
+        return self.duration_s
+
+    @property
     def keepalive_honoured(self) -> bool | None:
         return None  # h2load does not report it
 

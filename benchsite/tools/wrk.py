@@ -72,6 +72,11 @@ class WrkResult(ToolResult):
         return self.latency_ms_mean
 
     @property
+    def measured_s(self) -> float:
+        """How long the tool says it measured: the duration wrk ran for."""
+        return self.duration_s
+
+    @property
     def keepalive_honoured(self) -> bool | None:
         return None  # wrk does not report it
 
