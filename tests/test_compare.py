@@ -164,3 +164,35 @@ def test_compare_says_plainly_where_work_sees_a_change_that_time_cannot() -> Non
         f"framework-b c1: time cannot tell across these runs, but work changed by {100 * (change.value - 1):+.1f} % "
         "(instructions do not move with the machine's load)"
     ]
+
+
+def _copy_of_the_run(tmp_path: Path) -> Path:
+    copy = tmp_path / "data" / "cherrypy-speed" / RUN.name
+    shutil.copytree(RUN, copy)
+    return copy
+
+
+def _doubled_in_run_json(copy: Path) -> str:
+    document = json.loads((copy / "run.json").read_text())
+    cell = document["subjects"][0]["cells"][0]["repetitions"]["columns"]
+    rates = cell["result"]["columns"]["requests_per_s"]
+    cell["result"]["columns"]["requests_per_s"] = [2 * rate for rate in rates]
+    (copy / "run.json").write_text(json.dumps(document))
+    return f"{cell['raw_output'][0]}: parses to other figures than run.json holds"
+
+
+def _deleted_raw_output(copy: Path) -> str:
+    raw = next(copy.glob("raw/*/*/rep-2.txt"))
+    raw.unlink()
+    return f"{raw}: raw output named in run.json is missing"
+
+
+@pytest.mark.parametrize("damage", [_doubled_in_run_json, _deleted_raw_output], ids=["doubled", "deleted"])
+def test_compare_refuses_a_run_whose_raw_outputs_do_not_back_its_figures(tmp_path: Path, damage) -> None:
+    copy = _copy_of_the_run(tmp_path)
+    said = damage(copy)
+    for order in ([str(RUN), str(copy)], [str(copy), str(RUN)]):
+        result = run_invoke("compare", *order, timeout=120)
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1
+        assert "B ÷ A" not in result.stdout and not result.stdout.strip()

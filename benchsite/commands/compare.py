@@ -25,7 +25,7 @@ def found_run(given: str, data_dir: Path) -> RunView:
     path = Path(given) if Path(given).is_dir() else data_dir / given
     if not path.is_dir():
         raise BenchError(f"no run {given!r}: give a run directory or RECIPE/RUN-ID (see `.venv/bin/invoke recipes`)")
-    return load_view(path)
+    return load_view(path).require_raw_agreement()
 
 
 def compare(run_a: str, run_b: str, data_dir: Path) -> None:
@@ -83,7 +83,7 @@ def machine_drift(a: RunView, data_dir: Path) -> Drift:
     views = []
     for path in list_runs(data_dir / a.run.recipe):
         try:
-            views.append(load_view(path))
+            views.append(load_view(path).require_raw_agreement())
         except BenchError:
             continue  # a damaged run estimates nothing (`invoke docs` names it)
     same = [

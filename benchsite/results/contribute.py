@@ -19,8 +19,9 @@ from benchsite.errors import BenchError
 from benchsite.model.recipe import load_recipe
 from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.records import read_json
-from benchsite.results.integrity import content_digest, duplicate_error, identities, reparse_mismatches
+from benchsite.results.integrity import duplicate_error, identities
 from benchsite.results.store import STAGING_PREFIX, list_runs, load_run, load_view, write_json
+from benchsite.results.view import RunView
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a raw output, log or run.json larger than this is no run's
 
@@ -95,7 +96,7 @@ def _copy_file(source: Path, target: Path) -> None:
         raise BenchError(f"{target}: the copy does not read back as written: check the disk")
 
 
-def checked_run(path: Path, recipes_dir: Path, conf_dir: Path) -> RunDocument:
+def checked_run(path: Path, recipes_dir: Path, conf_dir: Path) -> RunView:
     """The run at `path`, refused with one line saying why if any part of it does not hold up."""
     if not (path / RUN_FILE).exists() and not (path / RUN_FILE).is_symlink():
         raise BenchError(f"{path}: not a run directory (no {RUN_FILE}): give the folder `invoke recipe` wrote")
@@ -114,14 +115,7 @@ def checked_run(path: Path, recipes_dir: Path, conf_dir: Path) -> RunDocument:
                 f"{run.run_file}: {subject.name} {', '.join(unknown)} is not in recipe {run.recipe!r} here: "
                 "update this checkout (git pull) to the recipe the run was made with"
             )
-    mismatches = reparse_mismatches(run)
-    if mismatches:
-        raise BenchError(
-            f"{run.run_file}: {mismatches[0]}"
-            + (f" (and {len(mismatches) - 1} more)" if len(mismatches) > 1 else "")
-            + ": a run joins only as it was measured"
-        )
-    return run
+    return RunView(run).require_raw_agreement("a run joins only as it was measured")
 
 
 def known_machine_names(data_dir: Path) -> dict[str, str]:
@@ -142,13 +136,14 @@ def add_run(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path) -> tu
     A run of a machine data/ already knows under another name takes the known name (one machine, one name);
     the name it came with is returned."""
     path = path.resolve()
-    run = checked_run(path, recipes_dir, conf_dir)
+    checked = checked_run(path, recipes_dir, conf_dir)
+    run = checked.run
     known = known_machine_names(data_dir).get(run.machine.id)
     renamed_from = run.machine.name if known is not None and known != run.machine.name else None
     target = data_dir / run.recipe / run.run_id
     if target.exists():
         raise BenchError(f"{target} already exists: this run was added before")
-    mine = set(identities(run, content_digest(run)))
+    mine = set(identities(run, checked.content_digest))
     for other in list_runs(data_dir / run.recipe):
         view = load_view(other)
         if mine & set(identities(view.run, view.content_digest)):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 from functools import cached_property
 
+from benchsite.errors import BenchError
 from benchsite.model.run import RunDocument
 from benchsite.results.figures import Figure, tool_limit_flag
 from benchsite.results.integrity import ReadBack, read_back
@@ -40,6 +41,18 @@ class RunView:
     def raw_mismatches(self) -> list[str]:
         """Its raw outputs that do not parse to what run.json holds, or disagree with themselves."""
         return self.read_back.mismatches
+
+    def require_raw_agreement(self, what_to_do: str = "restore the run from git") -> RunView:
+        """This view, if its raw outputs are all there and agree with run.json and themselves; else a one-line
+        BenchError naming the first that does not (a missing raw output is one too)."""
+        if self.raw_mismatches:
+            more = len(self.raw_mismatches) - 1
+            raise BenchError(
+                f"{self.run.run_file}: {self.raw_mismatches[0]}"
+                + (f" (and {more} more)" if more else "")
+                + f": {what_to_do}"
+            )
+        return self
 
     @cached_property
     def disturbed(self) -> tuple[int, int]:

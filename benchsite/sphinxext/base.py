@@ -132,14 +132,7 @@ class BenchDirective(ReportingDirective):
             raise BenchError(
                 f"{run.run_file}: a run of {run.recipe!r} in the runs of {self.recipe!r}: move it to data/{run.recipe}/"
             )
-        if view.raw_mismatches:
-            more = len(view.raw_mismatches) - 1
-            raise BenchError(
-                f"{run.run_file}: {view.raw_mismatches[0]}"
-                + (f" (and {more} more)" if more else "")
-                + ": restore the run from git"
-            )
-        return view
+        return view.require_raw_agreement()
 
     def machine_runs(self) -> list[MachineRuns]:
         """Every run of the site's profile, machine by machine, the reference machine first."""
