@@ -223,6 +223,7 @@ def versus(
     keep_going: bool = False,
     wait: bool = True,
     accept_busy: bool = False,
+    aa: bool = False,
 ) -> None:
     """Did it change? Two variants of a recipe's subjects measured in one run, interleaved round by round:
     B ÷ A in req/s (paired rounds) and in instructions per request (callgrind). For example:
@@ -236,7 +237,7 @@ def versus(
     where = _where(c, target)
     chosen = tuple(s.strip() for s in subjects.split(",") if s.strip())
     choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy)
-    session(Asked(name, profile, clean, "", machine, keep_going, choices, (a, b), chosen), where)
+    session(Asked(name, profile, clean, "", machine, keep_going, choices, (a, b), chosen, aa), where)
 
 
 @task(help=HELP["powerbench"])

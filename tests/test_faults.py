@@ -378,7 +378,7 @@ def test_a_server_stuck_in_its_shutdown_is_killed_by_the_guardian_when_the_harne
 def test_what_a_killed_versus_run_left_is_found_and_cleaned_by_the_next_versus_run(tmp_path: Path) -> None:
     """`invoke versus` goes through the session of `invoke recipe`: a SIGKILLed A/B run's folders are named by
     the next one and removed by --clean."""
-    side = ["versus", "cherrypy-speed", "-b", "rev:HEAD", "--subjects", "raw-wsgi", "--profile", "quick"]
+    side = ["versus", "cherrypy-speed", "-b", "rev:HEAD", "--aa", "--subjects", "raw-wsgi", "--profile", "quick"]
     where = ["--data-dir", str(tmp_path)]
     killed = run_invoke(*side, *where, env={TEST_SIGNAL: "server-started:SIGKILL"})
     assert killed.returncode == -signal.SIGKILL

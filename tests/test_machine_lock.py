@@ -155,3 +155,32 @@ def test_a_holder_killed_outright_never_blocks_the_next(tmp_path: Path) -> None:
         first.wait()
         again = try_to_hold(lock)
         assert again.returncode == 0 and again.stdout.strip() == "held", again.stderr
+
+
+# A process that waits for the lock, saying so on standard error, then says it holds it.
+WAITER = """
+import sys
+from benchsite.harness.processes.machine_lock import measuring
+with measuring(wait=True, say=lambda line: print(line, file=sys.stderr, flush=True)):
+    print("held", file=sys.stderr, flush=True)
+"""
+
+
+def test_a_waiter_names_each_new_holder_that_comes_before_it(tmp_path: Path) -> None:
+    """flock keeps no queue: a waiter can be overtaken, and its line must not keep naming the first holder."""
+    lock = tmp_path / "machine.lock"
+    with holder(lock) as first:
+        waiter = subprocess.Popen(
+            [sys.executable, "-c", WAITER], cwd=REPO, env=lock_env(lock), stderr=subprocess.PIPE, text=True
+        )
+        said = Lines(waiter)
+        assert f"pid {first.pid} (" in said.wait_for("waiting for another benchmark to finish")
+        os.kill(waiter.pid, signal.SIGSTOP)  # the waiter sleeps through the hand-over: the next holder is first
+        first.kill()
+        first.wait()
+        with holder(lock) as second:
+            os.kill(waiter.pid, signal.SIGCONT)
+            assert f"pid {second.pid} (" in said.wait_for("still waiting: the machine went to")
+            assert waiter.poll() is None
+        said.wait_for("held")
+    assert waiter.wait(WAIT_S) == 0

@@ -44,7 +44,8 @@ def versus_runs(where: Where, profile: str, say: Callable[[str], None]) -> Versu
 
     def run(unchanged: Path, folder: Path) -> Path:
         sides = (f"dir:{unchanged}", f"dir:{folder}")
-        made = stored_run(Asked(RECIPE, profile, False, "", "", False, RunChoices(), sides, (SUBJECT,)), where)
+        asked = Asked(RECIPE, profile, False, "", "", False, RunChoices(), sides, (SUBJECT,), aa=True)  # A/A is a level
+        made = stored_run(asked, where)
         say(f"{made.name}: A = {unchanged.name}, B = {folder.name}")
         return made
 

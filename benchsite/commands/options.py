@@ -77,6 +77,8 @@ HELP: dict[str, dict[str, str]] = {
         "wait": "wait for another benchmark on this machine to end, then up to settle_wait_s for a busy machine "
         "(--no-wait: exit 1 if another benchmark holds it, start at once on a busy one)",
         "accept_busy": "let this run count though it was measured on a busy machine",
+        "aa": "measure the run even where B runs the same files, versions and commands as A (an A/A run: what the "
+        "method calls a change when there is none)",
     },
     "powerbench": {
         "runs": "A/B runs per injected slowdown (default 10)",

@@ -23,6 +23,7 @@ from benchsite.harness.processes.machine_lock import measuring
 from benchsite.harness.processes.signals import checkpoint, signal_for_test, signals_as_interrupt
 from benchsite.harness.variants.copies import releases, sides, with_variants
 from benchsite.harness.variants.files import unused_sides
+from benchsite.harness.variants.precheck import checked_sides
 from benchsite.model.hosts import Hosts, parse_hosts
 from benchsite.model.machine import naming
 from benchsite.model.recipe import Recipe, available_recipes, load_recipe
@@ -55,6 +56,7 @@ class Asked:
     choices: RunChoices
     sides: tuple[str, str] | None = None  # an A/B run (`invoke versus`): its variants A and B, as given
     subjects: tuple[str, ...] = ()  # an A/B run's subjects (empty: those either side changes)
+    aa: bool = False  # an A/B run whose sides run the same thing, asked for (`invoke versus --aa`)
 
 
 def _placed(placement: Hosts, repo: Path) -> AbstractContextManager[Placement]:
@@ -71,6 +73,8 @@ def session(asked: Asked, where: Where) -> None:
     placement = parse_hosts(asked.hosts)
     names = available_recipes(where.recipes) if asked.name == "all" else [asked.name]
     loaded = [load_recipe(name, where.recipes, where.conf) for name in names]  # all checked first
+    for recipe in loaded:  # and what they are asked, before waiting for the machine
+        _checked(recipe, asked, placement, where)
     with measuring(asked.choices.wait_for_quiet, say):  # one benchmark at a time on this machine, from here on
         prepared = [_prepared(each, asked, placement, where) for each in loaded]
         _leftovers(where.target, asked, [recipe for recipe, _ in prepared])
@@ -105,17 +109,25 @@ def _measured(prepared: list[tuple[Recipe, Published | None]], asked: Asked, pla
             )
 
 
+def _checked(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> None:
+    """Everything asked of a recipe that reads no measurement: its profile, where it may run, an A/B run's sides
+    (harness/variants/precheck.py); a one-line error at once, never after waiting for the machine."""
+    sweep = recipe.sweep_of(recipe.profile(asked.profile))
+    if placement.remote:
+        check_placeable(recipe)
+    if (sweep is not None or asked.sides) and placement.remote:
+        raise BenchError("a run of variants (a release sweep, an A/B run) runs on one machine: run it without --hosts")
+    if asked.sides is not None:
+        checked_sides(recipe, asked.sides, asked.subjects, where.repo, asked.aa)
+
+
 def _prepared(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> tuple[Recipe, Published | None]:
     """A recipe ready to run, with its published claims: an A/B run's or a release sweep's copies of its
     subjects, each running its variant (a release in its environment of its time, made here where missing)."""
     profile = asked.profile
     chosen = recipe.profile(profile)
     claims = published_claims(recipe, where.data)
-    if placement.remote:
-        check_placeable(recipe)
     sweep = recipe.sweep_of(chosen)
-    if (sweep is not None or asked.sides) and placement.remote:
-        raise BenchError("a run of variants (a release sweep, an A/B run) runs on one machine: run it without --hosts")
     if asked.sides is not None:
         a, b = (parse_variant(given, side) for given, side in zip(asked.sides, SIDES, strict=True))
         recipe = with_variants(recipe, profile, sides(a, b), asked.subjects, where.repo, say, "versus")

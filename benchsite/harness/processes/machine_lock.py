@@ -17,6 +17,7 @@ import os
 import shlex
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -32,6 +33,7 @@ HOLDER_ENV = "BENCHSITE_LOCK_HOLDER"  # the pid whose lock the processes it star
 P = ParamSpec("P")
 T = TypeVar("T")
 _held = 0  # how many times this process holds the lock (0: not)
+POLL_S = 0.2  # how often a waiter tries the lock again and reads who holds it
 
 
 def lock_path() -> Path:
@@ -120,7 +122,7 @@ def measuring(wait: bool = True, say: Callable[[str], None] = print) -> Iterator
                     "to wait for it"
                 ) from None
             say(f"waiting for another benchmark to finish: {other} (one benchmark at a time on a machine)")
-            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            _wait_for(descriptor, path, holder(path), say)
         if writable:
             since = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             os.ftruncate(descriptor, 0)
@@ -134,6 +136,22 @@ def measuring(wait: bool = True, say: Callable[[str], None] = print) -> Iterator
             os.environ.pop(HOLDER_ENV, None)
     finally:
         os.close(descriptor)  # the kernel lets go of the lock with the last descriptor
+
+
+def _wait_for(descriptor: int, path: Path, first: dict[str, object], say: Callable[[str], None]) -> None:
+    """Take the lock once its holders are done, naming each new holder that comes before this process: the
+    kernel's flock keeps no queue, so another waiter may take it first."""
+    named = first
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            now = holder(path)
+            if now != named:
+                say(f"still waiting: the machine went to {_described(now)} (one benchmark at a time on a machine)")
+                named = now
+            time.sleep(POLL_S)
 
 
 def holding_the_machine(function: Callable[P, T]) -> Callable[P, T]:

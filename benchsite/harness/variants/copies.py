@@ -80,7 +80,7 @@ def with_variants(
 ) -> Recipe:
     """The recipe of a run of variants: the measured subjects (the chosen ones, else those any variant changes),
     each copied once per variant; the backends others talk to as they are; the profile measuring all of them."""
-    measured = _measured(recipe, variants, chosen)
+    measured = changed_subjects(recipe, variants, chosen)
     changes = _changes(recipe, variants, measured, repo, say)
     subjects: list[AnySubject] = []
     records = []
@@ -114,7 +114,7 @@ def with_variants(
     return replace(recipe, subjects=tuple(subjects), profiles=profiles, variants=found)
 
 
-def _measured(recipe: Recipe, variants: list[Named], chosen: tuple[str, ...]) -> set[str]:
+def changed_subjects(recipe: Recipe, variants: list[Named], chosen: tuple[str, ...]) -> set[str]:
     names = [s.name for s in recipe.subjects if not isinstance(s, Backend)]
     unknown = [name for name in chosen if name not in names]
     if unknown:
@@ -139,20 +139,20 @@ def _touches(recipe: Recipe, variant: Variant, subject: AnySubject) -> bool:
     if variant.kind == "rev":
         return bool(subject.source_files)
     if variant.kind in ("pins", "release"):
-        pinned = {canonical(name) for name in _pinned(recipe, variant)}
-        return bool(pinned & _runs(recipe, subject).keys())
+        pinned = {canonical(name) for name in pinned_versions(recipe, variant)}
+        return bool(pinned & runs(recipe, subject).keys())
     if variant.kind == "opt":
         flag, _ = variant.option
         return any(token == flag or token.startswith(flag + "=") for token in subject.argv)
     return False
 
 
-def _runs(recipe: Recipe, subject: AnySubject) -> dict[str, str]:
+def runs(recipe: Recipe, subject: AnySubject) -> dict[str, str]:
     """The distributions a subject runs and all they need, as this checkout has them."""
     return closure(subject_distributions(recipe, subject)) if subject.argv[0] == "{python}" else {}
 
 
-def _pinned(recipe: Recipe, variant: Variant) -> dict[str, str]:
+def pinned_versions(recipe: Recipe, variant: Variant) -> dict[str, str]:
     """{distribution: version} of a package variant (release:VERSION: the recipe's swept package's)."""
     if variant.kind == "release" and "==" not in variant.value:
         sweep = recipe.main_sweep
@@ -175,7 +175,7 @@ def _changes(
     for named in variants:
         variant = named.variant
         if variant.kind == "checkout":
-            ran = {n: v for s in recipe.subjects if s.name in measured for n, v in _runs(recipe, s).items()}
+            ran = {n: v for s in recipe.subjects if s.name in measured for n, v in runs(recipe, s).items()}
             installed = tuple(f"{n}=={v}" for n, v in sorted(ran.items()))
             if files_beside:
                 files = checkout_files(recipe, measured)
@@ -185,7 +185,7 @@ def _changes(
             else:
                 found.append((_as_it_is, Ran(installed=installed)))
         elif variant.kind == "opt":
-            found.append((partial(_with_option, *variant.option), Ran()))
+            found.append((partial(with_option, *variant.option), Ran()))
         elif variant.kind in ("pins", "release"):
             env = envs[variant]
             change = partial(_on_python, f"{{sweep}}/{env.folder}/bin/python")
@@ -216,19 +216,14 @@ def _package_envs(recipe: Recipe, variants: list[Variant], measured: set[str], s
 def _wanted(recipe: Recipe, variant: Variant, measured: set[str]) -> EnvWanted:
     """A package variant's environment: a release of its time, or the pins beside the checkout's versions of
     everything else the measured subjects run. A pin of a distribution none of them runs is an error."""
-    pins = _pinned(recipe, variant)
+    pins = pinned_versions(recipe, variant)
     pinned = {canonical(name): version for name, version in pins.items()}
     subjects = [s for s in recipe.subjects if s.name in measured]
-    runs: dict[str, str] = {}
+    ran: dict[str, str] = {}
     for subject in subjects:
-        runs |= _runs(recipe, subject)
+        ran |= runs(recipe, subject)
     if variant.kind == "pins":
-        unknown = [name for name in pins if canonical(name) not in runs]
-        if unknown:
-            known = ", ".join(sorted(runs)) or "none: they do not run {python}"
-            raise BenchError(
-                f"{variant.spec}: no measured subject of {recipe.name} runs {', '.join(unknown)}: they run {known}"
-            )
+        unusable_pins(recipe, variant, ran)
     sweeps = [sweep for sweep in recipe.sweeps.values() if canonical(sweep.package) in pinned]
     patch = next(
         (s.patches[pinned[canonical(s.package)]] for s in sweeps if pinned[canonical(s.package)] in s.patches), None
@@ -243,13 +238,24 @@ def _wanted(recipe: Recipe, variant: Variant, measured: set[str]) -> EnvWanted:
         pins=pins,
         beside=() if of_time else tuple(beside),
         resolved_as_of=of_its_time(pins) if of_time else None,
-        constraints=() if of_time else tuple(f"{n}=={v}" for n, v in sorted(runs.items()) if n not in pinned),
+        constraints=() if of_time else tuple(f"{n}=={v}" for n, v in sorted(ran.items()) if n not in pinned),
         patch=patch,
         patch_sha256=sha256_of(recipe.conf_path.parent / patch) if patch else None,
     )
 
 
-def _with_option(flag: str, value: str, subject: AnySubject) -> tuple[str, ...]:
+def unusable_pins(recipe: Recipe, variant: Variant, ran: dict[str, str]) -> None:
+    """A one-line error where the variant pins a distribution none of the measured subjects runs (`ran`: what
+    they run, {canonical name: version})."""
+    unknown = [name for name in variant.pins if canonical(name) not in ran]
+    if unknown:
+        known = ", ".join(sorted(ran)) or "none: they do not run {python}"
+        raise BenchError(
+            f"{variant.spec}: no measured subject of {recipe.name} runs {', '.join(unknown)}: they run {known}"
+        )
+
+
+def with_option(flag: str, value: str, subject: AnySubject) -> tuple[str, ...]:
     """The command with --flag's value replaced, in either form (--flag VALUE, --flag=VALUE)."""
     out = list(subject.argv)
     for index, token in enumerate(out):
