@@ -19,6 +19,7 @@ import pytest
 from scratch import make_session_scratch, remove_session_scratch, write_bytecode
 
 from ahead import AHEAD, Job
+from benchsite.harness.processes import machine_lock
 from benchsite.harness.processes.machine_lock import measuring
 
 SCRATCH = make_session_scratch()  # before anything makes a temporary file
@@ -138,6 +139,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if not MACHINE_HELD:
             MACHINE.enter_context(measuring(say=lambda line: print(line, file=sys.__stderr__)))
             MACHINE_HELD.append(item.nodeid)
+
+
+@pytest.fixture(autouse=True)
+def unit_tier_never_takes_the_machine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit-tier test that would take the machine's lock fails at once, naming itself, instead of waiting
+    behind another benchmark (`invoke test --fast` never waits for the machine)."""
+    if in_unit_tier(request.node):
+
+        def refused(*_: object) -> None:
+            raise AssertionError(
+                f"{request.node.nodeid} takes the machine's lock in the unit tier: give it a tier's marker "
+                "(integration) or keep the lock out of what it calls"
+            )
+
+        monkeypatch.setattr(machine_lock, "_opened", refused)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

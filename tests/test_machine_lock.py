@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,6 +14,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 from benchsite.harness.processes.machine_lock import HOLDER_ENV, LOCK_ENV
 from benchsite.harness.processes.machine_lock import holder as holder_of
@@ -184,3 +187,22 @@ def test_a_waiter_names_each_new_holder_that_comes_before_it(tmp_path: Path) -> 
             assert waiter.poll() is None
         said.wait_for("held")
     assert waiter.wait(WAIT_S) == 0
+
+
+@pytest.mark.integration
+def test_the_unit_tier_passes_while_another_benchmark_holds_the_machine(tmp_path: Path) -> None:
+    """The faults round's hang: `invoke test --fast` printed one file's name and waited 10 minutes behind a
+    benchmark. The unit tier takes no lock (conftest refuses one that would), so it runs to its end."""
+    lock = tmp_path / "machine.lock"
+    with holder(lock) as other:
+        result = subprocess.run(
+            [*INVOKE, "test", "--fast", "--args", "-q -p no:cacheprovider"],
+            cwd=REPO,
+            env=lock_env(lock),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert other.poll() is None  # held throughout
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert re.search(r"\d+ passed", result.stdout) and "waiting for another benchmark" not in result.stderr

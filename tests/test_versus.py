@@ -14,7 +14,7 @@ import pytest
 from pages import one
 
 from benchsite.errors import BenchError
-from benchsite.harness.variants.copies import _with_option, sides, with_variants
+from benchsite.harness.variants.copies import sides, with_option, with_variants
 from benchsite.harness.variants.files import MAX_FILE_BYTES
 from benchsite.model.machine import naming
 from benchsite.model.method import METHOD_DIR
@@ -223,8 +223,8 @@ def test_an_option_side_replaces_the_value_in_either_form() -> None:
     argv = ("{python}", "-m", "cheroot", "--threads", "10", "--workers=1", "app")
     subject = loaded().subjects[0].model_copy(update={"argv": argv})
     expected = ("{python}", "-m", "cheroot", "--threads", "4", "--workers=1", "app")
-    assert _with_option("--threads", "4", subject) == expected
-    assert _with_option("--workers", "2", subject)[5] == "--workers=2"
+    assert with_option("--threads", "4", subject) == expected
+    assert with_option("--workers", "2", subject)[5] == "--workers=2"
 
 
 def test_paired_rounds_of_a_frozen_case_give_the_known_ratio_and_interval() -> None:

@@ -23,6 +23,7 @@ from benchsite.harness.experiments.powerbench import (
     power_runs,
     progress_of,
 )
+from benchsite.harness.processes.machine_lock import measuring
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import load_recipe
 from benchsite.model.upgrade import read_method
@@ -76,5 +77,6 @@ def power_bench(
     def keep(progress: PowerProgress, loops: dict[Level, int]) -> None:
         write_text(record, method_record(progress, loops, runs, profile))
 
-    power_runs(repo, runs, versus_runs(where, profile, print), keep, print, hog, resumed)
+    with measuring():  # the whole benchmark, its runs one after another, with no other between them
+        power_runs(repo, runs, versus_runs(where, profile, print), keep, print, hog, resumed)
     return record

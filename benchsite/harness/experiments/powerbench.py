@@ -21,7 +21,6 @@ from pathlib import Path
 
 from benchsite.errors import BenchError
 from benchsite.harness.experiments.hogbench import HogPlan, busy_loop, rounds_window, until_started
-from benchsite.harness.processes.machine_lock import holding_the_machine
 from benchsite.model.method import MethodRecord
 from benchsite.model.variant import VARIANTS_DIR
 from benchsite.results.power import PILOT
@@ -129,7 +128,6 @@ def piloted(repo: Path, versus_run: VersusRun, levels: tuple[Level, ...], hog: b
     return PowerProgress(pilot, {level: [] for level in levels}, window)
 
 
-@holding_the_machine
 def power_runs(
     repo: Path,
     runs: int,
