@@ -125,7 +125,11 @@ def trial(
     at_point = {TEST_SIGNAL: f"{at}:{signal.Signals(signum).name}"} if at else {}
     lock = scratch / "trial.lock"  # its own lock, taken by the run itself (not the one `invoke faults` holds)
     environment = {key: value for key, value in os.environ.items() if key != HOLDER_ENV}
-    command = ["versus", recipe, "-b", "checkout", "--subjects", A_A_SUBJECTS[recipe]] if versus else ["recipe", recipe]
+    command = (
+        ["versus", recipe, "-b", "checkout", "--aa", "--subjects", A_A_SUBJECTS[recipe]]
+        if versus
+        else ["recipe", recipe]
+    )
     process = subprocess.Popen(
         [sys.executable, "-m", "invoke", *command, "--profile", "quick", "--data-dir", str(scratch)],
         cwd=repo,

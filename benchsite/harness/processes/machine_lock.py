@@ -147,8 +147,8 @@ def _wait_for(descriptor: int, path: Path, first: dict[str, object], say: Callab
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
         except BlockingIOError:
-            now = holder(path)
-            if now != named:
+            now = holder(path)  # {} while a new holder is writing itself down: said at the next look
+            if now and now != named:
                 say(f"still waiting: the machine went to {_described(now)} (one benchmark at a time on a machine)")
                 named = now
             time.sleep(POLL_S)
