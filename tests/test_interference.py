@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from benchsite.errors import BenchError
 from benchsite.harness.hosts.placement import on_this_machine
 from benchsite.harness.interference.machine import cpu_times, cpuacct_covers_the_machine, cpuacct_ns
-from benchsite.harness.interference.quiet import FIRST_LOOK_S, boost, governor, sample
+from benchsite.harness.interference.quiet import FIRST_LOOK_S, SETTLE_ENV, boost, governor, sample, settle_wait_s
 from benchsite.model.conf import SETTINGS_DEFAULTS, Settings
 from benchsite.model.run import RunDocument
 from benchsite.results.machines import by_machine
@@ -75,9 +76,11 @@ def test_frequency_policy_reads_what_the_kernel_exposes(tmp_path: Path) -> None:
     assert governor(0, tmp_path) == "performance" and boost(tmp_path) == "off"
 
 
-def timed_run(toy: ToyRecipes, *options: str) -> tuple[Path, str]:
+def timed_run(toy: ToyRecipes, *options: str, settle: bool = False) -> tuple[Path, str]:
+    """A timed run of the toy recipe (`settle`: waiting up to its conf's 20 s for a busy machine to settle)."""
+    env = {**toy.env, SETTLE_ENV: "20"} if settle else toy.env
     result = run_invoke(
-        "recipe", "toy", "--profile", "timed", "--data-dir", str(toy.data_dir), *options, env=toy.env, timeout=240
+        "recipe", "toy", "--profile", "timed", "--data-dir", str(toy.data_dir), *options, env=env, timeout=240
     )
     assert result.returncode == 0, result.stderr[-2000:]
     return list_runs(toy.data_dir / "toy")[-1], result.stderr
@@ -118,7 +121,7 @@ def _quiet_run(toy: ToyRecipes, tries: int = 3) -> RunView:
     on a shared machine something the session started earlier may still take CPU (a busy run is the other
     half's subject, not this one's)."""
     for _ in range(tries):
-        run_dir, said = timed_run(toy)
+        run_dir, said = timed_run(toy, settle=True)
         view = load_view(run_dir)
         assert view.run.machine_check is not None and "machine: load average" in said
         if not view.busy:
@@ -137,7 +140,7 @@ def test_on_a_busy_machine_the_run_waits_for_it_to_settle_then_records_a_quiet_s
     """The hog runs until the run says it waits, then stops: the run's next look finds the machine quiet."""
     toy.add("toy", toy_subject(), conf=HOGGED_CONF.replace("rounds = 4", "rounds = 1"))
     argv = [*INVOKE, "recipe", "toy", "--profile", "timed", "--data-dir", str(toy.data_dir), "--accept-busy"]
-    env = {**os.environ, **toy.env, "COLUMNS": "300"}  # the waiting line on one line
+    env = {**os.environ, **toy.env, "COLUMNS": "300", SETTLE_ENV: "20"}  # the waiting line on one line
     with cpu_hog(cpu=0, seconds=120) as hog:
         process = subprocess.Popen(
             argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
@@ -202,3 +205,15 @@ def test_a_pinned_busy_loop_shows_in_its_cpus_busy_time() -> None:
         assert after.busy_s - before.busy_s >= 0.05
     else:
         assert after.busy_s - before.busy_s >= 0.05 - 2 * 0.01
+
+
+def test_the_settle_wait_is_the_confs_unless_the_environment_names_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings.from_json(SETTINGS_DEFAULTS, "defaults")
+    monkeypatch.delenv(SETTLE_ENV)
+    assert settle_wait_s(settings) == settings.settle_wait_s == 30.0
+    monkeypatch.setenv(SETTLE_ENV, "0")  # as the test suite runs
+    assert settle_wait_s(settings) == 0.0
+    for wrong in ("soon", "-1", "nan", "9999"):
+        monkeypatch.setenv(SETTLE_ENV, wrong)
+        with pytest.raises(BenchError, match=rf"{SETTLE_ENV}=.*: give the seconds to wait for a quiet machine"):
+            settle_wait_s(settings)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psutil
 
+from benchsite.errors import BenchError
 from benchsite.harness.hosts.placement import LocalHost, Placement
 from benchsite.harness.interference.machine import measured_cpus
 from benchsite.model.conf import Settings
@@ -21,6 +22,9 @@ from benchsite.tools.base import BusyClock
 # ticks a quarter second (a tick is 4 % of it); in cpuacct's nanoseconds a tenth is exact to far below that.
 FIRST_LOOK_S: dict[BusyClock, float] = {"ticks": 0.25, "cpuacct": 0.1}
 SAMPLE_S = 1.0  # every later sample: one that decides whether to wait
+# Overrides every conf's settle_wait_s for the runs of this process and its children: the test suite sets 0,
+# since its runs check what holds on a busy machine rather than wait for a quiet one.
+SETTLE_ENV = "BENCHSITE_SETTLE_WAIT_S"
 NOT_EXPOSED = "not exposed"
 CPU_SYSFS = Path("/sys/devices/system/cpu")
 
@@ -101,6 +105,20 @@ def sample(hosts: Placement, settings: Settings, waited_s: float, seconds: float
     )
 
 
+def settle_wait_s(settings: Settings) -> float:
+    """How long a run waits for a busy machine to settle: the conf's settle_wait_s, or BENCHSITE_SETTLE_WAIT_S."""
+    given = os.environ.get(SETTLE_ENV)
+    if given is None:
+        return settings.settle_wait_s
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 3600:
+        raise BenchError(f"{SETTLE_ENV}={given!r}: give the seconds to wait for a quiet machine, 0 to 3600")
+    return seconds
+
+
 def check_machine(
     hosts: Placement,
     settings: Settings,
@@ -115,12 +133,13 @@ def check_machine(
     if found.quiet:
         return found
     found = sample(hosts, settings, 0.0)  # a second's look before calling the machine busy
-    if found.quiet or not wait or not settings.settle_wait_s:
+    settle_s = settle_wait_s(settings)
+    if found.quiet or not wait or not settle_s:
         return found
     say(
-        f"the machine is busy ({found.summary()}): waiting up to {settings.settle_wait_s:g} s for it to settle "
+        f"the machine is busy ({found.summary()}): waiting up to {settle_s:g} s for it to settle "
         "(--no-wait starts at once)"
     )
-    while not found.quiet and clock() - started < settings.settle_wait_s:
+    while not found.quiet and clock() - started < settle_s:
         found = sample(hosts, settings, clock() - started)
     return found
