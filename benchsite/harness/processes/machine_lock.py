@@ -115,14 +115,15 @@ def measuring(wait: bool = True, say: Callable[[str], None] = print) -> Iterator
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            other = _described(holder(path))
+            found = holder(path)
+            other = _described(found)
             if not wait:
                 raise BenchError(
                     f"another benchmark holds this machine: {other}; run when it is done, or without --no-wait "
                     "to wait for it"
                 ) from None
             say(f"waiting for another benchmark to finish: {other} (one benchmark at a time on a machine)")
-            _wait_for(descriptor, path, holder(path), say)
+            _wait_for(descriptor, path, found, say)  # the holder just named: a later one is named anew
         if writable:
             since = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             os.ftruncate(descriptor, 0)
