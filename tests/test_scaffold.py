@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
+from benchsite.results.store import list_runs, load_view
 from benchsite.scaffold import new_page
 from committed import COMMITTED_DATA
 from conftest import REPO
@@ -67,7 +68,13 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
     # its own claim, decided, labelled as the page's own, with no empty comparison with an original
     assert "This page&#8217;s claim" in page or "This page's claim" in page
     assert "Ten concurrent clients get at least as many requests per second as one." in page
-    assert re.search(r'class="bench-verdict-(holds|does-not-hold|inconclusive)"', page)
+    verdict = re.search(r'class="bench-verdict-([a-z-]+)"', page)
+    assert verdict is not None
+    if verdict[1] == "could-not-run":  # on a busy machine: the quick run's one repetition of a cell disturbed
+        disturbed, _ = load_view(list_runs(root / "data" / "demo-servers")[-1]).disturbed
+        assert disturbed > 0, "could not run, though nothing disturbed the run"
+    else:
+        assert verdict[1] in ("holds", "does-not-hold", "inconclusive")
     assert "Original conclusion" not in page and "no earlier publication." not in page
     sections = re.findall(r'<section id="([^"]+)">(.*?)(?=<section id=|</section>)', page, re.S)
     assert len(sections) >= 5

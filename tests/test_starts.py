@@ -132,8 +132,12 @@ def test_each_copy_of_an_ab_run_really_starts_once_per_start_with_that_starts_ha
     count = view.run.counting.of("raw-wsgi-b", "c1")  # type: ignore[union-attr]
     assert count is not None and count.error is None and len(count.batches) == 6  # three batches in each start
     [cell] = paired_cells(view)
-    assert cell.time is not None and cell.time.count == 3 and cell.time_margin == 0.0
-    assert cell.work is not None and cell.work.count == 2 and cell.work_margin == 0.0
+    assert cell.work is not None and cell.work.count == 2 and cell.work_margin == 0.0  # instructions: any machine
+    reps = [rep for copy in ("raw-wsgi-a", "raw-wsgi-b") for rep in view.run.subject(copy).cells[0].repetitions]  # type: ignore[union-attr]
+    if any(rep.disturbed for rep in reps):  # a busy machine: a start whose rounds were hit on one side has none
+        assert cell.time is None or 1 <= cell.time.count <= 3
+    else:
+        assert cell.time is not None and cell.time.count == 3 and cell.time_margin == 0.0
 
 
 def committed_record(name: str) -> list[tuple[str, list[RunView]]]:
