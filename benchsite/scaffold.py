@@ -7,7 +7,6 @@ from pathlib import Path
 from string import Template
 
 from benchsite.errors import BenchError
-from benchsite.results.machines import ACROSS_MACHINES_RULE
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 MAX_NAME = 40  # a name becomes folder, file and page names
@@ -94,10 +93,10 @@ What this page measures, in a sentence or two.
 Does it hold?
 -------------
 
-This page's own claims (data/$name/published.toml), each decided on every machine that ran this
-page, all of that machine's runs pooled: it *holds* on a machine when the whole 95 % interval
-clears the threshold, *does not hold* when the interval misses it, and is *inconclusive* when it
-straddles it. $rule
+This page's own claims (data/$name/published.toml). Each is a rule with a threshold, decided on
+each machine by where the 95 % interval of its pooled runs lies; each line says in words which
+way the figures go and how their size compares with the claim's (:ref:`the whole rule
+<verdict-rule>`).
 
 .. bench-claims::
 
@@ -177,9 +176,7 @@ def new_page(name: str, root: Path, title: str = "") -> list[Path]:
         root / "recipes" / name / "app.py": APP,
         root / "conf" / f"{name}.toml": CONF.substitute(name=name),
         root / "data" / name / "published.toml": CLAIMS.substitute(),
-        root / "docs" / "recipes" / f"{name}.rst": PAGE.substitute(
-            name=name, title=title, underline="=" * len(title), rule=ACROSS_MACHINES_RULE
-        ),
+        root / "docs" / "recipes" / f"{name}.rst": PAGE.substitute(name=name, title=title, underline="=" * len(title)),
         root / "tests" / f"test_recipe_{name.replace('-', '_')}.py": TEST.substitute(name=name),
     }
     existing = [str(path.relative_to(root)) for path in files if path.exists()]

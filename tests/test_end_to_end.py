@@ -407,7 +407,7 @@ def test_each_recipe_page_opens_with_its_answer_the_same_verdicts_as_its_claims_
     for claim in decided:
         answer = one(html, recipe=recipe, claim=claim.claim.id, scope="answer", state=claim.state)
         table = one(html, recipe=recipe, claim=claim.claim.id, scope="all")
-        assert answer.text == table.text == claim.state.upper()
+        assert answer.text == table.text and answer.text.startswith(claim.state.upper())
         first = deciding(claim)
         assert {m.verdict.state for m in first} <= ({claim.state} if claim.state in DECIDED else set(State))
         shown = every_machine(claim)
@@ -423,23 +423,6 @@ def test_each_recipe_page_opens_with_its_answer_the_same_verdicts_as_its_claims_
                 numbers = [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*\.\d+", expected)][:3]
                 assert numbers == pytest.approx([found.value, found.low, found.high], abs=0.0051), expected
         assert f'href="#claim-{claim.claim.id}"' in html and f'id="claim-{claim.claim.id}"' in html
-
-
-@pytest.mark.parametrize("recipe", RECIPES)
-def test_no_claim_is_inconclusive_only_because_a_machine_had_too_little_evidence(recipe: str) -> None:
-    _, _, claims = shown_and_machines(recipe)
-    for claim in claims:
-        decided = [m for m in claim.machines if m.verdict.state in DECIDED]
-        undecided = [m for m in claim.machines if m.verdict.state in (State.INCONCLUSIVE, State.DEPENDS)]
-        if decided and undecided and all(m.too_little_evidence for m in undecided):
-            assert claim.state in DECIDED, (claim.claim.id, [m.verdict.today for m in claim.machines])
-
-
-def test_a_machine_with_two_rounds_does_not_undo_what_another_decided() -> None:
-    """http-clients' reference machine has a run of two rounds: its intervals span a thousandfold."""
-    _, _, claims = shown_and_machines("http-clients")
-    thin = [c for c in claims if any(m.too_little_evidence for m in c.machines)]
-    assert thin and all(c.state in DECIDED for c in thin if any(m.verdict.state in DECIDED for m in c.machines))
 
 
 def test_the_cherrypy_answer_says_why_from_the_counted_instructions(committed_site: Path) -> None:

@@ -163,7 +163,9 @@ def test_a_fastest_claim_that_names_a_few_comparisons_lists_them_all() -> None:
     verdict = decide(claim, run, PUBLISHED)
     assert verdict.state == DOES_NOT_HOLD
     assert verdict.today.endswith("and 1 more")
-    assert [item.split(":")[0] for item in verdict.details] == [f"surely behind at {c}" for c in cells]
+    assert [item.rsplit(" (", 1)[0] for item in verdict.details] == [
+        f"surely behind {RunView(run).named('raw-wsgi', c)}" for c in cells
+    ]
     few = decide(FASTEST, run_with({("framework", "c10"): FRAMEWORK, ("raw-wsgi", "c10"): behind}), PUBLISHED)
     assert few.state == DOES_NOT_HOLD and few.details == ()  # nothing shortened, nothing more to list
 

@@ -35,6 +35,10 @@ class Evidence(Protocol):
 
     def measured_names(self) -> list[str]: ...
 
+    def named(self, subject: str, cell: str | None = None) -> str: ...
+
+    def cell_named(self, cell: str) -> str: ...
+
     def keepalive_seen(self, subject: str, cell: str) -> tuple[set[bool], int]: ...
 
 
@@ -104,6 +108,12 @@ class Pooled:
 
     def measured_names(self) -> list[str]:
         return list(dict.fromkeys(name for view in self.views for name in view.measured_names()))
+
+    def named(self, subject: str, cell: str | None = None) -> str:
+        return self.views[-1].named(subject, cell) if self.views else subject
+
+    def cell_named(self, cell: str) -> str:
+        return self.views[-1].cell_named(cell) if self.views else cell
 
     def keepalive_seen(self, subject: str, cell: str) -> tuple[set[bool], int]:
         seen: set[bool] = set()

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import assert_never
 
 from benchsite.model.machine import Machine
-from benchsite.results.claims import AnyClaim, State, Verdict, decide
+from benchsite.results.claims import AnyClaim, State, Verdict, decide, fmt_interval
 from benchsite.results.evidence import Pooled
 from benchsite.results.flames import flames_of
 from benchsite.results.originals import OriginalFigures
@@ -129,10 +129,22 @@ class MachineVerdict:
 
     @property
     def too_little_evidence(self) -> bool:
-        """Its estimate rests on fewer than MIN_EVIDENCE_ROUNDS rounds: a t interval of one degree of freedom
-        spans almost any value (4.51 [0.02-1196.92] from 2 rounds), so it tells nothing either way."""
-        estimate = self.verdict.estimate
-        return estimate is not None and estimate.count < MIN_EVIDENCE_ROUNDS
+        """Its state is "not enough evidence" (`weighed`)."""
+        return self.verdict.state == State.TOO_LITTLE
+
+
+def weighed(verdict: Verdict) -> Verdict:
+    """A verdict whose estimate rests on fewer than MIN_EVIDENCE_ROUNDS rounds decides nothing, whichever side of
+    the threshold it lies: a t interval of one degree of freedom spans almost any value (4.51 [0.02-1196.92]
+    from 2 rounds), so its state is "not enough evidence", its estimate and reading kept."""
+    estimate = verdict.estimate
+    if estimate is None or estimate.count >= MIN_EVIDENCE_ROUNDS or verdict.state.decided_nothing:
+        return verdict
+    reading = (
+        f"only {estimate.count} round{'s' * (estimate.count != 1)} measured it, too few to decide anything "
+        f"(its estimate: {fmt_interval(estimate, rounds=False)})."
+    )
+    return replace(verdict, state=State.TOO_LITTLE, reading=reading)
 
 
 @dataclass(frozen=True)
@@ -151,9 +163,18 @@ class ClaimAcross:
 
     @property
     def counted(self) -> tuple[MachineVerdict, ...]:
-        """The machines whose verdicts make the claim's state over all of them."""
-        weighed = tuple(m for m in self.machines if not (m.too_little_evidence and m.verdict.state in UNDECIDED))
-        return weighed if any(m.verdict.state in DECIDED for m in weighed) else self.machines
+        """The machines whose verdicts make the claim's state over all of them: those that measured it with
+        enough evidence (else every machine, whose states then say why none did)."""
+        measured = tuple(m for m in self.machines if not m.verdict.state.decided_nothing)
+        return measured or self.machines
+
+    @property
+    def not_compared(self) -> str:
+        """What the machines that made its state left out of their comparisons ("" where nothing)."""
+        said = [f"{m.runs.label}: {m.verdict.not_compared}" for m in self.counted if m.verdict.not_compared]
+        if len(said) == 1 and len(self.counted) == 1:
+            return self.counted[0].verdict.not_compared
+        return "; ".join(said)
 
     @property
     def depends_on(self) -> str:
@@ -163,24 +184,46 @@ class ClaimAcross:
         return f"holds on {', '.join(holds)}; does not hold on {', '.join(fails)}"
 
 
-MIN_EVIDENCE_ROUNDS = 3  # a machine's estimate from fewer rounds carries too little evidence to count against others
+MIN_EVIDENCE_ROUNDS = 3  # a machine's estimate from fewer rounds carries too little evidence to decide anything
 DECIDED = (State.HOLDS, State.DOES_NOT_HOLD)
-UNDECIDED = (State.INCONCLUSIVE, State.DEPENDS)
+
+# How one machine decides a claim (`ClaimBase.decide`, `weighed`), as the methodology page states it.
+ON_A_MACHINE_RULE = (
+    'Each conclusion is a rule with a threshold (say, "raw ÷ framework ≥ 1.5"), decided on each machine from '
+    "all of that machine's runs pooled (a random-effects model, so that the interval carries the spread between "
+    "runs as well as the noise within each). It *holds* on a machine when the whole 95 % interval clears the "
+    "threshold, *does not hold* when the whole interval misses it, and is *inconclusive* when the interval "
+    "straddles it: the data cannot decide, and the page says so. Three states decide nothing: *limited by the "
+    "load tool* (the load tool, not the server, set a figure it needs), *could not run* (a figure it needs failed, "
+    "was flagged or is missing) and *not enough evidence* (its estimate rests on fewer than three rounds, whose "
+    "interval spans almost any value). A *fastest* claim holds when the subject is surely ahead of every "
+    "competitor in every cell; competitors whose figures are flagged are not compared, and its state then says "
+    "how many comparisons it was decided without (*holds where compared*)."
+)
+
+# What each verdict line says beside its state (`claims.reading`), as the methodology page states it.
+READING_RULE = (
+    'Beside each state, a sentence says in words what was measured: which way the ratio goes ("surely faster", '
+    '"surely slower", or "not settled" where the interval spans both), its size as a factor with its 95 % '
+    'interval ("1.53× faster, 95 %: 1.45× to 1.61×"), whether that is the claimed direction, and where the '
+    "size stands against the claimed size: *less than claimed*, *as claimed*, *more than claimed*, or *not settled* "
+    '("as claimed or more" where the interval reaches past only one end of the claimed range).'
+)
 
 # The rule `overall` applies, as every page states it (reStructuredText: *emphasis* marks the states).
 ACROSS_MACHINES_RULE = (
     "Over all machines a claim *holds* when it holds on every machine that measured it, *does not hold* when it "
     "does not hold on every one of them, *depends on the machine* when it holds on one and does not hold on "
     "another, and is *inconclusive* when any of them is inconclusive and no two of them disagree; a machine where "
-    "it could not run, or where the load tool set the figure, does not count, nor does an inconclusive machine "
-    "whose estimate rests on fewer than three rounds (too little evidence) where another machine decided it."
+    "it could not run, where the load tool set the figure, or whose estimate rests on fewer than three rounds "
+    "(*not enough evidence*) does not count, and a claim with nothing else says so."
 )
 
 
 def overall(states: Iterable[State]) -> State:
     """Over machines, as ACROSS_MACHINES_RULE says; where no machine measured it, limited by the load tool
     (if that is why on some machine) or could not run. Every state is placed: a new one must be here."""
-    holds = fails = undecided = limited = False
+    holds = fails = undecided = limited = thin = False
     for state in states:
         match state:
             case State.HOLDS:
@@ -191,6 +234,8 @@ def overall(states: Iterable[State]) -> State:
                 undecided = True
             case State.LIMITED:
                 limited = True
+            case State.TOO_LITTLE:
+                thin = True
             case State.COULD_NOT_RUN:
                 pass  # does not count
             case _:
@@ -201,7 +246,7 @@ def overall(states: Iterable[State]) -> State:
         return State.INCONCLUSIVE
     if holds or fails:
         return State.HOLDS if holds else State.DOES_NOT_HOLD
-    return State.LIMITED if limited else State.COULD_NOT_RUN
+    return State.TOO_LITTLE if thin else State.LIMITED if limited else State.COULD_NOT_RUN
 
 
 def across_machines(
@@ -211,6 +256,8 @@ def across_machines(
     pooled = [(group, Pooled(group.views)) for group in groups]
     found = []
     for claim in claims:
-        per_machine = tuple(MachineVerdict(group, decide(claim, evidence, published)) for group, evidence in pooled)
+        per_machine = tuple(
+            MachineVerdict(group, weighed(decide(claim, evidence, published))) for group, evidence in pooled
+        )
         found.append(ClaimAcross(claim, claim.published_value(published), per_machine))
     return found

@@ -165,6 +165,15 @@ class RunView:
     def measured_names(self) -> list[str]:
         return [subject.name for subject in self.run.measured]
 
+    def named(self, subject: str, cell: str | None = None) -> str:
+        """A subject as a reader knows it ("Waitress"), at a cell where one is given ("Waitress at -c 10 -k")."""
+        label = self.run.subject_labels.get(subject, subject)
+        return label if cell is None else f"{label} at {self.run.cell_label(cell)}"
+
+    def cell_named(self, cell: str) -> str:
+        """A cell as a reader knows it: "-c 10 -k"."""
+        return self.run.cell_label(cell)
+
     def keepalive_seen(self, subject: str, cell: str) -> tuple[set[bool], int]:
         """Whether keep-alive was honoured, as the usable repetitions say it (one value each), and how many
         repetitions there were."""

@@ -21,7 +21,7 @@ from benchsite.sphinxext.answer import BenchAnswer
 from benchsite.sphinxext.base import BenchRecipe
 from benchsite.sphinxext.calibration import BenchCalibration
 from benchsite.sphinxext.chart_directive import BenchChart
-from benchsite.sphinxext.claims import BenchClaims
+from benchsite.sphinxext.claims import BenchClaims, BenchVerdictRule
 from benchsite.sphinxext.comparison import BenchCompare, BenchOriginal, BenchPublished
 from benchsite.sphinxext.environment import BenchEnvironment, BenchOverhead, BenchSubjects
 from benchsite.sphinxext.exports import setup_exports
@@ -81,6 +81,7 @@ DIRECTIVES = {
     "bench-answer": BenchAnswer,
     "bench-glossary": BenchGlossary,
     "bench-claims": BenchClaims,
+    "bench-verdict-rule": BenchVerdictRule,
     "bench-overhead": BenchOverhead,
     "bench-subjects": BenchSubjects,
     "bench-pivot": BenchPivot,

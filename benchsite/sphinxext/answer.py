@@ -9,7 +9,7 @@ from docutils import nodes
 from benchsite.results.claims.base import State
 from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
 from benchsite.sphinxext.base import PublishedDirective
-from benchsite.sphinxext.claims import claim_anchor, verdict_node
+from benchsite.sphinxext.claims import claim_anchor, reading_node, verdict_node
 from benchsite.sphinxext.nodes import data
 
 DECIDED = (State.HOLDS, State.DOES_NOT_HOLD)
@@ -17,8 +17,11 @@ DECIDED = (State.HOLDS, State.DOES_NOT_HOLD)
 
 def deciding(across: ClaimAcross) -> list[MachineVerdict]:
     """The machines whose verdicts make the claim's state over all of them: those that decided it (held or did
-    not hold), or, where it is inconclusive, those still inconclusive; none where no machine could measure it."""
+    not hold), or, where it is inconclusive, those still inconclusive; where none measured it with enough
+    evidence, those whose state says so."""
     state = across.state
+    if state.decided_nothing:
+        return [m for m in across.counted if m.verdict.state == state]
     wanted = (State.INCONCLUSIVE, State.DEPENDS) if state == State.INCONCLUSIVE else DECIDED
     return [m for m in across.counted if m.verdict.state in wanted]
 
@@ -52,7 +55,7 @@ class BenchAnswer(PublishedDirective):
             line = nodes.paragraph()
             state = across.state
             tag = {"recipe": self.recipe, "claim": across.claim.id, "scope": "answer"}
-            line += data(verdict_node(state), state=state, **tag)
+            line += data(verdict_node(state, across.not_compared), state=state, **tag)
             line += nodes.Text(f" {across.claim.text}")
             for index, machine in enumerate(every_machine(across)):
                 line += nodes.Text(" — " if index == 0 else "; ")
@@ -62,18 +65,32 @@ class BenchAnswer(PublishedDirective):
                 if estimate is not None:  # a figure follows the state; a sentence (keep-alive's) after a colon
                     line += nodes.Text(" " if estimate[:1].isdigit() else ": ")
                     line += data(estimate, estimate="answer", machine=machine.runs.key, **tag)
-                if machine.too_little_evidence:
-                    line += nodes.emphasis(text=" too little evidence to count")
             line += nodes.Text(" (")
             line += nodes.reference("", "the evidence", refid=claim_anchor(across.claim.id))
             line += nodes.Text(")")
             item = nodes.list_item("", line)
+            item += self._reading(across, tag)
             said = across.claim.why(reference.views)
             if said:
                 item += nodes.paragraph(text=said, classes=["bench-why"])
             listing += item
         card += listing
         return [card]
+
+    @staticmethod
+    def _reading(across: ClaimAcross, tag: dict[str, str]) -> nodes.paragraph:
+        """The state in a plain sentence, from the machine that made it (the first of `deciding`); where no
+        machine measured it, why."""
+        made = deciding(across)
+        if not made or made[0].verdict.state == State.COULD_NOT_RUN:
+            why = made[0].verdict.today if made else "no machine measured it"
+            return reading_node(f"Not measured: {why}.", **tag)
+        first = made[0]
+        said = f"On {first.runs.label}: {first.verdict.reading}"
+        others = len(made) - 1
+        if others:
+            said += f" ({others} more machine{'s' * (others != 1)} in the same state: listed above.)"
+        return reading_node(said, **tag)
 
     @staticmethod
     def _rests_on(groups: list[MachineRuns]) -> str:

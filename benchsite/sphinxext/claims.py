@@ -6,19 +6,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
 
 from benchsite.errors import BenchError
 from benchsite.results.claims import State
-from benchsite.results.machines import ACROSS_MACHINES_RULE, ClaimAcross, MachineRuns
+from benchsite.results.machines import (
+    ACROSS_MACHINES_RULE,
+    ON_A_MACHINE_RULE,
+    READING_RULE,
+    ClaimAcross,
+    MachineRuns,
+)
 from benchsite.sphinxext.base import PublishedDirective
 from benchsite.sphinxext.nodes import bench_details, block, data
 from benchsite.sphinxext.tables import table
 
-VERDICT_NOTE = (
-    "A claim holds on a machine when the whole 95 % interval of that machine's runs, pooled, clears the "
-    "rule's threshold, does not hold when the whole interval misses it, and is inconclusive when the "
-    "interval straddles it; a figure the load tool, not the server, set decides nothing (limited by the load "
-    "tool), nor does a failed, flagged or missing one (could not run). " + ACROSS_MACHINES_RULE.replace("*", "")
+VERDICT_RULE = (
+    ON_A_MACHINE_RULE,
+    READING_RULE,
+    ACROSS_MACHINES_RULE + " Numbers from different machines are never pooled.",
 )
 
 
@@ -27,9 +33,18 @@ def claim_anchor(claim_id: str) -> str:
     return f"claim-{claim_id}"
 
 
-def verdict_node(state: State) -> nodes.Node:
-    """The verdict in capitals, with a class per state for its colour."""
-    return nodes.strong(text=state.upper(), classes=[state.css_class])
+def verdict_node(state: State, not_compared: str = "") -> nodes.Node:
+    """The verdict in capitals, with a class per state for its colour; a state decided on part of its
+    comparisons says so inside it ("HOLDS where compared: 7 of 31 comparisons not made")."""
+    node = nodes.strong(text=state.upper(), classes=[state.css_class])
+    if not_compared and not state.decided_nothing:
+        node += nodes.inline(text=f" where compared ({not_compared})", classes=["bench-partial"])
+    return node
+
+
+def reading_node(reading: str, **tag: str) -> nodes.paragraph:
+    """A verdict in a plain sentence: direction and size against the claim's, with the interval as factors."""
+    return data(nodes.paragraph(text=reading, classes=["bench-reading"]), reading="verdict", **tag)
 
 
 def counted(groups: Sequence[MachineRuns]) -> str:
@@ -51,8 +66,10 @@ def on_each_machine(across: ClaimAcross, recipe: str) -> nodes.container:
         tag = {"recipe": recipe, "claim": across.claim.id, "scope": "machine", "machine": found.runs.label}
         line += data(found.verdict.today, estimate="pooled", **tag)
         line += nodes.Text(" ")
-        line += data(verdict_node(found.verdict.state), state=found.verdict.state, **tag)
+        line += data(verdict_node(found.verdict.state, found.verdict.not_compared), state=found.verdict.state, **tag)
         lines += line
+        if found.verdict.reading and not found.verdict.state == State.COULD_NOT_RUN:
+            lines += reading_node(found.verdict.reading, **tag)
         if found.verdict.details:
             lines += every_item(found.verdict.details)
     return lines
@@ -73,7 +90,9 @@ def overall_node(across: ClaimAcross, recipe: str) -> nodes.container:
     cell = nodes.container()
     state = across.state
     verdict = nodes.paragraph()
-    verdict += data(verdict_node(state), recipe=recipe, claim=across.claim.id, scope="all", state=state)
+    verdict += data(
+        verdict_node(state, across.not_compared), recipe=recipe, claim=across.claim.id, scope="all", state=state
+    )
     cell += verdict
     rests = counted([found.runs for found in across.machines])
     cell += nodes.paragraph(text=across.depends_on + f" ({rests})" if state == State.DEPENDS else rests)
@@ -109,3 +128,11 @@ class BenchClaims(PublishedDirective):
             headers = ("Original conclusion", "Rule", "Published", machine_column, "Verdict")
         claims = table(headers, rows, classes=["bench-claims", *(["bench-own-claims"] if own else [])])
         return [block(claims, table="claims", recipe=recipe)]
+
+
+class BenchVerdictRule(SphinxDirective):
+    """The whole verdict rule, once (the methodology page): on a machine, in words, and over all machines, from
+    the constants the code applies."""
+
+    def run(self) -> list[nodes.Node]:
+        return [node for paragraph in VERDICT_RULE for node in self.parse_text_to_nodes(paragraph)]

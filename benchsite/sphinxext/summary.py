@@ -15,7 +15,7 @@ from benchsite.results.machines import ClaimAcross, MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, load_published
 from benchsite.results.store import recipe_views
 from benchsite.sphinxext.base import ReportingDirective
-from benchsite.sphinxext.claims import VERDICT_NOTE, counted, on_each_machine, overall_node, verdict_node
+from benchsite.sphinxext.claims import counted, on_each_machine, overall_node, verdict_node
 from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import block, data
 from benchsite.sphinxext.tables import table
@@ -73,7 +73,15 @@ COUNT_COLOUR_RULE = (
     "Each page's conclusions are counted by their verdict over every machine; the count takes the colour of the "
     "state most of them share (on a tie, the state that says less: inconclusive before does not hold before holds)."
 )
-_TIE_ORDER = (State.COULD_NOT_RUN, State.LIMITED, State.INCONCLUSIVE, State.DEPENDS, State.DOES_NOT_HOLD, State.HOLDS)
+_TIE_ORDER = (
+    State.COULD_NOT_RUN,
+    State.TOO_LITTLE,
+    State.LIMITED,
+    State.INCONCLUSIVE,
+    State.DEPENDS,
+    State.DOES_NOT_HOLD,
+    State.HOLDS,
+)
 
 
 def majority(counts: Counter[State]) -> State | None:
@@ -169,5 +177,4 @@ class BenchVerdicts(AcrossRecipes):
         return [
             totals,
             block(table(headers, rows, classes=["bench-claims", "bench-verdicts"]), table="verdicts"),
-            nodes.paragraph(text=VERDICT_NOTE),
         ]

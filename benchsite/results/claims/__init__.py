@@ -38,6 +38,8 @@ def decide(claim: AnyClaim, view: Evidence, published: OriginalFigures) -> Verdi
         outcome.estimate,
         outcome.rests_on,
         outcome.details,
+        outcome.not_compared,
+        outcome.reading or outcome.today,
     )
 
 

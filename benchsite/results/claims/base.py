@@ -31,6 +31,7 @@ class State(StrEnum):
     DEPENDS = "depends on the machine"  # across machines: holds on some, does not hold on others
     INCONCLUSIVE = "inconclusive"
     LIMITED = "limited by the load tool"  # the figures ran, but the load tool, not the server, set them
+    TOO_LITTLE = "not enough evidence"  # an estimate from so few rounds that its interval tells nothing
     COULD_NOT_RUN = "could not run"
 
     def counted(self, number: int) -> str:
@@ -41,7 +42,7 @@ class State(StrEnum):
     @property
     def decided_nothing(self) -> bool:
         """A state that says nothing about the claim (the figures it needs are missing or not the server's)."""
-        return self in (State.LIMITED, State.COULD_NOT_RUN)
+        return self in (State.LIMITED, State.TOO_LITTLE, State.COULD_NOT_RUN)
 
     @property
     def css_class(self) -> str:
@@ -62,6 +63,10 @@ class State(StrEnum):
                 return "over all machines: it holds on one machine and does not hold on another (both are named)"
             case State.LIMITED:
                 return "the figures ran, but the load tool's own ceiling, not the server, set them: decides nothing"
+            case State.TOO_LITTLE:
+                return (
+                    "its estimate rests on under three rounds, whose interval spans almost any value: decides nothing"
+                )
             case State.COULD_NOT_RUN:
                 return "a figure it needs is missing, failed or flagged: decides nothing"
             case _:
@@ -78,6 +83,8 @@ class Outcome:
     estimate: Interval | None = None  # the ratio it was decided on, where it is one
     rests_on: tuple[SubjectCell, ...] = ()  # the cell runs that estimate comes from
     details: tuple[str, ...] = ()  # every item a shortened `today` lists only the first few of
+    not_compared: str = ""  # "7 of 31 comparisons not made": what a state decided on part of its comparisons left out
+    reading: str = ""  # the outcome in a plain sentence: direction and size against the claim's ("": `today` says it)
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,8 @@ class Verdict:
     estimate: Interval | None = None
     rests_on: tuple[SubjectCell, ...] = ()
     details: tuple[str, ...] = ()
+    not_compared: str = ""
+    reading: str = ""  # the verdict in a plain sentence (`Outcome.reading`)
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from benchsite.results.claims.base import (
     Outcome,
     State,
     against,
-    fmt_interval,
     unusable,
 )
 from benchsite.results.evidence import Evidence, Pooled
+from benchsite.results.factors import factor, factor_range
 from benchsite.results.intervals import Interval, paired_rounds
 from benchsite.results.metrics import RPS
 from benchsite.results.originals import OriginalFigures
@@ -57,43 +57,56 @@ class FastestClaim(ClaimBase):
 
     def decide(self, view: Evidence) -> Outcome:
         """Holds when the subject is surely ahead of every competitor in every cell; does not hold when
-        some competitor is surely ahead in some cell; flagged competitors are named, not compared."""
+        some competitor is surely ahead in some cell; flagged competitors are named, not compared, and the
+        state says how many comparisons that left out."""
         competitors = [s for s in (self.among or view.measured_names()) if s != self.subject]
         behind: list[str] = []
         unsure: list[str] = []
         not_compared: list[str] = []
         needs: list[SubjectCell] = []
+        comparisons = 0
         for cell in self.cells:
             if not view.usable(self.subject, cell):
                 return unusable(view, [(self.subject, cell)])
             for rival in competitors:
                 if not view.ran(rival, cell):
                     continue  # it does not run here
+                comparisons += 1
                 estimate = view.ratio((self.subject, cell), (rival, cell))
                 if estimate is None:
-                    not_compared.append(f"{rival} {cell}")
+                    not_compared.append(view.named(rival, cell))
                     continue
                 state = against(estimate, 1.0, None)
                 if state == State.DOES_NOT_HOLD:
-                    behind.append(f"{cell}: {rival} ({estimate.value:.2f}×)")
+                    behind.append(f"{view.named(rival, cell)} ({factor(estimate.value)})")
                 elif state == State.INCONCLUSIVE:
-                    unsure.append(f"{cell}: {rival} ({fmt_interval(estimate, rounds=False)})")
+                    unsure.append(f"{view.named(rival, cell)} ({factor_range(estimate)})")
                     needs += [(self.subject, cell), (rival, cell)]
         flagged = f"; flagged, not compared: {_some(not_compared)}" if not_compared else ""
         listed = tuple(f"flagged, not compared: {item}" for item in not_compared)
+        left_out = f"{len(not_compared)} of {comparisons} comparisons not made" if not_compared else ""
+        subject = view.named(self.subject)
         if behind:  # what decides it; the unsure comparisons no longer matter
-            details = tuple(f"surely behind at {item}" for item in behind) + listed
-            return Outcome(State.DOES_NOT_HOLD, f"surely behind {_some(behind)}{flagged}", details=_long(details))
+            details = tuple(f"surely behind {item}" for item in behind) + listed
+            reading = f"{subject} is not the fastest: surely behind {_some(behind)}."
+            today = f"surely behind {_some(behind)}{flagged}"
+            return Outcome(State.DOES_NOT_HOLD, today, details=_long(details), not_compared=left_out, reading=reading)
         if unsure:
-            details = tuple(f"not surely ahead at {item}" for item in unsure) + listed
+            details = tuple(f"not surely ahead of {item}" for item in unsure) + listed
+            reading = f"whether {subject} is ahead of {_some(unsure)} is not settled; ahead of every other one."
             return Outcome(
                 State.INCONCLUSIVE,
                 f"not surely ahead of {_some(unsure)}{flagged}",
                 tuple(dict.fromkeys(needs)),
                 details=_long(details),
+                not_compared=left_out,
+                reading=reading,
             )
-        cells = f"all {len(self.cells)} cells" if len(self.cells) > 1 else f"cell {self.cells[0]}"
-        return Outcome(State.HOLDS, f"surely ahead of every competitor in {cells}{flagged}", details=_long(listed))
+        cells = f"in all {len(self.cells)} cells" if len(self.cells) > 1 else f"at {view.cell_named(self.cells[0])}"
+        compared = comparisons - len(not_compared)
+        reading = f"{subject} is surely faster than each of the {compared} competitors it was compared with, {cells}."
+        today = f"surely ahead of every competitor, {cells}{flagged}"
+        return Outcome(State.HOLDS, today, details=_long(listed), not_compared=left_out, reading=reading)
 
     def published_value(self, published: OriginalFigures) -> str:
         ahead = 0

@@ -46,7 +46,10 @@ class KeepaliveClaim(ClaimBase):
             )
         honoured = seen.pop()
         shown = f"keep-alive {'honoured' if honoured else 'not honoured'} in all {repetitions} repetitions"
-        return Outcome(State.HOLDS if honoured == self.honoured else State.DOES_NOT_HOLD, shown)
+        kept = "kept" if honoured else "did not keep"
+        agrees = "as claimed" if honoured == self.honoured else "the opposite of the claim"
+        reading = f"{view.named(self.subject)} {kept} connections alive in all {repetitions} repetitions: {agrees}."
+        return Outcome(State.HOLDS if honoured == self.honoured else State.DOES_NOT_HOLD, shown, reading=reading)
 
     def published_value(self, published: OriginalFigures) -> str:
         found = published.figure(self.subject, self.cell)

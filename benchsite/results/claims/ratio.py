@@ -20,14 +20,17 @@ from benchsite.results.claims.base import (
     run_label,
     unusable,
 )
+from benchsite.results.claims.reading import Band, ratio_reading
 from benchsite.results.evidence import Evidence, Pooled
-from benchsite.results.intervals import paired_rounds
+from benchsite.results.factors import FASTER, MORE_CPU, Direction
+from benchsite.results.intervals import Interval, paired_rounds
 from benchsite.results.metrics import MetricName, metric
 from benchsite.results.originals import OriginalFigures
 from benchsite.results.view import RunView
 from benchsite.results.work import work_ratio
 
 Bound = Annotated[float, Field(gt=0, le=1e6)]
+WORDS: dict[str, Direction] = {"rps": FASTER, "load-cpu": MORE_CPU, "server-cpu": MORE_CPU}  # a ratio above 1 reads
 
 
 class RatioClaim(ClaimBase):
@@ -78,7 +81,22 @@ class RatioClaim(ClaimBase):
             return unusable(view, cells)
         state = against(estimate, self.at_least, self.at_most)
         needs = tuple(cells) if state == State.INCONCLUSIVE else ()
-        return Outcome(state, fmt_interval(estimate), needs, estimate, tuple(cells))
+        reading = self._reading(view, estimate)
+        return Outcome(state, fmt_interval(estimate), needs, estimate, tuple(cells), reading=reading)
+
+    def _reading(self, view: Evidence, estimate: Interval) -> str:
+        """The estimate in words against the claim's direction and size, naming the subjects as a reader knows
+        them ("the CherryPy framework at -c 1 -k … than at -c 1" where one subject is compared with itself)."""
+        (top, top_cell), (bottom, bottom_cell) = self.numerator, self.denominator
+        if top_cell == bottom_cell:
+            upper, lower = view.named(top), view.named(bottom)
+        elif top == bottom:
+            upper, lower = view.named(top, top_cell), f"at {view.cell_named(bottom_cell)}"
+        else:
+            upper, lower = view.named(top, top_cell), view.named(bottom, bottom_cell)
+        heading = metric(self.metric).heading
+        words = WORDS.get(self.metric) or Direction(f"higher in {heading}", f"lower in {heading}")
+        return ratio_reading(estimate, Band(self.at_least, self.at_most), upper, lower, words)
 
     def published_value(self, published: OriginalFigures) -> str:
         top, bottom = published.figure(*self.numerator), published.figure(*self.denominator)
