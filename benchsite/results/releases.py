@@ -33,13 +33,14 @@ class Release:
 
 @dataclass(frozen=True)
 class Change:
-    """One subject and cell of a release against the newest release: the paired ratio and whether it is
-    significant (its simultaneous interval misses 1)."""
+    """One subject and cell of a release against another (the newest, or the one before it): the paired ratio,
+    the release's ÷ the other's, and whether it is significant (its simultaneous interval misses 1)."""
 
     release: str
     subject: str
     cell: str
     ratio: Interval
+    against: str = ""
 
     @property
     def significant(self) -> bool:
@@ -72,41 +73,63 @@ def changes_against_newest(
     simultaneous over all of them (Bonferroni), so "significant" keeps its 5 % error for the whole list."""
     if len(releases) < 2:
         return []
-    newest = releases[-1]
-    pairs = [(r, s, c) for r in releases[:-1] for s in subjects for c in cells if r.copy(s) and newest.copy(s)]
+    return _timed(view, [(r, releases[-1]) for r in releases[:-1]], subjects, cells)
+
+
+def step_changes(view: RunView, releases: list[Release], subjects: list[str], cells: list[str]) -> list[Change]:
+    """Each release against the one before it, round by round, simultaneous over every step."""
+    return _timed(view, list(zip(releases[1:], releases[:-1], strict=True)), subjects, cells)
+
+
+def _timed(
+    view: RunView, compared: list[tuple[Release, Release]], subjects: list[str], cells: list[str]
+) -> list[Change]:
+    """Each (release, other) pair's req/s ratio, release ÷ other, round by round, simultaneous over them all."""
+    pairs = [(r, o, s, c) for r, o in compared for s in subjects for c in cells if r.copy(s) and o.copy(s)]
     level = simultaneous_level(len(pairs))
     changes = []
-    for release, subject, cell in pairs:
+    for release, other, subject, cell in pairs:
         top = view.round_values(release.copy(subject) or "", cell)
-        bottom = view.round_values(newest.copy(subject) or "", cell)
+        bottom = view.round_values(other.copy(subject) or "", cell)
         if top is None or bottom is None:
             continue
         ratio = ratio_interval(paired_rounds(top, bottom), level)
         if ratio is not None:
-            changes.append(Change(release.release, subject, cell, ratio))
+            changes.append(Change(release.release, subject, cell, ratio, other.release))
     return changes
 
 
 def work_changes_against_newest(view: RunView, releases: list[Release], subjects: list[str]) -> list[Change]:
     """Every other release's instructions per request against the newest release's, in every counted cell, batch
     by batch (see batch_ratio); simultaneous over all of them, as the timed changes are."""
-    counting = view.run.counting
-    if len(releases) < 2 or counting is None:
+    if len(releases) < 2:
         return []
-    newest = releases[-1]
+    return _worked(view, [(r, releases[-1]) for r in releases[:-1]], subjects)
+
+
+def work_steps(view: RunView, releases: list[Release], subjects: list[str]) -> list[Change]:
+    """Each release's instructions per request against the release before it, simultaneous over every step."""
+    return _worked(view, list(zip(releases[1:], releases[:-1], strict=True)), subjects)
+
+
+def _worked(view: RunView, compared: list[tuple[Release, Release]], subjects: list[str]) -> list[Change]:
+    """Each (release, other) pair's instructions per request, release ÷ other, batch by batch, in every counted
+    cell, simultaneous over them all."""
+    counting = view.run.counting
+    if counting is None:
+        return []
     cells = list(dict.fromkeys(count.cell for count in counting.counts))
     pairs = [
-        (r, s, c)
-        for r in releases[:-1]
+        (r, o, s, c)
+        for r, o in compared
         for s in subjects
         for c in cells
-        if batches(view, r.copy(s), c) and batches(view, newest.copy(s), c)
+        if batches(view, r.copy(s), c) and batches(view, o.copy(s), c)
     ]
     level = simultaneous_level(len(pairs))
     changes = []
-    for release, subject, cell in pairs:
-        newest_batches, release_batches = (batches(view, r.copy(subject), cell) for r in (newest, release))
-        ratio = batch_ratio(newest_batches, release_batches, level)  # the release's ÷ the newest's
+    for release, other, subject, cell in pairs:
+        ratio = batch_ratio(batches(view, other.copy(subject), cell), batches(view, release.copy(subject), cell), level)
         if ratio is not None:
-            changes.append(Change(release.release, subject, cell, ratio))
+            changes.append(Change(release.release, subject, cell, ratio, other.release))
     return changes

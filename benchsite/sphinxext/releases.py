@@ -4,6 +4,7 @@ from the newest."""
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from docutils import nodes
@@ -11,6 +12,7 @@ from docutils.parsers.rst import directives
 
 from benchsite.errors import BenchError
 from benchsite.results.claims import fmt_interval
+from benchsite.results.factors import FASTER, MORE_INSTRUCTIONS, Direction, with_range
 from benchsite.results.intervals import Interval, level_label
 from benchsite.results.metrics import RPS
 from benchsite.results.releases import (
@@ -21,6 +23,7 @@ from benchsite.results.releases import (
     work_changes_against_newest,
 )
 from benchsite.results.store import list_runs, load_view
+from benchsite.results.sweep_story import Story, Sweep, story, upstream_reports
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.chart_directive import chart_node
@@ -67,9 +70,11 @@ class BenchReleases(PublishedDirective):
         if top and base:
             chart = self._ratio_chart(view, releases, cells, top, base)
             ratio.append(collapsed(f"{top} ÷ {base} by release: a chart and a table", chart))
+        package = view.run.variants.package or self.options.get("server", "the package")
+        sweep = Sweep(view, releases, list(subjects), list(cells), package)
         return [
+            told(story(sweep, upstream_reports(recipe_dir)), self.recipe),
             self._about(view, releases),
-            *_far_slower(view, releases, cells, subjects),
             *self._changes(view, releases, cells, subjects),
             *self._instructions(view, releases, subjects),
             collapsed(
@@ -251,33 +256,17 @@ class BenchReleases(PublishedDirective):
         if not changes:
             return [nodes.paragraph(text="Too few rounds to compare the releases.")]
         work = work_changes_against_newest(view, releases, list(subjects))
-        newest, others = releases[-1].release, len(releases) - 1
-        counts = [f"in time (req/s, round by round), {_differing(changes)} of {others} releases"]
-        if work:
-            counts.append(f"in work (instructions per request, batch by batch), {_differing(work)} of {others}")
-        summary = nodes.paragraph(
-            text=f"Against {newest}: {'; '.join(counts)} differ significantly (intervals simultaneous over every "
-            "comparison of a currency, so that each list keeps a 5 % chance of a false alarm).",
-            classes=["bench-release-changes"],
-        )
-        time_words = "In time (each figure's req/s ÷ the newest's, round by round; above 1: faster)"
+        newest = releases[-1].release
+        time_words = "In time (each release's req/s against the newest's, round by round)"
         details = [change_chart(view, releases, changes, level_label(changes[0].ratio.level))]
-        details.append(_said(view, releases, changes, time_words))
+        details.append(_said(view, releases, changes, time_words, FASTER))
         if work:
-            work_words = "In work (instructions per request ÷ the newest's, batch by batch; above 1: more work)"
-            details.append(_said(view, releases, work, work_words))
-        return [
-            summary,
-            collapsed(f"Which releases differ from {newest}, and by how much: a chart and the list", *details),
-        ]
+            work_words = "In work (each release's instructions per request against the newest's, batch by batch)"
+            details.append(_said(view, releases, work, work_words, MORE_INSTRUCTIONS))
+        return [collapsed(f"Which releases differ from {newest}, and by how much: a chart and the list", *details)]
 
 
-def _differing(changes: list[Change]) -> int:
-    """How many releases differ significantly from the newest in at least one comparison."""
-    return len({change.release for change in changes if change.significant})
-
-
-def _said(view: RunView, releases: list[Release], changes: list[Change], currency: str) -> nodes.Node:
+def _said(view: RunView, releases: list[Release], changes: list[Change], currency: str, words: Direction) -> nodes.Node:
     """Which releases differ significantly from the newest in one currency, and at what simultaneous level."""
     newest = releases[-1].release
     significant = [c for c in changes if c.significant]
@@ -288,7 +277,8 @@ def _said(view: RunView, releases: list[Release], changes: list[Change], currenc
         for change in significant:
             by_release.setdefault(change.release, []).append(change)
         named = "; ".join(
-            f"{release}: " + ", ".join(f"{c.subject} {view.run.cell_label(c.cell)} {_times(c.ratio)}" for c in found)
+            f"{release}: "
+            + ", ".join(f"{c.subject} {view.run.cell_label(c.cell)} {_times(c.ratio, words)}" for c in found)
             for release, found in by_release.items()
         )
         text = f"{currency}, releases that differ significantly from {newest}: {named}. "
@@ -310,11 +300,9 @@ def _ratio(view: RunView, release: Release, top: str, base: str, cell: str) -> I
     return view.ratio((a, cell), (b, cell)) if a and b else None
 
 
-def _times(ratio: Interval) -> str:
-    """1.34× [1.11–1.60]; a ratio far from 1 with three significant digits (0.00131×, not 0.00×)."""
-    shown = "{:.3g}" if ratio.value < 0.1 else "{:.2f}"
-    low, high = (shown.format(bound) for bound in (ratio.low, ratio.high))
-    return f"{shown.format(ratio.value)}× [{low}–{high}]"
+def _times(ratio: Interval, words: Direction) -> str:
+    """ "1.34× faster (95 %: 1.11× to 1.60×)", "578× slower (95 %: 395× to 847×)": a factor either way."""
+    return with_range(ratio, words)
 
 
 def _patched(view: RunView, release: Release) -> bool:
@@ -328,35 +316,15 @@ def _server_version(release: Release, server: str) -> nodes.Node:
     return data(version or f"none (no {server})", release=release.release, server=server)
 
 
-FAR_SLOWER = 0.1  # a release whose median req/s in a cell is under a tenth of the newest's
-
-
-def _far_slower(
-    view: RunView, releases: list[Release], cells: tuple[str, ...], subjects: tuple[str, ...]
-) -> list[nodes.Node]:
-    """A sentence naming the releases far slower than the newest in some cell, with the time each request took
-    there: a stall (a server waiting on the network) rather than slower code, and what it cost the run."""
-    newest = releases[-1]
-    found = []
-    for release in releases[:-1]:
-        for subject in subjects:
-            slow = []
-            for cell in cells:
-                mine, best = _median(view, release.copy(subject), cell), _median(view, newest.copy(subject), cell)
-                if mine and best and mine < FAR_SLOWER * best:
-                    record = view.run.subject(release.copy(subject) or "")
-                    clients = getattr(record.cell(cell) if record else None, "concurrency", 1)  # ab's -c
-                    each_ms = 1000 * clients / mine
-                    slow.append(f"{view.run.cell_label(cell)} {mine:,.0f} req/s, {each_ms:,.0f} ms a request")
-            if slow:
-                found.append(f"{release.release} ({subject}: {', '.join(slow)})")
-    if not found:
-        return []
-    return [
-        nodes.paragraph(
-            text=f"Far slower than {newest.release} (under a tenth of its req/s): {'; '.join(found)}. Every such "
-            "repetition still ended within the cell time-out and is kept: a slow release stretches the run, it "
-            "does not stop it.",
-            classes=["bench-release-far-slower"],
-        )
-    ]
+def told(found: Story, recipe: str) -> nodes.Node:
+    """The story's sentences, one item each, the upstream reports' addresses as links."""
+    listing = nodes.bullet_list(classes=["bench-sweep-story"])
+    for sentence in found.sentences:
+        paragraph = nodes.paragraph()
+        for piece in re.split(r"(https://[^\s;)]+)", sentence):
+            if piece.startswith("https://"):
+                paragraph += nodes.reference("", piece.removeprefix("https://github.com/"), refuri=piece)
+            elif piece:
+                paragraph += nodes.Text(piece)
+        listing += nodes.list_item("", paragraph)
+    return data(listing, story="sweep", recipe=recipe)

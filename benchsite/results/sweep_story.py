@@ -1,0 +1,272 @@
+"""What a release sweep found, told in sentences: the oldest release against the newest, in time and in work;
+runs of consecutive releases that stall in the same cells, told as one story with the upstream report where one
+is recorded; and every other step between consecutive releases beyond the run's noise, as factors."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import HttpUrl, ValidationError
+
+from benchsite.errors import BenchError
+from benchsite.records import Record, Seq, Text
+from benchsite.results.factors import FASTER, MORE_INSTRUCTIONS, Direction, factor, factor_range
+from benchsite.results.releases import (
+    Change,
+    Release,
+    changes_against_newest,
+    step_changes,
+    work_changes_against_newest,
+    work_steps,
+)
+from benchsite.results.view import RunView
+
+FAR_SLOWER = 0.1  # a release whose median req/s in a cell is under a tenth of the newest's stalls there
+UPSTREAM_FILE = "upstream.toml"
+
+
+class UpstreamReport(Record):
+    """An upstream report of something a sweep finds, kept beside the recipe's data (`upstream.toml`)."""
+
+    package: str
+    first: str  # the first release the report names as affected
+    title: Text
+    report: HttpUrl
+    fix: HttpUrl | None = None
+
+
+class UpstreamReports(Record):
+    reports: Seq[UpstreamReport] = ()
+
+
+def upstream_reports(recipe_dir: Path) -> tuple[UpstreamReport, ...]:
+    """The recipe's recorded upstream reports (none where it keeps no upstream.toml)."""
+    path = recipe_dir / UPSTREAM_FILE
+    if not path.is_file():
+        return ()
+    try:
+        return UpstreamReports.model_validate(tomllib.loads(path.read_text())).reports
+    except (tomllib.TOMLDecodeError, ValidationError) as error:
+        first = str(error).splitlines()[0]
+        raise BenchError(f"{path}: {first}: fix it ([[reports]] with package, first, title, report)") from None
+
+
+@dataclass(frozen=True)
+class Stall:
+    """Consecutive releases whose subject is far slower (FAR_SLOWER) than the newest in the same cells."""
+
+    subject: str
+    releases: tuple[str, ...]
+    cells: tuple[str, ...]
+    rates: tuple[tuple[float, float], ...]  # per cell: the first release's median req/s, its ms a request
+    keepalive: bool  # every cell it stalls in keeps connections alive (ab -k)
+
+
+@dataclass(frozen=True)
+class Story:
+    """The sentences a sweep section opens with, in reading order, and the upstream reports they name."""
+
+    sentences: tuple[str, ...]
+    reports: tuple[UpstreamReport, ...]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One sweep run as its story reads it: the view, its releases, the subjects and cells it compares."""
+
+    view: RunView
+    releases: list[Release]
+    subjects: list[str]
+    cells: list[str]
+    package: str
+
+    def median(self, release: Release, subject: str, cell: str) -> float | None:
+        summary = self.view.summaries.get((release.copy(subject) or "", cell))
+        return summary.median() if summary else None
+
+    def subject_named(self, subject: str) -> str:
+        """A base subject as its newest copy's label names it, without the release: "CherryPy framework"."""
+        newest = self.releases[-1]
+        label = self.view.run.subject_labels.get(newest.copy(subject) or "", subject)
+        return " ".join(label.replace(newest.release, "").split())
+
+    def cell_named(self, cell: str) -> str:
+        return self.view.run.cell_label(cell)
+
+
+def stalls(sweep: Sweep) -> list[Stall]:
+    """Runs of consecutive releases far slower than the newest in the same cells, subject by subject."""
+    newest, found = sweep.releases[-1], []
+    for subject in sweep.subjects:
+        slow: list[tuple[str, ...]] = []
+        for release in sweep.releases:
+            cells = []
+            for cell in sweep.cells:
+                mine, best = sweep.median(release, subject, cell), sweep.median(newest, subject, cell)
+                if mine and best and mine < FAR_SLOWER * best:
+                    cells.append(cell)
+            slow.append(tuple(cells))
+        start = 0
+        while start < len(slow):
+            end = start
+            while slow[start] and end + 1 < len(slow) and slow[end + 1] == slow[start]:
+                end += 1
+            if slow[start]:
+                found.append(_stall(sweep, subject, slow[start], start, end))
+            start = end + 1
+    return found
+
+
+def _stall(sweep: Sweep, subject: str, cells: tuple[str, ...], first: int, last: int) -> Stall:
+    release = sweep.releases[first]
+    record = sweep.view.run.subject(release.copy(subject) or "")
+    rates, kept = [], []
+    for cell in cells:
+        rate = sweep.median(release, subject, cell) or 0.0
+        found = record.cell(cell) if record else None
+        clients = getattr(found, "concurrency", 1)  # ab's -c
+        rates.append((rate, 1000 * clients / rate if rate else 0.0))
+        kept.append(getattr(found, "keepalive", False))
+    releases = tuple(r.release for r in sweep.releases[first : last + 1])
+    return Stall(subject, releases, cells, tuple(rates), all(kept))
+
+
+def told_stall(
+    sweep: Sweep, stall: Stall, steps: list[Change], work: list[Change], reports: tuple[UpstreamReport, ...]
+) -> str:
+    """One stall as one story: its releases, cells and rates, its size against the release before it, whether its
+    work changed with it, the release it ends with, and the upstream report where one is recorded."""
+    first, last = stall.releases[0], stall.releases[-1]
+    span = first if first == last else f"from {first} to {last}"
+    cells = ", ".join(sweep.cell_named(cell) for cell in stall.cells)
+    on = f"on kept-alive connections ({cells})" if stall.keepalive else f"at {cells}"
+    rates = ", ".join(
+        f"{rate:,.0f} req/s ({each:,.0f} ms a request) at {sweep.cell_named(cell)}"
+        for cell, (rate, each) in zip(stall.cells, stall.rates, strict=True)
+    )
+    said = f"{span[:1].upper()}{span[1:]}, the {sweep.subject_named(stall.subject)} stalls {on}: {rates}"
+    cell = stall.cells[0]
+    into = _step(steps, first, stall.subject, cell)
+    if into is not None:
+        said += (
+            f"; {first} is {factor(into.ratio.value)} than {into.against} at {sweep.cell_named(cell)} "
+            f"(95 %: {factor_range(into.ratio, worded=False)})"
+        )
+        worked = next((w for w in work if w.release == first and w.subject == stall.subject), None)
+        if worked is not None:
+            counted = sweep.cell_named(worked.cell)
+            said += f", while its instructions per request (counted at {counted}) changed by {_percent_only(worked)}"
+    names = [r.release for r in sweep.releases]
+    after = names[names.index(last) + 1] if names.index(last) + 1 < len(names) else None
+    out = _step(steps, after, stall.subject, cell) if after else None
+    if after is not None and out is not None:
+        said += f". {after} is back: {factor(out.ratio.value)} than {last}"
+    report = next((r for r in reports if r.package == sweep.package and r.first in stall.releases), None)
+    if report is not None:
+        said += f". Reported upstream as “{report.title}” ({report.report}" + (
+            f"; the fix: {report.fix})" if report.fix else ")"
+        )
+    return said + "."
+
+
+def _percent_only(change: Change) -> str:
+    return f"{100 * (change.ratio.value - 1):+.0f} %"
+
+
+def _step(steps: list[Change], release: str | None, subject: str, cell: str) -> Change | None:
+    return next((s for s in steps if s.release == release and s.subject == subject and s.cell == cell), None)
+
+
+def percent(ratio: float, words: Direction) -> str:
+    """A small change in percent: 1.26 → "26 % more instructions per request", 0.95 → "5 % fewer …"."""
+    if ratio >= 1:
+        return f"{100 * (ratio - 1):.0f} % {words.more}"
+    return f"{100 * (1 - ratio):.0f} % {words.less}"
+
+
+def told_ends(sweep: Sweep, time: list[Change], work: list[Change]) -> str:
+    """The oldest release against the newest, subject by subject, in time and (where counted) in work."""
+    oldest, newest = sweep.releases[0].release, sweep.releases[-1].release
+    parts = []
+    for subject in sweep.subjects:
+        timed = [c for c in time if c.release == oldest and c.subject == subject]
+        beyond = [c for c in timed if c.significant]
+        said = f"the {sweep.subject_named(subject)} of {oldest} is " + (
+            ", ".join(
+                f"{factor(c.ratio.value)} than {newest}'s at {sweep.cell_named(c.cell)} "
+                f"(95 %: {factor_range(c.ratio, worded=False)})"
+                for c in beyond
+            )
+            or f"not surely faster or slower than {newest}'s"
+        )
+        level = [sweep.cell_named(c.cell) for c in timed if not c.significant]
+        if beyond and level:
+            said += f", not surely different at {', '.join(level)}"
+        worked = [c for c in work if c.release == oldest and c.subject == subject and c.significant]
+        if worked:
+            today = ", ".join(
+                f"{percent(1 / c.ratio.value, MORE_INSTRUCTIONS)} at {sweep.cell_named(c.cell)}" for c in worked
+            )
+            said += f"; {newest}'s executes {today}"
+        parts.append(said)
+    return f"{oldest} against {newest}: " + "; ".join(parts) + "."
+
+
+def told_steps(sweep: Sweep, steps: list[Change], told: set[tuple[str, str]], words: Direction, currency: str) -> str:
+    """The significant steps between consecutive releases in one currency, pair by pair (those a stall's story
+    already told left out); work steps in percent, the smallest (under SMALL_WORK) counted, not named."""
+    other = "other " if told else ""
+    beyond = [s for s in steps if s.significant and (s.release, s.subject) not in told]
+    work = words is MORE_INSTRUCTIONS
+    small = [s for s in beyond if work and abs(s.ratio.value - 1) < SMALL_WORK]
+    shown = [s for s in beyond if s not in small]
+    if not beyond:
+        return f"In {currency}, no {other}step between consecutive releases is beyond the run's noise."
+    by_pair: dict[tuple[str, str], list[Change]] = {}
+    for step in shown:
+        by_pair.setdefault((step.against, step.release), []).append(step)
+    several = len(sweep.subjects) > 1
+    named = [
+        f"{before} → {after}: "
+        + ", ".join(
+            f"{'the ' + sweep.subject_named(s.subject) + ' ' if several else ''}"
+            f"{percent(s.ratio.value, words) if work else factor(s.ratio.value, words)} at {sweep.cell_named(s.cell)}"
+            for s in found
+        )
+        for (before, after), found in by_pair.items()
+    ]
+    said = f"In {currency}, every {other}step between consecutive releases beyond the run's noise: {'; '.join(named)}"
+    if small:
+        said += f" (and {len(small)} real step{'s' * (len(small) != 1)} under {100 * SMALL_WORK:.0f} %)"
+    return said + "."
+
+
+SMALL_WORK = 0.02  # a step in instructions per request under 2 %: real (counted exactly) but not named
+
+
+def story(sweep: Sweep, reports: tuple[UpstreamReport, ...]) -> Story:
+    """The sentences a sweep section opens with, generated from its run."""
+    releases, subjects, cells = sweep.releases, sweep.subjects, sweep.cells
+    time = changes_against_newest(sweep.view, releases, subjects, cells)
+    work = work_changes_against_newest(sweep.view, releases, subjects)
+    steps = step_changes(sweep.view, releases, subjects, cells)
+    worked_steps = work_steps(sweep.view, releases, subjects)
+    sentences = []  # the stalls first: the largest steps a sweep can find
+    told: set[tuple[str, str]] = set()
+    named: list[UpstreamReport] = []
+    for stall in stalls(sweep):
+        sentences.append(told_stall(sweep, stall, steps, worked_steps, reports))
+        names = [r.release for r in releases]
+        after = names.index(stall.releases[-1]) + 1
+        told |= {(stall.releases[0], stall.subject)} | (
+            {(names[after], stall.subject)} if after < len(names) else set()
+        )
+        named += [r for r in reports if r.package == sweep.package and r.first in stall.releases]
+    sentences.append(told_ends(sweep, time, work))
+    sentences.append(told_steps(sweep, steps, told, FASTER, "time (req/s, round by round)"))
+    if worked_steps:
+        words = "work (instructions per request, batch by batch)"
+        sentences.append(told_steps(sweep, worked_steps, set(), MORE_INSTRUCTIONS, words))
+    return Story(tuple(sentences), tuple(dict.fromkeys(named)))

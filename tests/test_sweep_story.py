@@ -1,0 +1,91 @@
+"""A sweep section opens with what happened, generated from its run: the stall of cheroot 8.1-8.3 told as one
+story with its upstream report, the oldest release against the newest in time and work, the other steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchsite.errors import BenchError
+from benchsite.model.run import RunDocument
+from benchsite.results.releases import releases_of, step_changes
+from benchsite.results.store import list_runs, load_run
+from benchsite.results.sweep_story import Story, Sweep, story, upstream_reports
+from benchsite.results.view import RunView
+from committed import COMMITTED_DATA
+
+RECIPE_DATA = COMMITTED_DATA / "cherrypy-speed"
+CELLS = {"sweep": ["c1", "c10"], "cheroot-sweep": ["c1", "c10", "c1-k", "c10-k"]}
+
+
+def committed_sweep(profile: str) -> RunDocument:
+    """The sweep run the page shows (the only one committed for each profile: pinned by its id below)."""
+    [path] = list_runs(RECIPE_DATA, profile)
+    return load_run(path)
+
+
+def told(run: RunDocument, profile: str) -> Story:
+    view = RunView(run)
+    assert run.variants is not None and run.variants.package
+    sweep = Sweep(view, releases_of(run, None), list(run.variants.subjects), CELLS[profile], run.variants.package)
+    return story(sweep, upstream_reports(RECIPE_DATA))
+
+
+def scaled(run: RunDocument, copies: set[str], cells: set[str], by: float) -> RunDocument:
+    """The run with these copies' req/s in these cells multiplied, repetition by repetition (a frozen input)."""
+    subjects = []
+    for subject in run.subjects:
+        cells_now = []
+        for cell in subject.cells:
+            if subject.name in copies and cell.name in cells:
+                reps = tuple(
+                    rep.model_copy(
+                        update={
+                            "result": rep.result.model_copy(update={"requests_per_s": rep.result.requests_per_s * by})
+                        }
+                    )
+                    if rep.result is not None
+                    else rep
+                    for rep in cell.repetitions
+                )
+                cell = cell.model_copy(update={"repetitions": reps})
+            cells_now.append(cell)
+        subjects.append(subject.model_copy(update={"cells": tuple(cells_now)}))
+    return run.model_copy(update={"subjects": tuple(subjects)})
+
+
+def test_the_cheroot_sweep_opens_with_the_keepalive_stall_its_size_and_its_report() -> None:
+    run = committed_sweep("cheroot-sweep")
+    assert run.run_id == "20261126T175644.478812Z-cheroot-sweep"
+    first = told(run, "cheroot-sweep").sentences[0]
+    assert first.startswith("From 8.1.0 to 8.3.1, the cheroot raw WSGI server stalls on kept-alive connections")
+    view, releases = RunView(run), releases_of(run, None)
+    [into] = [s for s in step_changes(view, releases, ["raw-wsgi"], ["c1-k"]) if s.release == "8.1.0"]
+    assert f"8.1.0 is {1 / into.ratio.value:,.0f}× slower than 8.0.0 at -c 1 -k" in first
+    assert "8.4.8 is back" in first and "https://github.com/cherrypy/cheroot/issues/305" in first
+
+
+def test_the_story_follows_the_figures_of_the_run() -> None:
+    """8.4.8 made as slow on kept-alive connections: the stall now runs to 8.4.8 and 8.5.2 ends it."""
+    run = committed_sweep("cheroot-sweep")
+    slower = scaled(run, {"raw-wsgi-8_4_8"}, {"c1-k", "c10-k"}, 1 / 600)
+    first = told(slower, "cheroot-sweep").sentences[0]
+    assert first.startswith("From 8.1.0 to 8.4.8, the cheroot raw WSGI server stalls") and "8.5.2 is back" in first
+
+
+def test_the_cherrypy_sweep_names_its_oldest_release_against_the_newest_in_time_and_work() -> None:
+    run = committed_sweep("sweep")
+    sentences = told(run, "sweep").sentences
+    ends = next(s for s in sentences if s.startswith("3.2.4 against 18.10.0"))
+    assert "the CherryPy framework of 3.2.4 is 1.25× faster than 18.10.0's at -c 1" in ends
+    assert "18.10.0's executes 26 % more instructions per request" in ends
+    faster = scaled(run, {"framework-3_2_4"}, {"c1"}, 2.0)
+    again = next(s for s in told(faster, "sweep").sentences if s.startswith("3.2.4 against"))
+    assert "the CherryPy framework of 3.2.4 is 2.5" in again  # twice as fast as before
+
+
+def test_a_broken_upstream_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "upstream.toml").write_text('[[reports]]\npackage = "cheroot"\n')
+    with pytest.raises(BenchError, match=r"upstream.toml: .*fix it"):
+        upstream_reports(tmp_path)
