@@ -16,6 +16,7 @@ from benchsite.results.intervals import Interval
 from benchsite.results.machines import ACROSS_MACHINES_RULE, MIN_EVIDENCE_ROUNDS, ClaimAcross, by_machine
 from benchsite.results.published import load_published
 from benchsite.results.store import recipe_views
+from benchsite.results.versus import change_said, sees_said
 from committed import COMMITTED_DATA
 
 RECIPES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers", "http-clients", "cherokee-vs-apache")
@@ -130,3 +131,11 @@ def test_the_verdict_rule_is_stated_once_and_every_page_links_it(committed_site:
     for recipe in RECIPES:
         assert 'href="../methodology.html#verdict-rule"' in (committed_site / "recipes" / f"{recipe}.html").read_text()
     assert 'href="methodology.html#verdict-rule"' in (committed_site / "verdicts.html").read_text()
+
+
+def test_an_ab_change_far_beyond_half_reads_as_a_factor_in_the_terminal_and_on_the_page() -> None:
+    """`invoke versus` printed "-99.3 %" and "sees ≥ 474.7 %" for a 143× slowdown."""
+    slowdown = Interval(1 / 143, 1 / 550, 1 / 36, 0.95, 12)
+    assert change_said(slowdown, True) == "143× slower (95 %: 36.0× to 550×), changed"
+    assert change_said(Interval(0.952, 0.939, 0.965, 0.95, 12), True) == "-4.8 % [-6.1 % … -3.5 %], changed"
+    assert sees_said(4.747) == "≥ 5.75× either way" and sees_said(0.021) == "≥ 2.1 %"

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from benchsite.harness.experiments.faults import Trial
 from benchsite.results.compare import CellChange, WorkChange, describe_change
+from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.published import Published
 from benchsite.results.store import load_view
 from benchsite.results.versus import change_said
@@ -84,7 +85,7 @@ def print_work(a: RunView, b: RunView, changes: list[WorkChange]) -> None:
     for header in ("Subject", "Cell", "A", "B", "Change [simultaneous 95 %]"):
         table.add_column(header)
     for change in changes:
-        said = change_said(change.change, change.significant)
+        said = change_said(change.change, change.significant, words=MORE_INSTRUCTIONS)
         table.add_row(change.subject, change.cell, _number(change.per_request_a), _number(change.per_request_b), said)
     Console().print(table)
 

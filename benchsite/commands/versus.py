@@ -10,6 +10,7 @@ from rich.table import Table
 
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
+from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.versus import change_said, paired_cells, sees_said, time_untold
 from benchsite.results.view import RunView
 
@@ -36,7 +37,7 @@ def print_versus(view: RunView) -> None:
             cell.cell,
             change_said(cell.time, cell.time_changed, cell.time_margin),
             sees_said(cell.time_sees),
-            change_said(cell.work, cell.work_changed, cell.work_margin),
+            change_said(cell.work, cell.work_changed, cell.work_margin, MORE_INSTRUCTIONS),
             sees_said(cell.work_sees),
         )
     Console().print(table)

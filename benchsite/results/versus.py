@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from statistics import geometric_mean, mean
 from typing import Any
 
+from benchsite.results.factors import FASTER, Direction, times, with_range
 from benchsite.results.intervals import (
     Interval,
     detectable_change,
@@ -211,11 +212,14 @@ def batches(view: RunView, subject: str | None, cell: str) -> list[float]:
     return [batch.per_request for batch in count.batches]
 
 
-def change_said(interval: Interval | None, changed: bool, margin: float = MARGIN) -> str:
-    """-4.8 % [-6.1 % … -3.5 %], changed; or "—" where there is no estimate."""
+def change_said(interval: Interval | None, changed: bool, margin: float = MARGIN, words: Direction = FASTER) -> str:
+    """-4.8 % [-6.1 % … -3.5 %], changed; a change beyond ±50 % as factors ("143× slower (95 %: 36× to 550×),
+    changed"); or "—" where there is no estimate."""
     if interval is None or interval.low is None or interval.high is None:
         return "—"
     verdict = "changed" if changed else (f"no change beyond ±{100 * margin:g} %" if margin else "no change seen")
+    if not all(2 / 3 <= bound <= 1.5 for bound in (interval.low, interval.high)):
+        return f"{with_range(interval, words)}, {verdict}"
     return (
         f"{100 * (interval.value - 1):+.1f} % [{100 * (interval.low - 1):+.1f} % … "
         f"{100 * (interval.high - 1):+.1f} %], {verdict}"
@@ -223,8 +227,11 @@ def change_said(interval: Interval | None, changed: bool, margin: float = MARGIN
 
 
 def sees_said(sees: float | None) -> str:
-    """ "≥ 2.1 %": the smallest change a currency would call here, or "—" without a spread to tell."""
-    return "—" if sees is None else f"≥ {100 * sees:.1f} %"
+    """ "≥ 2.1 %": the smallest change a currency would call here ("≥ 5.75× either way" beyond 50 %), or "—"
+    without a spread to tell."""
+    if sees is None:
+        return "—"
+    return f"≥ {100 * sees:.1f} %" if sees < 0.5 else f"≥ {times(1 + sees)} either way"
 
 
 def time_untold(view: RunView, cell: PairedCell) -> str | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from docutils import nodes
 
 from benchsite.errors import BenchError
+from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.store import load_view
 from benchsite.results.versus import PairedCell, change_said, paired_cells, time_untold
 from benchsite.results.view import RunView
@@ -44,7 +45,11 @@ class BenchVersus(ReportingDirective):
                     data(change_said(cell.time, cell.time_changed, cell.time_margin), versus=tag, currency="time"),
                     _counted(view, a, cell.cell),
                     _counted(view, b, cell.cell),
-                    data(change_said(cell.work, cell.work_changed, cell.work_margin), versus=tag, currency="work"),
+                    data(
+                        change_said(cell.work, cell.work_changed, cell.work_margin, MORE_INSTRUCTIONS),
+                        versus=tag,
+                        currency="work",
+                    ),
                 ]
             )
         headers = (
