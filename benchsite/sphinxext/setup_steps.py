@@ -53,13 +53,13 @@ class BenchSetup(ReportingDirective):
             intro += nodes.Text("First, once: get the code (")
             intro += nodes.reference("", url, refuri=url)
             intro += nodes.Text(
-                ") and set up a Debian 12 machine, as root, in the checkout (about six minutes on a 2-CPU machine):"
+                ") and set up a Debian 12 machine, as root, in the checkout (the README gives the time it takes):"
             )
             clone = f"$ git clone {url} benchsite && cd benchsite\n"
         else:
             intro += nodes.Text(
-                "First, once: in a checkout of this site's repository (its address is not recorded in this "
-                "build's pyproject.toml), set up a Debian 12 machine, as root (about six minutes on a 2-CPU machine):"
+                "First, once: in a checkout of this site's repository (its public address is not recorded in this "
+                "build's pyproject.toml), set up a Debian 12 machine, as root (the README gives the time it takes):"
             )
             clone = ""
         steps = " \\\n    && ".join(command.split(" && "))
