@@ -19,6 +19,14 @@ from benchsite.results.stats import CellSummary
 CEILING_SHARE = 0.5  # a median at or above half the load tool's ceiling is near it...
 SERVER_BUSY_PERCENT = 80.0  # ...and tool-limited unless the server's CPU was at least this busy
 TOOL_SATURATED_PERCENT = 90.0  # a load tool's pinned CPU this busy is the limit, wherever the figure stands
+# The rule `tool_limit_flag` applies, as a page states it.
+FLAG_RULE = (
+    f"A server's figure is flagged as limited by the load tool when the tool's own CPU was at least "
+    f"{TOOL_SATURATED_PERCENT:.0f} % busy, or when the figure reached {100 * CEILING_SHARE:.0f} % of what the same "
+    f"command achieved against the ceiling's C server while the server's CPU was under {SERVER_BUSY_PERCENT:.0f} % "
+    "busy. A server whose CPU was the busy one set its own pace and is not flagged, however close to the ceiling "
+    "(or beyond it) its figure lies."
+)
 FLAG_LEGEND = (
     "⚑ flagged: failed runs or requests, non-2xx answers, or limited by the load tool (its CPU "
     "saturated, or near its ceiling while the server's CPU had headroom); the results table says which. "

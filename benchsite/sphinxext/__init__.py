@@ -60,7 +60,7 @@ from benchsite.sphinxext.nodes import (
 from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
 from benchsite.sphinxext.raw import BenchCommands, BenchRaw
 from benchsite.sphinxext.releases import BenchReleases
-from benchsite.sphinxext.results import BenchResults
+from benchsite.sphinxext.results import BenchFlagRule, BenchResults
 from benchsite.sphinxext.setup_steps import BenchSetup
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
 from benchsite.sphinxext.topology import BenchTopology
@@ -69,6 +69,7 @@ from benchsite.sphinxext.work import BenchCpuSplit, BenchFlame, BenchWork
 
 DIRECTIVES = {
     "bench-results": BenchResults,
+    "bench-flag-rule": BenchFlagRule,
     "bench-chart": BenchChart,
     "bench-raw": BenchRaw,
     "bench-environment": BenchEnvironment,

@@ -4,11 +4,16 @@ work was counted."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from docutils import nodes
+from docutils.parsers.rst import directives
 
 from benchsite.results.claims.base import State
 from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
-from benchsite.sphinxext.base import PublishedDirective
+from benchsite.results.ranking import ranking_said
+from benchsite.results.view import RunView
+from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.claims import claim_anchor, reading_node, verdict_node
 from benchsite.sphinxext.nodes import data
 
@@ -43,7 +48,10 @@ def shown_estimate(machine: MachineVerdict) -> str | None:
 
 class BenchAnswer(PublishedDirective):
     """Each conclusion in one line: its verdict over every machine, the state and pooled estimate of each
-    machine that made it (`deciding`), why (where the work was counted), and a link to its full row below."""
+    machine that made it (`deciding`), why (where the work was counted), and a link to its full row below;
+    ``:rank: CELLS`` adds the servers ranked in each of those cells (which server to pick)."""
+
+    option_spec: ClassVar[dict] = {**PublishedDirective.option_spec, "rank": directives.unchanged}
 
     def render(self) -> list[nodes.Node]:
         groups, published = self.machine_runs(), self.load_published()
@@ -75,7 +83,31 @@ class BenchAnswer(PublishedDirective):
                 item += nodes.paragraph(text=said, classes=["bench-why"])
             listing += item
         card += listing
+        if "rank" in self.options:
+            card += self._ranking(reference.main)
         return [card]
+
+    def _ranking(self, view: RunView) -> nodes.Node:
+        """Which server: the page's run's servers ranked in each named cell, the load tool's limit marked."""
+        cells = selected(self.options["rank"], view.run.cell_names, "rank", view.run.run_file)
+        intro = nodes.paragraph()
+        intro += nodes.strong(text="Which server?")
+        intro += nodes.Text(
+            f" Median req/s in the page's run ({view.run.machine.name}), fastest first; “>” where the paired rounds "
+            "put it surely ahead of the next, “≈” where they cannot tell them apart. A figure marked “load tool's "
+            "limit” is as fast as the load tool could drive it: compare those by a cheaper tool or their CPU per "
+            "request below."
+        )
+        listing = nodes.bullet_list()
+        for cell in cells:
+            line = nodes.paragraph()
+            line += nodes.strong(text=f"{view.run.cell_label(cell)}: ")
+            line += data(ranking_said(view, cell), ranking=cell, recipe=self.recipe)
+            listing += nodes.list_item("", line)
+        box = nodes.container(classes=["bench-ranking"])
+        box += intro
+        box += listing
+        return box
 
     @staticmethod
     def _reading(across: ClaimAcross, tag: dict[str, str]) -> nodes.paragraph:

@@ -195,7 +195,7 @@ def _flag_note(chart: Chart) -> str:
     if not chart.any_flagged:
         return ""
     marks = "ringed points" if chart.kind == "line" else "hatched bars"
-    return f"\n{marks}: flagged figures\n(failed requests, errors, or at the load tool's ceiling)"
+    return f"\n{marks}: flagged figures\n(failed requests, errors, or limited by the load tool)"
 
 
 FOREST_ROW_INCHES = 0.32

@@ -6,8 +6,10 @@ from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx.util.docutils import SphinxDirective
 
 from benchsite.model.run import RunDocument
+from benchsite.results.figures import FLAG_RULE
 from benchsite.results.intervals import Interval, level_label
 from benchsite.results.metrics import METRICS, RPS
 from benchsite.sphinxext.base import BenchDirective, link_to_raw, raw_label, selected
@@ -175,3 +177,10 @@ def fmt_median_interval(interval: Interval | None) -> str:
     if interval is None or interval.low is None or interval.high is None:
         return "—"
     return f"[{RPS.fmt(interval.low)}–{RPS.fmt(interval.high)}] {level_label(interval.level)}"
+
+
+class BenchFlagRule(SphinxDirective):
+    """The rule a page's tables and charts flag a figure by (limited by the load tool), from its constants."""
+
+    def run(self) -> list[nodes.Node]:
+        return [data(nodes.paragraph(text=FLAG_RULE), rule="flag")]
