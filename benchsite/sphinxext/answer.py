@@ -57,7 +57,7 @@ class BenchAnswer(PublishedDirective):
         groups, published = self.machine_runs(), self.load_published()
         reference = groups[0]
         card = nodes.container(classes=["bench-answer"])
-        card += nodes.paragraph("", "", nodes.strong(text="The answer"), nodes.Text(self._rests_on(groups)))
+        opening = nodes.paragraph("", "", nodes.strong(text="The answer"), nodes.Text(self._rests_on(groups)))
         listing = nodes.bullet_list()
         for across in published.across(groups):
             line = nodes.paragraph()
@@ -82,9 +82,10 @@ class BenchAnswer(PublishedDirective):
             if said:
                 item += nodes.paragraph(text=said, classes=["bench-why"])
             listing += item
-        card += listing
-        if "rank" in self.options:
+        if "rank" in self.options:  # the reader's own question first, then the original's conclusions
             card += self._ranking(reference.main)
+        card += opening
+        card += listing
         return [card]
 
     def _ranking(self, view: RunView) -> nodes.Node:
