@@ -127,10 +127,10 @@ def has_anchor(page: Path, fragment: str) -> bool:
 
 RECIPE_PAGES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers", "http-clients", "cherokee-vs-apache")
 SCREEN_HEIGHT = 900
-PAGE_BUDGET_PX = 8 * SCREEN_HEIGHT + 200  # a recipe page at 1400 px, details closed: eight screens, and the answer
-# card's line per deciding machine
-FIRST_VERDICT = (
-    "const e = document.querySelector('[data-bench-state]');"
+PAGE_BUDGET_PX = 8 * SCREEN_HEIGHT + 400  # a recipe page at 1400 px, details closed: eight screens, the answer
+# card's line per deciding machine, and each conclusion said in words
+FIRST_VERDICT = (  # a verdict, or the ranked answer to a page's own question where it has one (which server?)
+    "const e = document.querySelector('[data-bench-ranking], [data-bench-state]');"
     "return e ? e.getBoundingClientRect().top + window.scrollY : null;"
 )
 
@@ -252,3 +252,35 @@ def test_no_table_needs_sideways_scrolling_at_1400_px(committed_site: Path, site
         )
         problems += [f"{page}: table starting {header!r} is wider than its column" for header in wide]
     assert not problems, "\n".join(problems)
+
+
+CHART_BOXES = """
+document.querySelectorAll('details').forEach(d => { d.open = true; });
+return [...document.querySelectorAll('figure.bench-chart img')].map(i => {
+  const box = i.getBoundingClientRect();
+  return [i.currentSrc, box.left, box.right, box.width, i.naturalWidth, document.documentElement.clientWidth];
+});
+"""
+
+
+def test_at_420_px_every_chart_is_drawn_narrow_and_lies_whole_on_screen(
+    committed_site: Path, site_url: str, browser: object
+) -> None:
+    """A phone gets each chart's narrow drawing (legend under it, titles wrapped), inside the viewport with no
+    sideways scrolling and its text shrunk by at most a quarter; that no text of a drawing lies past its edges
+    is checked for every SVG, the narrow ones included, by the test above."""
+    browser.set_window_rect(width=420, height=SCREEN_HEIGHT)
+    problems, seen = [], 0
+    for page in pages(committed_site):
+        browser.get(urljoin(site_url, page))
+        for src, left, right, width, natural, viewport in browser.execute_script(CHART_BOXES):
+            seen += 1
+            name = src.rsplit("/", 1)[-1]
+            if not name.endswith("-narrow.svg"):
+                problems.append(f"{page}: {name} is not the narrow drawing")
+            if left < 0 or right > viewport + 0.5:
+                problems.append(f"{page}: {name} spans {left:.0f}-{right:.0f} px of a {viewport} px viewport")
+            if width < 0.75 * natural:
+                problems.append(f"{page}: {name} shrunk to {width:.0f} of its {natural} px")
+    browser.set_window_rect(width=1400, height=1000)
+    assert seen >= 20 and not problems, "\n".join(problems)

@@ -23,14 +23,14 @@ from benchsite.harness.processes.processes import port_is_free
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import State
 from benchsite.results.intervals import level_label
-from benchsite.results.machines import ClaimAcross, MachineRuns, by_machine
+from benchsite.results.machines import DECIDED, ClaimAcross, MachineRuns, by_machine
 from benchsite.results.metrics import METRICS, RPS
 from benchsite.results.published import load_published
 from benchsite.results.stats import summarize
 from benchsite.results.store import list_runs, load_run, recipe_views
 from benchsite.results.view import RunView
 from benchsite.results.work import work_ratio
-from benchsite.sphinxext.answer import DECIDED, deciding, every_machine, shown_estimate
+from benchsite.sphinxext.answer import every_machine, shown_estimate
 from benchsite.sphinxext.results import fmt_median_interval
 from benchsite.tools import AnyCellRun, parse_report
 from committed import COMMITTED_DATA
@@ -406,9 +406,9 @@ def test_each_recipe_page_opens_with_its_answer_the_same_verdicts_as_its_claims_
     assert html.index('class="bench-answer') < html.index('id="the-question"')  # above "The question"
     for claim in decided:
         answer = one(html, recipe=recipe, claim=claim.claim.id, scope="answer", state=claim.state)
-        table = one(html, recipe=recipe, claim=claim.claim.id, scope="all")
+        table = one(html, recipe=recipe, claim=claim.claim.id, scope="all", state=claim.state)
         assert answer.text == table.text and answer.text.startswith(claim.state.upper())
-        first = deciding(claim)
+        first = list(claim.deciding)
         assert {m.verdict.state for m in first} <= ({claim.state} if claim.state in DECIDED else set(State))
         shown = every_machine(claim)
         assert shown[: len(first)] == first and len(shown) == len(claim.machines)  # every machine, deciders first

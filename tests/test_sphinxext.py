@@ -120,7 +120,8 @@ def test_claims_show_a_verdict_for_each_published_conclusion(tmp_path: Path, dat
             where = dict(recipe=RECIPE, claim=claim, scope="machine", machine=found.runs.label)
             assert one(built.html, **where, state=found.verdict.state).text == found.verdict.state.upper()
             assert one(built.html, **where, estimate="pooled").text == found.verdict.today
-    assert len(find(built.html, recipe=RECIPE, scope="all")) == len(published.claims) > 0
+    overall = [e for e in find(built.html, recipe=RECIPE, scope="all") if "state" in e.data]
+    assert len(overall) == len(published.claims) > 0
     assert "Original conclusion" in built.text
 
 

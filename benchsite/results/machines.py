@@ -169,6 +169,17 @@ class ClaimAcross:
         return measured or self.machines
 
     @property
+    def deciding(self) -> tuple[MachineVerdict, ...]:
+        """The machines whose verdicts make its state over all of them: those that decided it (held or did not
+        hold), or, where it is inconclusive, those still inconclusive; where none measured it with enough
+        evidence, those whose state says so."""
+        state = self.state
+        if state.decided_nothing:
+            return tuple(m for m in self.counted if m.verdict.state == state)
+        wanted = (State.INCONCLUSIVE, State.DEPENDS) if state == State.INCONCLUSIVE else DECIDED
+        return tuple(m for m in self.counted if m.verdict.state in wanted)
+
+    @property
     def not_compared(self) -> str:
         """What the machines that made its state left out of their comparisons ("" where nothing)."""
         said = [f"{m.runs.label}: {m.verdict.not_compared}" for m in self.counted if m.verdict.not_compared]

@@ -9,39 +9,26 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from benchsite.results.claims.base import State
 from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
 from benchsite.results.ranking import ranking_said
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
-from benchsite.sphinxext.claims import claim_anchor, reading_node, verdict_node
+from benchsite.sphinxext.claims import claim_anchor, verdict_node, verdict_reading
 from benchsite.sphinxext.nodes import data
-
-DECIDED = (State.HOLDS, State.DOES_NOT_HOLD)
-
-
-def deciding(across: ClaimAcross) -> list[MachineVerdict]:
-    """The machines whose verdicts make the claim's state over all of them: those that decided it (held or did
-    not hold), or, where it is inconclusive, those still inconclusive; where none measured it with enough
-    evidence, those whose state says so."""
-    state = across.state
-    if state.decided_nothing:
-        return [m for m in across.counted if m.verdict.state == state]
-    wanted = (State.INCONCLUSIVE, State.DEPENDS) if state == State.INCONCLUSIVE else DECIDED
-    return [m for m in across.counted if m.verdict.state in wanted]
 
 
 def every_machine(across: ClaimAcross) -> list[MachineVerdict]:
     """Every machine that ran the claim, those that made its state over all of them first (`deciding`)."""
-    first = deciding(across)
+    first = list(across.deciding)
     return first + [m for m in across.machines if m not in first]
 
 
 def shown_estimate(machine: MachineVerdict) -> str | None:
     """What a card says a machine measured: its estimate, or the sentence of a claim not decided on a number
-    (keep-alive); never the flag text of a figure that could not be used (None then: the evidence says why)."""
+    (keep-alive); never the flag text of a figure that could not be used (None then: the evidence says why), nor a
+    fastest claim's list of comparisons (the sentence in words under the line names them; the table, all)."""
     verdict = machine.verdict
-    if verdict.estimate is None and verdict.claim.kind == "ratio":
+    if (verdict.estimate is None and verdict.claim.kind == "ratio") or verdict.claim.kind == "fastest":
         return None
     return verdict.today if verdict.today not in ("", "—") else None
 
@@ -77,7 +64,7 @@ class BenchAnswer(PublishedDirective):
             line += nodes.reference("", "the evidence", refid=claim_anchor(across.claim.id))
             line += nodes.Text(")")
             item = nodes.list_item("", line)
-            item += self._reading(across, tag)
+            item += verdict_reading(across, tag)
             said = across.claim.why(reference.views)
             if said:
                 item += nodes.paragraph(text=said, classes=["bench-why"])
@@ -111,26 +98,10 @@ class BenchAnswer(PublishedDirective):
         return box
 
     @staticmethod
-    def _reading(across: ClaimAcross, tag: dict[str, str]) -> nodes.paragraph:
-        """The state in a plain sentence, from the machine that made it (the first of `deciding`); where no
-        machine measured it, why."""
-        made = deciding(across)
-        if not made or made[0].verdict.state == State.COULD_NOT_RUN:
-            why = made[0].verdict.today if made else "no machine measured it"
-            return reading_node(f"Not measured: {why}.", **tag)
-        first = made[0]
-        said = f"On {first.runs.label}: {first.verdict.reading}"
-        others = len(made) - 1
-        if others:
-            said += f" ({others} more machine{'s' * (others != 1)} in the same state: listed above.)"
-        return reading_node(said, **tag)
-
-    @staticmethod
     def _rests_on(groups: list[MachineRuns]) -> str:
         runs = sum(len(group.views) for group in groups)
         machines = len({group.machine.id for group in groups})
         return (
-            f": each original conclusion over {machines} machine{'s' * (machines != 1)} and {runs} "
-            f"run{'s' * (runs != 1)}, with the state and estimate of every machine, those that decided it (or "
-            "left it undecided) first."
+            f": each original conclusion over {runs} run{'s' * (runs != 1)} on {machines} "
+            f"machine{'s' * (machines != 1)}, then in words."
         )

@@ -38,7 +38,7 @@ def _positions(chart: Chart) -> list[Any]:
     return list(range(len(chart.categories)))
 
 
-def _draw_lines(axes: plt.Axes, chart: Chart) -> None:
+def _draw_lines(axes: plt.Axes, chart: Chart, narrow: bool = False) -> None:
     positions = _positions(chart)
     for index, series in enumerate(chart.series):
         points = [(x, m) for x, m in zip(positions, series.medians, strict=True) if m is not None]
@@ -72,10 +72,10 @@ def _draw_lines(axes: plt.Axes, chart: Chart) -> None:
                 markeredgecolor="black",
             )
     axes.set_ylim(bottom=0)
-    axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
+    _legend(axes, narrow)
 
 
-def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
+def _draw_bars(axes: plt.Axes, chart: Chart, narrow: bool = False) -> None:
     count = len(chart.series)
     width = 0.8 / max(count, 1)
     for index, series in enumerate(chart.series):
@@ -96,15 +96,64 @@ def _draw_bars(axes: plt.Axes, chart: Chart) -> None:
         for position, (x, median) in enumerate(zip(xs, series.medians, strict=True)):
             if median is None and not series.is_absent(position):
                 axes.annotate("failed", (x, 0), ha="center", va="bottom", rotation=90, fontsize=8)
-        if len(chart.categories) * count <= MAX_LABELLED_BARS:  # more would meet each other: the table has them
+        labelled = MAX_LABELLED_BARS // 4 if narrow else MAX_LABELLED_BARS
+        if len(chart.categories) * count <= labelled:  # more would meet each other: the table has them
             axes.bar_label(
                 bars,
                 labels=[f"{m:,.{chart.decimals}f}" if m is not None else "" for m in series.medians],
-                fontsize=7,
+                fontsize=_small(narrow),
                 padding=2,
             )
-    axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)  # beside the plot, off the bars
+    _legend(axes, narrow)
     axes.margins(y=0.15)
+
+
+WIDE_INCHES, NARROW_INCHES = 7.5, 3.5  # a chart in a page's column; the same chart on a phone (368 px there)
+NARROW_TITLE_CHARS = 46  # a narrow chart's title and axis labels wrap at this many characters
+
+
+def _row_inches(labels: list[str], least: float) -> float:
+    """A row's height for tick labels of this many lines at 8 points (a narrow chart wraps them)."""
+    lines = max((label.count("\n") + 1 for label in labels), default=1)
+    return max(least, 0.14 * lines + 0.1)
+
+
+def _small(narrow: bool) -> int:
+    """The smallest text's size in points: 7 on a wide chart (9.3 px at its own size), 8 on a narrow one, which a
+    phone may shrink by up to a sixth and still show at 9 px."""
+    return 8 if narrow else 7
+
+
+def _narrow_height(chart: Chart) -> float:
+    """A narrow line or bar chart's height: the plot's own, then its legend's rows (two entries a row) and its
+    flag note under it."""
+    legend_rows = -(-len(chart.series) // _legend_columns([series.label for series in chart.series]))
+    return 3.0 + 0.17 * legend_rows + (0.5 if chart.any_flagged else 0.0)
+
+
+def _legend_columns(labels: list[str]) -> int:
+    """Two columns of a narrow legend where its labels are short enough to stand side by side, else one."""
+    return 2 if max((len(label) for label in labels), default=0) <= NARROW_LEGEND_CHARS else 1
+
+
+NARROW_LEGEND_CHARS = 22  # a narrow legend's longest label that still fits beside another
+
+
+def _legend(axes: plt.Axes, narrow: bool) -> None:
+    """Beside the plot on a wide chart, off the bars; under it on a narrow one, so that it stays on screen."""
+    if narrow:  # the figure's, under everything the axes drew (labels and notes included)
+        handles, labels = axes.get_legend_handles_labels()
+        columns = _legend_columns(labels)
+        axes.figure.legend(handles, labels, loc="outside lower center", fontsize=_small(narrow), ncols=columns)
+    else:
+        axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
+
+
+def _wrapped(text: str, narrow: bool, width: int = NARROW_TITLE_CHARS) -> str:
+    """A title or label as a narrow chart prints it: each of its lines wrapped (a wide chart's as given)."""
+    if not narrow:
+        return text
+    return "\n".join(textwrap.fill(line, width) if line else line for line in text.split("\n"))
 
 
 def _series_colour(series: Series, index: int) -> tuple[float, float, float]:
@@ -117,7 +166,7 @@ def _hbar_reach(chart: Chart) -> float:
     return max([*values, 1.0])
 
 
-def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int, reach: float) -> None:
+def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int, reach: float, narrow: bool = False) -> None:
     """One category: a bar per subject that runs there, fastest on top, the interval as a whisker, the value
     past its end."""
     bars = [
@@ -143,39 +192,42 @@ def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int, reach: float) 
             bar.set_edgecolor("black")
         end = max(v for v in (median, high, 0.0) if v is not None)
         text = "failed" if median is None else f"{median:,.0f}" + ("  flagged" if flagged else "")
-        axes.text(end + reach * 0.01, row, text, va="center", ha="left", fontsize=7)
+        axes.text(end + reach * 0.01, row, text, va="center", ha="left", fontsize=_small(narrow))
     title = chart.categories[position]
     for series in chart.series:
         value = series.medians[position]
         if series.reference and value is not None:
             axes.axvline(value, color="black", linestyle="--", linewidth=0.9)
-            title += f"   (dashed line: {series.label}, {value:,.0f})"
-    axes.set_yticks(range(len(bars)), [series.label for series, _, _ in bars], fontsize=8)
+            title += f"{chr(10) if narrow else '   '}(dashed line: {series.label}, {value:,.0f})"
+    labels = [textwrap.fill(series.label, 18) if narrow else series.label for series, _, _ in bars]
+    axes.set_yticks(range(len(bars)), labels, fontsize=8)
     axes.set_ylim(len(bars) - 0.3, -0.7)  # the fastest on top
-    axes.set_xlim(0, reach * 1.22)  # room for the value labels
-    axes.set_title(title, fontsize=9, loc="left")
+    axes.set_xlim(0, reach * (1.45 if narrow else 1.22))  # room for the value labels
+    axes.set_title(_wrapped(title, narrow), fontsize=9, loc="left")
     axes.grid(axis="x", alpha=0.3)
 
 
-def _render_hbars(chart: Chart) -> plt.Figure:
+def _render_hbars(chart: Chart, narrow: bool = False) -> plt.Figure:
     rows = [
         len([s for s in chart.series if not s.reference and not s.is_absent(p)]) for p in range(len(chart.categories))
     ]
-    heights = [0.9 + 0.22 * count for count in rows]
+    wrapped = [textwrap.fill(series.label, 18) for series in chart.series]
+    per_bar = _row_inches(wrapped, 0.22) if narrow else 0.22  # narrow labels wrap onto more lines
+    heights = [0.9 + per_bar * count for count in rows]
     figure, panels = plt.subplots(
         len(chart.categories),
         1,
-        figsize=(7.5, sum(heights) + 0.6),
+        figsize=(NARROW_INCHES if narrow else WIDE_INCHES, sum(heights) + 0.6),
         layout="constrained",
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
     reach = _hbar_reach(chart)
     for position, axes in enumerate(panels[:, 0]):
-        _draw_hbar_panel(axes, chart, position, reach)
+        _draw_hbar_panel(axes, chart, position, reach, narrow)
     shared = "\n(one scale for every panel)" if len(chart.categories) > 1 else ""
-    panels[-1, 0].set_xlabel(chart.y_label + shared + _flag_note(chart))
-    figure.suptitle(chart.title, fontsize=10)
+    panels[-1, 0].set_xlabel(_wrapped(chart.y_label + shared + _flag_note(chart), narrow))
+    figure.suptitle(_wrapped(chart.title, narrow), fontsize=10)
     return figure
 
 
@@ -188,6 +240,7 @@ MAX_LABELLED_BARS = 16  # grouped bars that each print their value; beyond, the 
 MIN_TIME_SPAN = timedelta(hours=2)  # the narrowest x axis of a chart over time
 TEXT_PX_PER_CHAR = 7  # a tick label's width per character at 10 pt, roughly
 AXES_WIDTH_PX = 480  # the plot's width in a 7.5-inch figure with its legend beside it
+NARROW_AXES_WIDTH_PX = 230  # the plot's width in a narrow figure, its y label beside it
 
 
 def _flag_note(chart: Chart) -> str:
@@ -201,12 +254,15 @@ def _flag_note(chart: Chart) -> str:
 FOREST_ROW_INCHES = 0.32
 
 
-def _render_forest(chart: Chart) -> plt.Figure:
+def _render_forest(chart: Chart, narrow: bool = False) -> plt.Figure:
     """One row per category from the top: each series' estimate with its interval as a whisker (a run's as a
     dot, a pooled one as a diamond), with the rule's thresholds as dashed lines."""
     rows = len(chart.categories)
     row_inches = FOREST_ROW_INCHES * (0.75 if chart.dodge else 1.0)  # dodged series need no room of their own
-    figure, axes = plt.subplots(figsize=(7.5, 1.8 + row_inches * rows), layout="constrained")
+    if narrow:  # its labels wrap onto more lines
+        row_inches = max(row_inches, _row_inches([textwrap.fill(c, 20) for c in chart.categories], row_inches))
+    width = NARROW_INCHES if narrow else WIDE_INCHES
+    figure, axes = plt.subplots(figsize=(width, 1.8 + row_inches * rows), layout="constrained")
     positions = list(range(rows - 1, -1, -1))
     spread = 0.7 / max(len(chart.series), 1) if chart.dodge else 0.0
     for index, series in enumerate(chart.series):
@@ -233,13 +289,14 @@ def _render_forest(chart: Chart) -> plt.Figure:
         )
     for threshold in chart.thresholds:
         axes.axvline(threshold, linestyle="--", color="black", linewidth=1)
-    axes.set_yticks(positions, chart.categories, fontsize=8)
+    labels = [textwrap.fill(c, 20) for c in chart.categories] if narrow else list(chart.categories)
+    axes.set_yticks(positions, labels, fontsize=8)
     axes.set_ylim(-0.7, rows - 0.3)
-    axes.set_xlabel(textwrap.fill(chart.x_label, 55))
-    axes.set_title(textwrap.fill(chart.title, 80), loc="left", fontsize=9)
+    axes.set_xlabel(textwrap.fill(chart.x_label, 40 if narrow else 55))
+    axes.set_title(textwrap.fill(chart.title, 40 if narrow else 80), loc="left", fontsize=9)
     axes.grid(axis="x", alpha=0.3)
     if chart.dodge:  # several series in each row: say which colour is which
-        axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
+        _legend(axes, narrow)
     return figure
 
 
@@ -254,11 +311,14 @@ def _time_span(chart: Chart) -> str:
 STACK_ROW_INCHES = 0.34
 
 
-def _render_stack(chart: Chart) -> plt.Figure:
+def _render_stack(chart: Chart, narrow: bool = False) -> plt.Figure:
     """One horizontal bar per category, top to bottom in the given order, the series' parts end to end (a part
     a category lacks is left out); each part's value printed in it where it is wide enough."""
     rows = len(chart.categories)
-    figure, axes = plt.subplots(figsize=(7.5, 1.4 + STACK_ROW_INCHES * rows), layout="constrained")
+    width = NARROW_INCHES if narrow else WIDE_INCHES
+    wrapped = [textwrap.fill(c, 18) for c in chart.categories]
+    row = _row_inches(wrapped, STACK_ROW_INCHES) if narrow else STACK_ROW_INCHES  # narrow labels wrap
+    figure, axes = plt.subplots(figsize=(width, 1.4 + row * rows), layout="constrained")
     positions = list(range(rows))[::-1]
     starts = [0.0] * rows
     reach = max([sum(s.medians[i] or 0.0 for s in chart.series) for i in range(rows)] + [1.0])
@@ -267,19 +327,22 @@ def _render_stack(chart: Chart) -> plt.Figure:
         bars = axes.barh(
             positions, widths, left=starts, height=0.7, label=series.label, color=_series_colour(series, index)
         )
-        labels = [f"{w:,.{chart.decimals}f}" if w >= 0.06 * reach else "" for w in widths]
-        axes.bar_label(bars, labels=labels, label_type="center", fontsize=7, color="white")
+        labels = [f"{w:,.{chart.decimals}f}" if w >= (0.11 if narrow else 0.06) * reach else "" for w in widths]
+        axes.bar_label(bars, labels=labels, label_type="center", fontsize=_small(narrow), color="white")
         starts = [start + width for start, width in zip(starts, widths, strict=True)]
-    axes.set_yticks(positions, chart.categories, fontsize=8)
-    axes.set_xlabel(chart.y_label)
+    labels = [textwrap.fill(c, 18) for c in chart.categories] if narrow else list(chart.categories)
+    axes.set_yticks(positions, labels, fontsize=8)
+    axes.set_xlabel(_wrapped(chart.y_label, narrow))
     axes.set_ylabel(chart.x_label)
-    axes.set_title(chart.title, loc="left", fontsize=9)
+    axes.set_title(_wrapped(chart.title, narrow), loc="left", fontsize=9)
     axes.grid(axis="x", alpha=0.3)
-    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.9 / (1 + rows)), ncols=len(chart.series), fontsize=8)
+    columns = min(2, len(chart.series)) if narrow else len(chart.series)
+    below = -0.12 - (1.4 if narrow else 0.9) / (1 + rows)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, below), ncols=columns, fontsize=8)
     return figure
 
 
-def _label_axes(axes: plt.Axes, chart: Chart) -> None:
+def _label_axes(axes: plt.Axes, chart: Chart, narrow: bool = False) -> None:
     """Ticks, labels, title and grid of a single-panel chart."""
     # Labels that would not fit side by side stand upright, so that none covers another.
     if chart.times:  # dates where they fall, labelled as concisely as their spread allows
@@ -287,36 +350,44 @@ def _label_axes(axes: plt.Axes, chart: Chart) -> None:
         span = max(times) - min(times)
         pad = max(span * 0.05, (MIN_TIME_SPAN - span) / 2)  # one run, or runs minutes apart: an hour's room
         axes.set_xlim(float(mdates.date2num(min(times) - pad)), float(mdates.date2num(max(times) + pad)))
-        locator = mdates.AutoDateLocator(minticks=3, maxticks=7)
+        locator = mdates.AutoDateLocator(minticks=2 if narrow else 3, maxticks=4 if narrow else 7)
         axes.xaxis.set_major_locator(locator)
         # the dates the runs span go into the axis label, not into an offset that would meet it
         axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, show_offset=False))
     else:
-        crowded = sum(len(category) for category in chart.categories) * TEXT_PX_PER_CHAR > AXES_WIDTH_PX
-        axes.set_xticks(range(len(chart.categories)), chart.categories, rotation=90 if crowded else 0)
-    axes.set_xlabel(chart.x_label + _time_span(chart) + _flag_note(chart))
-    axes.set_ylabel(chart.y_label)
-    axes.set_title(chart.title, loc="left", fontsize=9)  # from the plot's left edge: clear of the y label
+        room = NARROW_AXES_WIDTH_PX if narrow else AXES_WIDTH_PX
+        crowded = sum(len(category) + 1 for category in chart.categories) * TEXT_PX_PER_CHAR > room
+        axes.set_xticks(
+            range(len(chart.categories)),
+            chart.categories,
+            rotation=90 if crowded else 0,
+            fontsize=8 if narrow and crowded else None,
+        )
+    axes.set_xlabel(_wrapped(chart.x_label + _time_span(chart) + _flag_note(chart), narrow))
+    axes.set_ylabel(_wrapped(chart.y_label, narrow, 30))
+    axes.set_title(_wrapped(chart.title, narrow), loc="left", fontsize=9)  # from the plot's left edge
     axes.grid(axis="y", alpha=0.3)
 
 
-def render(chart: Chart, file_format: str) -> bytes:
-    """Draw the chart as SVG, PDF (the PDF and LaTeX builds) or PNG; deterministic for the same input."""
+def render(chart: Chart, file_format: str, narrow: bool = False) -> bytes:
+    """Draw the chart as SVG, PDF (the PDF and LaTeX builds) or PNG; deterministic for the same input. Narrow:
+    for a phone's column (legend under the plot, titles wrapped, fewer ticks)."""
     plt.rcdefaults()
     plt.rcParams.update({"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": 10})
     figure: plt.Figure | None = None
     try:
         match chart.kind:
             case "hbar":
-                figure = _render_hbars(chart)
+                figure = _render_hbars(chart, narrow)
             case "forest":
-                figure = _render_forest(chart)
+                figure = _render_forest(chart, narrow)
             case "stack":
-                figure = _render_stack(chart)
+                figure = _render_stack(chart, narrow)
             case "line" | "bar":
-                figure, axes = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
-                (_draw_lines if chart.kind == "line" else _draw_bars)(axes, chart)
-                _label_axes(axes, chart)
+                size = (NARROW_INCHES, _narrow_height(chart)) if narrow else (WIDE_INCHES, 3.8)
+                figure, axes = plt.subplots(figsize=size, layout="constrained")
+                (_draw_lines if chart.kind == "line" else _draw_bars)(axes, chart, narrow)
+                _label_axes(axes, chart, narrow)
             case _:
                 assert_never(chart.kind)
         buffer = io.BytesIO()

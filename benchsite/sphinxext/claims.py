@@ -68,8 +68,6 @@ def on_each_machine(across: ClaimAcross, recipe: str) -> nodes.container:
         line += nodes.Text(" ")
         line += data(verdict_node(found.verdict.state, found.verdict.not_compared), state=found.verdict.state, **tag)
         lines += line
-        if found.verdict.reading and not found.verdict.state == State.COULD_NOT_RUN:
-            lines += reading_node(found.verdict.reading, **tag)
         if found.verdict.details:
             lines += every_item(found.verdict.details)
     return lines
@@ -96,7 +94,20 @@ def overall_node(across: ClaimAcross, recipe: str) -> nodes.container:
     cell += verdict
     rests = counted([found.runs for found in across.machines])
     cell += nodes.paragraph(text=across.depends_on + f" ({rests})" if state == State.DEPENDS else rests)
+    if state != State.HOLDS:  # "holds" says it; the words matter where the state alone misleads
+        cell += verdict_reading(across, {"recipe": recipe, "claim": across.claim.id, "scope": "all"})
     return cell
+
+
+def verdict_reading(across: ClaimAcross, tag: dict[str, str]) -> nodes.paragraph:
+    """The state in a plain sentence, from the machine that made it (the first of `deciding`); where no
+    machine measured it, why."""
+    made = across.deciding
+    if not made or made[0].verdict.state == State.COULD_NOT_RUN:
+        why = made[0].verdict.today if made else "no machine measured it"
+        return reading_node(f"Not measured: {why}.", **tag)
+    first = made[0]  # the others that made the state are listed beside it, with their estimates
+    return reading_node(f"On {first.runs.label}: {first.verdict.reading}", **tag)
 
 
 class BenchClaims(PublishedDirective):

@@ -23,37 +23,50 @@ class bench_chart(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
     """A chart to draw at write time; holds a Chart and its alt text."""
 
 
-def drawn(chart: Chart, file_format: str) -> bytes:
-    """The chart drawn in this format: from the user's cache when any build here drew it before (its name is
-    the digest of its data, options, drawing code and matplotlib), else drawn now and kept there."""
-    cached = user_cache("charts") / f"bench-{chart.digest()}.{file_format}"
+def drawn(chart: Chart, file_format: str, narrow: bool = False) -> bytes:
+    """The chart drawn in this format (narrow: for a phone's column): from the user's cache when any build here
+    drew it before (its name is the digest of its data, options, drawing code and matplotlib), else drawn now and
+    kept there."""
+    cached = user_cache("charts") / f"bench-{chart.digest()}{NARROW * narrow}.{file_format}"
     content = read_cached(cached)
     if content is None:
         from benchsite.sphinxext.charts import render  # matplotlib only when a chart is drawn
 
-        content = render(chart, file_format)
+        content = render(chart, file_format, narrow)
         write_cached(cached, content)
     return content
 
 
-def chart_file(outdir: Path, imagedir: str, chart_digest: str) -> Path:
-    return outdir / imagedir / f"bench-{chart_digest}.svg"
+NARROW = "-narrow"  # the name suffix of a chart's narrow drawing
+NARROW_SCREEN = "(max-width: 768px)"  # the screens served the narrow drawing (the theme's own phone layout)
 
 
-def visit_chart_html(self: HTML5Translator, node: bench_chart) -> None:
-    """Write the SVG once per distinct chart (reused when present), then an <img> to it."""
-    chart = node["chart"]
-    digest = chart.digest()
-    path = chart_file(Path(self.builder.outdir), self.builder.imagedir, digest)
+def chart_file(outdir: Path, imagedir: str, chart_digest: str, narrow: bool = False) -> Path:
+    return outdir / imagedir / f"bench-{chart_digest}{NARROW * narrow}.svg"
+
+
+def _written(outdir: Path, imagedir: str, chart: Chart, narrow: bool) -> Path:
+    """The chart's SVG in the output folder, written once per distinct chart and width."""
+    path = chart_file(outdir, imagedir, chart.digest(), narrow)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + ".tmp")
-        temporary.write_bytes(drawn(chart, "svg"))
+        temporary.write_bytes(drawn(chart, "svg", narrow))
         os.replace(temporary, path)  # only a complete drawing gets the chart's name
-    src = posixpath.join(self.builder.imgpath, path.name)
+    return path
+
+
+def visit_chart_html(self: HTML5Translator, node: bench_chart) -> None:
+    """Write the chart's two SVGs once (reused when present), then a <picture> that serves the narrow one to
+    phones and the wide one elsewhere, linked to the wide one full size."""
+    chart = node["chart"]
+    outdir = Path(self.builder.outdir)
+    wide, narrow = (_written(outdir, self.builder.imagedir, chart, each) for each in (False, True))
+    src, small = (escape(posixpath.join(self.builder.imgpath, path.name)) for path in (wide, narrow))
     self.body.append(
-        f'<figure class="bench-chart"><a href="{escape(src)}" title="the chart full size">'
-        f'<img src="{escape(src)}" alt="{escape(node["alt"])}" width="100%" /></a></figure>\n'
+        f'<figure class="bench-chart"><a href="{src}" title="the chart full size"><picture>'
+        f'<source media="{NARROW_SCREEN}" srcset="{small}" />'
+        f'<img src="{src}" alt="{escape(node["alt"])}" width="100%" /></picture></a></figure>\n'
     )
     raise nodes.SkipNode
 

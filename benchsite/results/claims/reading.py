@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchsite.results.factors import Direction, factor, factor_range, times, with_range
+from benchsite.results.factors import Direction, factor, factor_range, times
 from benchsite.results.intervals import Interval
 
 
@@ -60,7 +60,9 @@ def measured(interval: Interval, top: str, bottom: str, words: Direction) -> str
     side = _side(interval)
     if side == 0:
         return f"{words.either(top, bottom)} is not settled (95 %: {factor_range(interval, words)})"
-    return f"{words.surely(top, side > 0, bottom)}: {with_range(interval, words)}"
+    value = interval.value if side > 0 else 1 / interval.value
+    spans = factor_range(interval, words, worded=False)
+    return f"{words.surely(top, side > 0, bottom)}: {times(value)} (95 %: {spans})"
 
 
 def size_against(interval: Interval, band: Band) -> str:
@@ -97,9 +99,13 @@ def ratio_reading(interval: Interval | None, band: Band, top: str, bottom: str, 
         return f"{top} against {bottom}: {factor(interval.value, words)} from one round, no interval: nothing settled."
     parts = [measured(interval, top, bottom, words) + "."]
     side, claimed = _side(interval), band.direction
+    direction = "not settled" if side == 0 else "as claimed" if side == claimed else "the opposite of the claim"
+    size = size_against(interval, band) if band.sized else ""
+    if claimed != 0 and direction == size == "as claimed":
+        parts.append(f"Direction and size as claimed ({band.claimed(words)}).")
+        return " ".join(parts)
     if claimed != 0:
-        direction = "not settled" if side == 0 else "as claimed" if side == claimed else "the opposite of the claim"
         parts.append(f"Direction: {direction}.")
     if band.sized:
-        parts.append(f"Size: {size_against(interval, band)} (claimed: {band.claimed(words)}).")
+        parts.append(f"Size: {size} (claimed: {band.claimed(words)}).")
     return " ".join(parts)
