@@ -19,10 +19,10 @@ from benchsite.errors import BenchError
 from benchsite.model.conf import PROFILE_DEFAULTS, Profile
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.upgrade import read_method, read_run
+from benchsite.results.comparing import MARGIN, alike_rounds, paired_cells, per_start, start_ratios, time_untold
 from benchsite.results.method import slices
 from benchsite.results.power import power_level
 from benchsite.results.store import list_runs, load_view
-from benchsite.results.versus import MARGIN, alike_rounds, paired_cells, per_start, start_ratios, time_untold
 from benchsite.results.view import RunView
 from committed import COMMITTED_DATA
 from conftest import REPO, run_invoke

@@ -11,12 +11,12 @@ from pages import find
 
 from benchsite.results.claims import State
 from benchsite.results.claims.reading import Band, ratio_reading, size_against
+from benchsite.results.comparing import change_said, sees_said
 from benchsite.results.factors import FASTER, MORE_CPU, factor, factor_range, percent_or_factor
 from benchsite.results.intervals import Interval
 from benchsite.results.machines import ACROSS_MACHINES_RULE, MIN_EVIDENCE_ROUNDS, ClaimAcross, by_machine
 from benchsite.results.published import load_published
 from benchsite.results.store import recipe_views
-from benchsite.results.versus import change_said, sees_said
 from committed import COMMITTED_DATA
 
 RECIPES = ("cherrypy-speed", "bottle-adapters", "wsgi-servers", "http-clients", "cherokee-vs-apache")

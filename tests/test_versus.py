@@ -21,6 +21,7 @@ from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import Recipe, load_recipe
 from benchsite.model.upgrade import read_method, read_run
 from benchsite.model.variant import VARIANTS_DIR, Variant, parse_variant
+from benchsite.results.comparing import MARGIN, alike_pairs, beyond_margin, paired_cells
 from benchsite.results.intervals import (
     Interval,
     detectable_change,
@@ -31,7 +32,6 @@ from benchsite.results.intervals import (
 )
 from benchsite.results.power import power_level
 from benchsite.results.store import list_runs, load_view
-from benchsite.results.versus import MARGIN, alike_pairs, beyond_margin, paired_cells
 from benchsite.results.view import RunView
 from benchsite.sphinxext.versus import detectable_said
 from benchsite.tools import parse_report

@@ -10,8 +10,8 @@ from rich.table import Table
 
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
+from benchsite.results.comparing import change_said, paired_cells, sees_said, time_untold
 from benchsite.results.factors import MORE_INSTRUCTIONS
-from benchsite.results.versus import change_said, paired_cells, sees_said, time_untold
 from benchsite.results.view import RunView
 
 EXPERIMENT_DIR = Path("experiments") / "versus"  # under data/: the A/B runs, one folder per recipe

@@ -16,8 +16,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from benchsite.results.comparing import batch_ratio, beyond_margin
 from benchsite.results.intervals import Interval, simultaneous_level, unpaired_ratio_interval
-from benchsite.results.versus import batch_ratio, beyond_margin
 from benchsite.results.view import RunView
 
 
@@ -35,10 +35,9 @@ class CellChange:
 
     @property
     def significant(self) -> bool:
-        """The simultaneous interval of B ÷ A excludes 1 (no change)."""
-        return bool(
-            self.change and self.change.low and self.change.high and (self.change.low > 1 or self.change.high < 1)
-        )
+        """The simultaneous interval of B ÷ A excludes 1 (no change): the rule every comparison calls a change by,
+        with no margin (the drift between runs is already in the interval)."""
+        return beyond_margin(self.change, 0.0)
 
 
 MIN_RUNS_FOR_DRIFT = 3  # runs of one machine a cell's drift is estimated from
@@ -141,7 +140,7 @@ class WorkChange:
 
     @property
     def significant(self) -> bool:
-        """Beyond what two processes of the same code differ by (see `benchsite.results.versus.MARGIN`)."""
+        """Beyond what two processes of the same code differ by (see `benchsite.results.comparing.MARGIN`)."""
         return beyond_margin(self.change)
 
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import AnyClaim, State, Verdict
+from benchsite.results.comparing import alike_rounds
 from benchsite.results.published import Published
-from benchsite.results.versus import alike_rounds
 from benchsite.results.view import RunView
 
 

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchsite.results.versus import PairedCell, paired_cells
+from benchsite.results.comparing import PairedCell, paired_cells
 from benchsite.results.view import RunView
 
 PILOT = "pilot"  # the label's first word of the run that calibrates the loop: not a level of the curve

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from benchsite.model.run import RunDocument
 from benchsite.model.variant import VariantRecord
 from benchsite.results.claims import Verdict
-from benchsite.results.intervals import Interval, paired_rounds, ratio_interval, simultaneous_level
+from benchsite.results.comparing import compare_copies
+from benchsite.results.intervals import Interval
 from benchsite.results.published import Published
-from benchsite.results.versus import batch_ratio, batches
 from benchsite.results.view import RunView
 
 
@@ -33,18 +33,16 @@ class Release:
 
 @dataclass(frozen=True)
 class Change:
-    """One subject and cell of a release against another (the newest, or the one before it): the paired ratio,
-    the release's ÷ the other's, and whether it is significant (its simultaneous interval misses 1)."""
+    """One subject and cell of a release against another (the newest, or the one before it) in one currency: the
+    release's ÷ the other's, and whether it changed by the one rule an A/B run's sides are judged by
+    (`comparing.compare_copies`)."""
 
     release: str
     subject: str
     cell: str
     ratio: Interval
-    against: str = ""
-
-    @property
-    def significant(self) -> bool:
-        return self.ratio.bounded and not (self.ratio.low or 0.0) <= 1.0 <= (self.ratio.high or 0.0)
+    against: str
+    significant: bool
 
 
 def releases_of(run: RunDocument, published: Published | None) -> list[Release]:
@@ -84,19 +82,8 @@ def step_changes(view: RunView, releases: list[Release], subjects: list[str], ce
 def _timed(
     view: RunView, compared: list[tuple[Release, Release]], subjects: list[str], cells: list[str]
 ) -> list[Change]:
-    """Each (release, other) pair's req/s ratio, release ÷ other, round by round, simultaneous over them all."""
-    pairs = [(r, o, s, c) for r, o in compared for s in subjects for c in cells if r.copy(s) and o.copy(s)]
-    level = simultaneous_level(len(pairs))
-    changes = []
-    for release, other, subject, cell in pairs:
-        top = view.round_values(release.copy(subject) or "", cell)
-        bottom = view.round_values(other.copy(subject) or "", cell)
-        if top is None or bottom is None:
-            continue
-        ratio = ratio_interval(paired_rounds(top, bottom), level)
-        if ratio is not None:
-            changes.append(Change(release.release, subject, cell, ratio, other.release))
-    return changes
+    """Each (release, other) pair's req/s ratio, release ÷ other, by the A/B rule, simultaneous over them all."""
+    return [change for kind, change in _compared(view, compared, subjects, cells) if kind == "time"]
 
 
 def work_changes_against_newest(view: RunView, releases: list[Release], subjects: list[str]) -> list[Change]:
@@ -113,23 +100,28 @@ def work_steps(view: RunView, releases: list[Release], subjects: list[str]) -> l
 
 
 def _worked(view: RunView, compared: list[tuple[Release, Release]], subjects: list[str]) -> list[Change]:
-    """Each (release, other) pair's instructions per request, release ÷ other, batch by batch, in every counted
-    cell, simultaneous over them all."""
-    counting = view.run.counting
-    if counting is None:
-        return []
-    cells = list(dict.fromkeys(count.cell for count in counting.counts))
-    pairs = [
-        (r, o, s, c)
-        for r, o in compared
-        for s in subjects
-        for c in cells
-        if batches(view, r.copy(s), c) and batches(view, o.copy(s), c)
-    ]
-    level = simultaneous_level(len(pairs))
-    changes = []
-    for release, other, subject, cell in pairs:
-        ratio = batch_ratio(batches(view, other.copy(subject), cell), batches(view, release.copy(subject), cell), level)
-        if ratio is not None:
-            changes.append(Change(release.release, subject, cell, ratio, other.release))
-    return changes
+    """Each (release, other) pair's instructions per request, release ÷ other, in every counted cell, by the A/B
+    rule, simultaneous over them all."""
+    return [change for kind, change in _compared(view, compared, subjects, None) if kind == "work"]
+
+
+def _compared(
+    view: RunView, compared: list[tuple[Release, Release]], subjects: list[str], cells: list[str] | None
+) -> list[tuple[str, Change]]:
+    """Every (release, other) pair of copies compared by `compare_copies`, in each currency it measured."""
+    pairs: list[tuple[str, str, str]] = []
+    names: dict[tuple[str, str], tuple[str, str]] = {}
+    for newer, older in compared:
+        for subject in subjects:
+            mine, theirs = newer.copy(subject), older.copy(subject)
+            if mine and theirs:
+                pairs.append((subject, theirs, mine))  # the other is the reference: release ÷ other
+                names[theirs, mine] = (newer.release, older.release)
+    found: list[tuple[str, Change]] = []
+    for cell in compare_copies(view, pairs, cells):
+        release, other = names[cell.a, cell.b]
+        if cell.time is not None:
+            found.append(("time", Change(release, cell.subject, cell.cell, cell.time, other, cell.time_changed)))
+        if cell.work is not None:
+            found.append(("work", Change(release, cell.subject, cell.cell, cell.work, other, cell.work_changed)))
+    return found

@@ -157,7 +157,8 @@ def told_stall(
         worked = next((w for w in work if w.release == first and w.subject == stall.subject), None)
         if worked is not None:
             counted = sweep.cell_named(worked.cell)
-            said += f", while its instructions per request (counted at {counted}) changed by {_percent_only(worked)}"
+            moved = "changed by" if worked.significant else "did not change beyond the noise"
+            said += f", while its instructions per request (counted at {counted}) {moved} ({_percent_only(worked)})"
     names = [r.release for r in sweep.releases]
     after = names[names.index(last) + 1] if names.index(last) + 1 < len(names) else None
     out = _step(steps, after, stall.subject, cell) if after else None
@@ -172,7 +173,7 @@ def told_stall(
 
 
 def _percent_only(change: Change) -> str:
-    return f"{100 * (change.ratio.value - 1):+.0f} %"
+    return f"{100 * (change.ratio.value - 1):+.1f} %"
 
 
 def _step(steps: list[Change], release: str | None, subject: str, cell: str) -> Change | None:

@@ -8,9 +8,9 @@ from pathlib import Path
 from docutils import nodes
 
 from benchsite.errors import BenchError
+from benchsite.results.comparing import PairedCell, change_said, paired_cells, time_untold
 from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.store import load_view
-from benchsite.results.versus import PairedCell, change_said, paired_cells, time_untold
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import ReportingDirective
 from benchsite.sphinxext.nodes import data

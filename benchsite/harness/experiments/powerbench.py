@@ -23,9 +23,9 @@ from benchsite.errors import BenchError
 from benchsite.harness.experiments.hogbench import HogPlan, busy_loop, rounds_window, until_started
 from benchsite.model.method import MethodRecord
 from benchsite.model.variant import VARIANTS_DIR
+from benchsite.results.comparing import paired_cells
 from benchsite.results.power import PILOT
 from benchsite.results.store import load_run, load_view
-from benchsite.results.versus import paired_cells
 
 EXPERIMENT_DIR = Path("experiments") / "power"
 RECIPE = "cherrypy-speed"

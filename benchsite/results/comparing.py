@@ -1,6 +1,7 @@
-"""What an A/B run says, in two currencies.
+"""Comparing a reference with others, one rule for "changed" in each currency: an A/B run's B against its A,
+a release sweep's releases against the newest and against the one before, each cell of a subject's two copies.
 
-Time: each round measured a subject's A and B copies back to back in every cell, so a slow phase of the
+Time: each round measured a subject's copies (A and B) back to back in every cell, so a slow phase of the
 machine (a VM's host busy elsewhere, where /proc cannot see it) hits both; B ÷ A is the geometric mean of the
 per-round ratios of req/s with a t interval on their logarithms, over the rounds whose two repetitions met
 alike interference (both quiet, or both hit about as hard: see `alike`). Work: the instructions per request each
@@ -17,6 +18,7 @@ see that: its change is called only beyond ±1 % (MARGIN), what two starts of un
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from statistics import geometric_mean, mean
 from typing import Any
@@ -35,11 +37,12 @@ from benchsite.tools.base import Repetition
 
 @dataclass(frozen=True)
 class PairedCell:
-    """One subject's cell in both copies: B over A in req/s (time) and in instructions per request (work)."""
+    """One subject's cell in two copies: B (the other) over A (the reference) in req/s (time) and in instructions
+    per request (work)."""
 
     subject: str  # the subject's own name
-    a: str  # its copies' names in the run
-    b: str
+    a: str  # its copies' names in the run: the reference
+    b: str  # and the one compared with it
     cell: str
     time: Interval | None  # B ÷ A of req/s, from the paired rounds; None: fewer than two rounds
     work: Interval | None  # B ÷ A of instructions per request, from the batches; None: not counted on a side
@@ -92,12 +95,26 @@ def paired_subjects(view: RunView) -> list[tuple[str, str, str]]:
 
 
 def paired_cells(view: RunView) -> list[PairedCell]:
-    """Every cell both copies of a subject ran, in the run's order, with B ÷ A in each currency."""
+    """Every cell both sides of an A/B run's subjects ran, in the run's order, with B ÷ A in each currency."""
+    return compare_copies(view, paired_subjects(view))
+
+
+def compare_copies(
+    view: RunView, pairs: list[tuple[str, str, str]], cells: Collection[str] | None = None
+) -> list[PairedCell]:
+    """Each (subject, reference copy, other copy) in every cell both ran (of `cells`, where given): other ÷
+    reference in each currency, the intervals simultaneous over every comparison made here, a change called by
+    the one rule (`beyond_margin`, the margin a run of one start cannot see)."""
     shared = []
-    for subject, a, b in paired_subjects(view):
+    for subject, a, b in pairs:
         record = view.run.subject(a)
-        assert record is not None
-        shared += [(subject, cell.name, a, b) for cell in record.cells if view.ran(b, cell.name)]
+        if record is None:
+            continue
+        shared += [
+            (subject, cell.name, a, b)
+            for cell in record.cells
+            if (cells is None or cell.name in cells) and view.ran(b, cell.name)
+        ]
     time_level = simultaneous_level(len(shared))
     counted = [(a, b, cell) for _, cell, a, b in shared if batches(view, a, cell) and batches(view, b, cell)]
     work_level = simultaneous_level(len(counted))
