@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
+from benchsite.results.machines import MIN_EVIDENCE_ROUNDS
 from benchsite.results.store import list_runs, load_view
 from benchsite.scaffold import new_page
 from committed import COMMITTED_DATA
@@ -73,6 +74,10 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
     if verdict[1] == "could-not-run":  # on a busy machine: the quick run's one repetition of a cell disturbed
         disturbed, _ = load_view(list_runs(root / "data" / "demo-servers")[-1]).disturbed
         assert disturbed > 0, "could not run, though nothing disturbed the run"
+    elif verdict[1] == "not-enough-evidence":  # a quick run of fewer than three rounds decides nothing
+        run = load_view(list_runs(root / "data" / "demo-servers")[-1]).run
+        rounds = min(len(cell.repetitions) for subject in run.measured for cell in subject.cells)
+        assert rounds < MIN_EVIDENCE_ROUNDS, f"not enough evidence from {rounds} rounds"
     else:
         assert verdict[1] in ("holds", "does-not-hold", "inconclusive")
     assert "Original conclusion" not in page and "no earlier publication." not in page

@@ -216,7 +216,7 @@ ON_A_MACHINE_RULE = (
 READING_RULE = (
     'Beside each state, a sentence says in words what was measured: which way the ratio goes ("surely faster", '
     '"surely slower", or "not settled" where the interval spans both), its size as a factor with its 95 % '
-    'interval ("1.53× faster, 95 %: 1.45× to 1.61×"), whether that is the claimed direction, and where the '
+    'interval ("surely faster: 1.53× (95 %: 1.45× to 1.61×)"), whether that is the claimed direction, and where the '
     "size stands against the claimed size: *less than claimed*, *as claimed*, *more than claimed*, or *not settled* "
     '("as claimed or more" where the interval reaches past only one end of the claimed range).'
 )

@@ -77,7 +77,14 @@ class BenchAnswer(PublishedDirective):
 
     def _ranking(self, view: RunView) -> nodes.Node:
         """Which server: the page's run's servers ranked in each named cell, the load tool's limit marked."""
-        cells = selected(self.options["rank"], view.run.cell_names, "rank", view.run.run_file)
+        _, declared = self.declared_names(view)  # checked against the recipe: a quick run may lack some cells
+        named = selected(self.options["rank"], tuple(sorted(declared)), "cell to rank", view.run.run_file)
+        cells = [cell for cell in named if cell in view.run.cell_names]
+        if not cells:
+            return nodes.paragraph(
+                text=f"Which server? The page's run ({view.run.run_id}) measured none of the cells "
+                f"ranked here ({', '.join(named)})."
+            )
         intro = nodes.paragraph()
         intro += nodes.strong(text="Which server?")
         intro += nodes.Text(

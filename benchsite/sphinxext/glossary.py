@@ -25,6 +25,18 @@ WORDS: dict[str, str] = {
     "pooled": "every run of one machine as one body of evidence, by a random-effects model",
     "instructions per request": "the user-space instructions a server executes per request, counted under "
     "Valgrind's callgrind after the timed rounds: the same on a busy machine",
+    "variant": "what differs when a recipe's subjects are measured several ways in one run: an A/B run's two "
+    "sides, or a release sweep's releases of one package",
+    "side": "one of an A/B run's two variants, A (the reference) and B (the one compared with it)",
+    "release": "one of a release sweep's variants: a release of the swept package in the environment of its day",
+    "copy": "one subject as one variant runs it (framework-a, raw-wsgi-8_1_0): every copy of a subject is measured "
+    "in the same rounds, back to back",
+    "reference": "the variant the others are compared with: side A of an A/B run; in a sweep, the newest release "
+    "(and, step by step, the release before each one)",
+    "changed": "a comparison whose interval, simultaneous over every comparison of the run, lies wholly beyond the "
+    "margin two starts of unchanged code can differ by (none where the run started its servers several times): "
+    "one rule for A/B sides and sweep releases, in time (pairs of repetitions that met alike interference) and "
+    "in work (counted batches)",
 }
 
 
