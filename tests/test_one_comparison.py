@@ -22,7 +22,9 @@ def test_a_release_and_an_ab_side_with_the_same_rounds_are_called_alike() -> Non
     cells = [cell.name for cell in run.subjects[0].cells]
     steps = {s.cell: s for s in step_changes(RunView(run), [before, after], ["raw-wsgi"], cells)}
     # the same run read as an A/B run of those two releases: A = 8.0.0, B = 8.1.0
-    sides = run.variants.model_copy(update={"purpose": "versus", "variants": (before.variant, after.variant)})
+    sides = run.variants.model_copy(
+        update={"reference": before.variant.name, "package": None, "variants": (before.variant, after.variant)}
+    )
     ab = {cell.cell: cell for cell in paired_cells(RunView(run.model_copy(update={"variants": sides})))}
     assert set(steps) == set(ab) == set(cells)
     for cell in cells:

@@ -24,6 +24,7 @@ from benchsite.model.run_steps import (
     run_v7_to_v8,
     run_v9_to_v10,
     run_v10_to_v11,
+    run_v12_to_v13,
 )
 from benchsite.model.upgrade import (
     overhead_v1_to_v2,
@@ -129,7 +130,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 12
+    assert run.format_version == FORMAT_VERSION == 13
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -535,7 +536,7 @@ def test_version_10_becomes_11_recording_an_ab_runs_sides_from_its_copies_labels
     version_11 = run_v10_to_v11(run_v9_to_v10(read_form(stored)))
     assert version_11["format_version"] == 11 and version_11["profile"]["sweep"] is None
     run = read_run(stored, RUNS / "v9")
-    assert run.variants is not None and run.variants.purpose == "versus"
+    assert run.variants is not None and not run.variants.sweep
     a, b = run.variants.variants
     labels = {subject.name: subject.label for subject in run.subjects}
     assert (a.name, a.kind, a.spec) == ("a", "checkout", "checkout")
@@ -581,3 +582,15 @@ def test_a_profile_lists_its_own_runs_not_those_of_a_profile_whose_name_ends_lik
     assert [p.name for p in list_runs(recipe, "sweep")] == ["20261126T165133.073677Z-sweep"]
     assert [p.name for p in list_runs(recipe, "quick")] == ["20261122T005146Z-quick"]
     assert [p.name for p in list_runs(recipe, "cheroot-sweep")] == ["20261126T161355.552195Z-cheroot-sweep"]
+
+
+def test_version_12_becomes_13_naming_the_reference_of_its_variants() -> None:
+    sides = [{"name": "a"}, {"name": "b"}]
+    releases = [{"name": "6_0_0"}, {"name": "11_1_2"}]
+    ab = run_v12_to_v13({"format_version": 12, "variants": {"purpose": "versus", "package": None, "variants": sides}})
+    sweep = run_v12_to_v13(
+        {"format_version": 12, "variants": {"purpose": "sweep", "package": "cheroot", "variants": releases}}
+    )
+    assert ab["variants"] == {"reference": "a", "package": None, "variants": sides} and ab["format_version"] == 13
+    assert sweep["variants"]["reference"] == "11_1_2" and "purpose" not in sweep["variants"]
+    assert run_v12_to_v13({"format_version": 12, "variants": None})["variants"] is None

@@ -60,7 +60,7 @@ def test_every_release_runs_both_subjects_in_every_cell(sweep_run: RunDocument) 
 
 def test_each_copy_records_its_release_file_patch_and_the_dependencies_of_its_time(sweep_run: RunDocument) -> None:
     sweep = load_recipe(RECIPE, REPO / "recipes", REPO / "conf").sweeps["CherryPy"]
-    assert sweep_run.variants is not None and sweep_run.variants.purpose == "sweep"
+    assert sweep_run.variants is not None and sweep_run.variants.sweep
     assert sweep_run.profile.sweep == sweep_run.variants.package == "CherryPy"
     folders = []
     for release, variant in zip(RELEASES, sweep_run.variants.variants, strict=True):

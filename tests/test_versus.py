@@ -47,7 +47,7 @@ def loaded() -> Recipe:
 
 def paired_recipe(pair: tuple[Variant, Variant], subjects: tuple[str, ...] = ()) -> Recipe:
     """The recipe of an A/B run of cherrypy-speed (no run made)."""
-    return with_variants(loaded(), "versus", sides(*pair), subjects, REPO, print, "versus")
+    return with_variants(loaded(), "versus", sides(*pair), subjects, REPO, print)
 
 
 @pytest.mark.parametrize(
@@ -148,7 +148,7 @@ def test_a_side_that_changes_nothing_or_cannot_be_found_is_refused(
 def test_the_run_records_each_side_with_its_copies_and_what_it_ran(tmp_path: Path) -> None:
     (tmp_path / "framework_app.py").write_text((REPO / "recipes" / RECIPE / "framework_app.py").read_text() + "\n")
     paired = paired_recipe((Variant("checkout"), parse_variant(f"dir:{tmp_path}", "b")))
-    assert paired.variants is not None and paired.variants.purpose == "versus"
+    assert paired.variants is not None and not paired.variants.sweep
     a, b = paired.variants.variants
     assert (a.name, a.kind, a.spec, dict(a.copies)) == ("a", "checkout", "checkout", {"framework": "framework-a"})
     assert (b.name, b.kind, b.spec, dict(b.copies)) == (
@@ -421,7 +421,7 @@ def test_every_kind_of_variant_runs_end_to_end_and_the_run_records_both_sides(
     assert "sees" in result.stdout and "the smallest change this run would have called" in result.stderr
     [run_dir] = list_runs(tmp_path / recipe)
     run = load_view(run_dir).run
-    assert run.variants is not None and run.variants.purpose == "versus" and run.variants.subjects == (subject,)
+    assert run.variants is not None and not run.variants.sweep and run.variants.subjects == (subject,)
     for variant, given, banner in zip(run.variants.variants, (a, b), banners, strict=True):
         assert variant.spec == parse_variant(given, variant.name).shown
         copy = run.subject(variant.copies[subject])

@@ -130,13 +130,13 @@ def _prepared(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> t
     sweep = recipe.sweep_of(chosen)
     if asked.sides is not None:
         a, b = (parse_variant(given, side) for given, side in zip(asked.sides, SIDES, strict=True))
-        recipe = with_variants(recipe, profile, sides(a, b), asked.subjects, where.repo, say, "versus")
+        recipe = with_variants(recipe, profile, sides(a, b), asked.subjects, where.repo, say)
         say(f"{recipe.name}: A = {a.shown}, B = {b.shown} (profile {profile}), measured in one run")
         return recipe, None
     if sweep is None:
         return recipe, claims
     chosen_subjects = tuple(s for s in sweep.subjects if not chosen.subjects or s in chosen.subjects)
-    recipe = with_variants(recipe, profile, releases(sweep, chosen.releases), chosen_subjects, where.repo, say, "sweep")
+    recipe = with_variants(recipe, profile, releases(sweep, chosen.releases), chosen_subjects, where.repo, say)
     if claims is None or recipe.variants is None:
         return recipe, claims
     return recipe, claims.for_copies({v.name: dict(v.copies) for v in recipe.variants.variants})
@@ -166,16 +166,12 @@ def _reported(run_dir: Path, claims: Published | None, repo: Path) -> list[str]:
     if claims is not None:
         print_verdicts(run_dir, claims)
     view = load_view(run_dir)
-    if view.run.variants is not None and view.run.variants.purpose == "versus":
+    if view.run.variants is not None and not view.run.variants.sweep:
         from benchsite.commands.versus import print_versus
 
         print_versus(view)
     say_if_busy(view)
-    built = (
-        ""
-        if view.run.variants and view.run.variants.purpose == "versus"
-        else "; build the site with `.venv/bin/invoke docs`"
-    )
+    built = "" if view.run.variants and not view.run.variants.sweep else "; build the site with `.venv/bin/invoke docs`"
     say(f"wrote {shown(run_dir, repo)}{built}")
     signal_for_test("after-wrote")
     run = load_run(run_dir)

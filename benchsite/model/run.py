@@ -50,7 +50,9 @@ from benchsite.tools.base import Count, Positive, Repetition
 #    each subject that ran it and what it ran; None: the checkout alone), and a sweep's profile its package
 # 12 servers started several times in a run: the profile's starts and its counting's (1 before), and the run's
 #    starts (each start's first round and hash seed; None: one start, the hash seed Python's own)
-FORMAT_VERSION: Literal[12] = 12
+# 13 a run's variants name their reference, the variant the others are compared with (an A/B run's side a, a
+#    sweep's newest release), instead of a purpose
+FORMAT_VERSION: Literal[13] = 13
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -207,7 +209,7 @@ class ServerStart(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[12]
+    format_version: Literal[13]
     recipe: Name
     title: Text
     run_id: RunId

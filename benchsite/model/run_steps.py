@@ -390,3 +390,11 @@ def run_v11_to_v12(data: dict[str, Any]) -> dict[str, Any]:
     if profile["counting"] is not None:
         profile["counting"] = {**profile["counting"], "starts": 1}
     return {**data, "format_version": 12, "profile": profile, "starts": None}
+
+
+def run_v12_to_v13(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 12 to 13: variants name their reference (side a; a sweep's newest release), not a purpose."""
+    old = data["variants"]
+    reference = None if old is None else old["variants"][-1]["name"] if old["purpose"] == "sweep" else "a"
+    variants = None if old is None else {**renamed(old, "purpose", "reference"), "reference": reference}
+    return {**data, "format_version": 13, "variants": variants}

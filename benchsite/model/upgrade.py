@@ -30,6 +30,7 @@ from benchsite.model.run_steps import (
     run_v9_to_v10,
     run_v10_to_v11,
     run_v11_to_v12,
+    run_v12_to_v13,
 )
 from benchsite.records import read_toml
 
@@ -47,6 +48,7 @@ _RUN_STEPS: dict[int, Step] = {
     9: run_v9_to_v10,
     10: run_v10_to_v11,
     11: run_v11_to_v12,
+    12: run_v12_to_v13,
 }
 
 

@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from benchsite.errors import BenchError
 from benchsite.records import Name, Record, Seq, Text
 
 Kind = Literal["checkout", "dir", "rev", "pins", "release", "opt"]
-Purpose = Literal["versus", "sweep"]
 SIDES = ("a", "b")  # the variants of an A/B run, in order
 VARIANTS_DIR = Path(__file__).resolve().parents[2] / "build" / "variants"  # the sides' files; ignored by git
 
@@ -143,11 +142,33 @@ class VariantRecord(Record):
 
 
 class VariantSet(Record):
-    """A run's variants: an A/B run's two sides, or a release sweep's releases of one package."""
+    """A run's variants: an A/B run's two sides, or a release sweep's releases of one package; its reference is
+    the variant every other is compared with (side a; the newest release)."""
 
-    purpose: Purpose
-    package: str | None = None  # a sweep's package
+    reference: Name
+    package: str | None = None  # a sweep's package (None: an A/B run)
     variants: Seq[VariantRecord]
+
+    @model_validator(mode="after")
+    def _reference_is_one_of_them(self) -> VariantSet:
+        if self.reference not in {variant.name for variant in self.variants}:
+            raise ValueError(f"reference {self.reference!r} is none of the variants")
+        return self
+
+    @property
+    def sweep(self) -> bool:
+        """A release sweep (its releases of one package), not an A/B run."""
+        return self.package is not None
+
+    @property
+    def referenced(self) -> VariantRecord:
+        """The variant every other is compared with."""
+        return next(variant for variant in self.variants if variant.name == self.reference)
+
+    @property
+    def others(self) -> tuple[VariantRecord, ...]:
+        """Every variant compared with the reference, in order."""
+        return tuple(variant for variant in self.variants if variant.name != self.reference)
 
     def copy_of(self, subject: str, variant: str) -> str | None:
         found = next((v for v in self.variants if v.name == variant), None)

@@ -79,19 +79,20 @@ def beyond_margin(interval: Interval | None, margin: float = MARGIN) -> bool:
 
 
 def paired_subjects(view: RunView) -> list[tuple[str, str, str]]:
-    """(subject, its A copy, its B copy) of every subject an A/B run measured both ways, in the run's order (none:
-    not an A/B run), as the run records its variants."""
+    """(subject, its reference copy, another variant's copy) of every subject measured both ways, in the run's
+    order: an A/B run's A and B; a sweep's newest release and each other release (none: no variants)."""
     variants = view.run.variants
-    if variants is None or variants.purpose != "versus":
+    if variants is None:
         return []
-    a, b = variants.variants
+    reference = variants.referenced
     order = [subject.name for subject in view.run.subjects]
     both = [
-        (s, a.copies[s], b.copies[s])
+        (s, reference.copies[s], other.copies[s])
+        for other in variants.others
         for s in variants.subjects
-        if view.run.subject(a.copies[s]) and view.run.subject(b.copies[s])
+        if view.run.subject(reference.copies[s]) and view.run.subject(other.copies[s])
     ]
-    return sorted(both, key=lambda found: order.index(found[1]))
+    return sorted(both, key=lambda found: (order.index(found[1]), order.index(found[2])))
 
 
 def paired_cells(view: RunView) -> list[PairedCell]:

@@ -48,7 +48,7 @@ class Change:
 def releases_of(run: RunDocument, published: Published | None) -> list[Release]:
     """The releases a sweep run measured, in the profile's order, each with its copies and verdicts (as the run
     records its variants)."""
-    if run.variants is None or run.variants.purpose != "sweep":
+    if run.variants is None or not run.variants.sweep:
         return []
     found = [
         Release(version, variant, ())

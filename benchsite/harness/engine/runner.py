@@ -186,7 +186,7 @@ def _present(hosts: Placement, recipe: Recipe, plan: Plan, reporter: Reporter) -
 def _both_sides_run(recipe: Recipe, not_running: list[SkippedSubject]) -> None:
     """An A/B run measures every copy of both sides or nothing: a side's copy that is missing its software or
     did not start stops the run at once, with that copy's own reason."""
-    if recipe.variants is None or recipe.variants.purpose != "versus":
+    if recipe.variants is None or recipe.variants.sweep:
         return
     copies = {copy for variant in recipe.variants.variants for copy in variant.copies.values()}
     for each in not_running:

@@ -24,7 +24,7 @@ from benchsite.harness.variants.files import (
 from benchsite.model.conf import Sweep
 from benchsite.model.recipe import AnySubject, Backend, Recipe
 from benchsite.model.sweep import EnvWanted, PackageEnv, release_slug
-from benchsite.model.variant import SIDES, Purpose, Variant, VariantRecord, VariantSet, canonical, copy_name
+from benchsite.model.variant import SIDES, Variant, VariantRecord, VariantSet, canonical, copy_name
 
 Say = Callable[[str], None]
 Change = Callable[[AnySubject], tuple[str, ...]]
@@ -76,7 +76,6 @@ def with_variants(
     chosen: tuple[str, ...],
     repo: Path,
     say: Say,
-    purpose: Purpose,
 ) -> Recipe:
     """The recipe of a run of variants: the measured subjects (the chosen ones, else those any variant changes),
     each copied once per variant; the backends others talk to as they are; the profile measuring all of them."""
@@ -110,7 +109,9 @@ def with_variants(
             subjects.append(subject)
     profiles = {**recipe.profiles, profile: recipe.profile(profile).model_copy(update={"subjects": ()})}
     package = recipe.sweep_of(recipe.profile(profile))
-    found = VariantSet(purpose=purpose, package=package.package if package else None, variants=tuple(records))
+    # the reference: a sweep's newest release (its last), an A/B run's side a (its first)
+    reference = records[-1].name if package else records[0].name
+    found = VariantSet(reference=reference, package=package.package if package else None, variants=tuple(records))
     return replace(recipe, subjects=tuple(subjects), profiles=profiles, variants=found)
 
 
