@@ -10,7 +10,7 @@ from pages import one
 
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.upgrade import read_method
-from benchsite.results.calibration import AtRounds, aa_intervals, calibrate, variant
+from benchsite.results.calibration import AtRounds, aa_intervals, calibrate, slicing
 from benchsite.results.compare import compare_runs, run_drift
 from benchsite.results.interference import hog_experiment
 from benchsite.results.intervals import Interval, half_width
@@ -70,7 +70,7 @@ def test_the_calibration_page_shows_the_committed_runs_figures(committed_site: P
     )
     compared = one(html, recipe="calibration", calibration="compare").text
     assert compared == f"{found.compare.pairs_flagged} of {found.compare.pairs} pairs flagged a change"
-    sliced = variant("sliced", [load_view(path) for path in list_runs(DATA, "sliced")])
+    sliced = slicing("sliced", [load_view(path) for path in list_runs(DATA, "sliced")])
     assert f"±{100 * sliced.median_half_width:.1f} %" in html
 
 

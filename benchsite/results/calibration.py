@@ -60,7 +60,7 @@ class Calibration:
 
 
 @dataclass(frozen=True)
-class Variant:
+class Slicing:
     """One way of slicing the same measurement (a profile of the calibration recipe): how wide its
     intervals come out for the machine time it takes."""
 
@@ -84,12 +84,12 @@ def _measuring_s(view: RunView) -> float:
     return sum(rep.wall_s for s in view.run.subjects for c in s.cells for rep in c.repetitions)
 
 
-def variant(profile: str, views: list[RunView]) -> Variant:
+def slicing(profile: str, views: list[RunView]) -> Slicing:
     """The intervals of every round of these runs, and the time the runs took."""
     rounds = min(min(len(c.repetitions) for s in v.run.subjects for c in s.cells) for v in views)
     widths = [w for view in views for i in aa_intervals(view, rounds) if (w := half_width(i)) is not None]
     minutes = [_measuring_s(view) / 60 for view in views]
-    return Variant(
+    return Slicing(
         profile,
         views[0].run.profile.requests,
         rounds,

@@ -9,7 +9,7 @@ from docutils.parsers.rst import directives
 
 from benchsite.errors import BenchError
 from benchsite.model.run import RUN_FILE
-from benchsite.results.calibration import calibrate, variant
+from benchsite.results.calibration import calibrate, slicing
 from benchsite.results.intervals import LEVEL, level_label
 from benchsite.results.store import list_runs, load_view
 from benchsite.sphinxext.base import BenchDirective
@@ -21,15 +21,15 @@ from benchsite.sphinxext.tables import table
 
 class BenchCalibration(BenchDirective):
     """Coverage of the A/A ratio intervals by rounds, their width, and compare's false-positive rate; with
-    :variants:, the same measurement sliced as other profiles, by width per minute of machine time."""
+    :slicings:, the same measurement sliced as other profiles, by width per minute of machine time."""
 
-    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "variants": directives.unchanged}
+    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "slicings": directives.unchanged}
 
     def render(self) -> list[nodes.Node]:
-        return [*self._calibration(), *self._variants()]
+        return [*self._calibration(), *self._slicings()]
 
-    def _variants(self) -> list[nodes.Node]:
-        names = [n.strip() for n in self.options.get("variants", "").split(",") if n.strip()]
+    def _slicings(self) -> list[nodes.Node]:
+        names = [n.strip() for n in self.options.get("slicings", "").split(",") if n.strip()]
         if not names:
             return []
         recipe_dir = self.data_dir() / self.recipe
@@ -40,7 +40,7 @@ class BenchCalibration(BenchDirective):
                 raise BenchError(f"bench-calibration: no {name} run of {self.recipe} in {recipe_dir}")
             for path in runs:
                 self.note(path / RUN_FILE)
-            found = variant(name, [load_view(path) for path in runs])
+            found = slicing(name, [load_view(path) for path in runs])
             rows.append(
                 [
                     name,
