@@ -109,6 +109,6 @@ class BenchAnswer(PublishedDirective):
         runs = sum(len(group.views) for group in groups)
         machines = len({group.machine.id for group in groups})
         return (
-            f": each original conclusion over {runs} run{'s' * (runs != 1)} on {machines} "
-            f"machine{'s' * (machines != 1)}, then in words."
+            f": {runs} run{'s' * (runs != 1)} on {machines} machine{'s' * (machines != 1)}. Each conclusion's "
+            "verdict over every machine, each machine's state, then what was measured, in words."
         )

@@ -15,7 +15,7 @@ from benchsite.results.machines import ClaimAcross, MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, load_published
 from benchsite.results.store import recipe_views
 from benchsite.sphinxext.base import ReportingDirective
-from benchsite.sphinxext.claims import counted, on_each_machine, overall_node, verdict_node
+from benchsite.sphinxext.claims import counted, on_each_machine, overall_node, verdict_node, verdict_reading
 from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import block, data
 from benchsite.sphinxext.tables import table
@@ -112,6 +112,15 @@ class BenchSummary(AcrossRecipes):
     """One row per recipe: the page, how its conclusions fared over every machine, its headline claim, the run
     shown and the machines."""
 
+    @staticmethod
+    def _verdict(headline: ClaimAcross, recipe: str) -> nodes.Node:
+        """The headline claim's state, and where it alone could mislead (not HOLDS), the state in words."""
+        cell = nodes.container()
+        cell += data(verdict_node(headline.state), recipe=recipe, claim=headline.claim.id, state=headline.state)
+        if headline.state != State.HOLDS:
+            cell += verdict_reading(headline, {"recipe": recipe, "claim": headline.claim.id, "scope": "summary"})
+        return cell
+
     def render(self) -> list[nodes.Node]:
         rows = []
         for recipe in self.recipes():
@@ -125,11 +134,7 @@ class BenchSummary(AcrossRecipes):
                     count_node(counts, recipe.name),
                     "—" if headline is None else headline.claim.text,
                     "—" if headline is None or headline.published in ("", "—") else headline.published,
-                    "—"
-                    if headline is None
-                    else data(
-                        verdict_node(headline.state), recipe=recipe.name, claim=headline.claim.id, state=headline.state
-                    ),
+                    "—" if headline is None else self._verdict(headline, recipe.name),
                     f"{run.started_at[:16].replace('T', ' ')} UTC on {run.machine.name}"
                     + ("" if run.profile.name == "full" else f" ({run.profile.name} run)"),
                     f"{', '.join(group.label for group in recipe.machines)} ({counted(recipe.machines)})",
