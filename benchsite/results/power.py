@@ -64,11 +64,15 @@ def power_level(label: str, views: Sequence[RunView]) -> PowerLevel:
 
 
 def power_said(where: str, levels: Sequence[PowerLevel]) -> str:
-    """One sentence of what the A/B runs of one record called: "On a quiet machine, A/A: time called a change in
-    0 of 10 runs, work in 0 of 10; ...". The injected change is named as the level's label names it."""
-    said = "; ".join(
-        f"{level.label.split(' (')[0]}: time called a change in {level.time_called} of {level.runs} runs, work in "
-        f"{level.work_called} of {level.runs}"
-        for level in levels
-    )
-    return f"{where}, {said}."
+    """What the A/B runs of one record called, in words: "On a quiet machine (...), an unchanged app (A/A) was
+    called changed in 0 of 10 runs by time and 1 of 10 by work; 1 % time: seen in 8 of 10 runs by time and 10 of
+    10 by work". The injected change is named as the level's label names it."""
+    said = []
+    for level in levels:
+        name = level.label.split(" (")[0]
+        counts = f"{level.time_called} of {level.runs} runs by time and {level.work_called} of {level.runs} by work"
+        if name == "A/A":
+            said.append(f"an unchanged app (A/A) was called changed in {counts}")
+        else:
+            said.append(f"a {name} slowdown was seen in {counts}")
+    return f"{where}, {'; '.join(said)}."
