@@ -87,5 +87,12 @@ def test_the_cherrypy_sweep_names_its_oldest_release_against_the_newest_in_time_
 
 def test_a_broken_upstream_file_is_one_line_naming_it(tmp_path: Path) -> None:
     (tmp_path / "upstream.toml").write_text('[[reports]]\npackage = "cheroot"\n')
-    with pytest.raises(BenchError, match=r"upstream.toml: .*fix it"):
+    with pytest.raises(BenchError, match=r"upstream.toml: reports\[0\]\.first is missing"):
+        upstream_reports(tmp_path)
+
+
+def test_an_upstream_file_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere.toml").write_text("")
+    (tmp_path / "upstream.toml").symlink_to(tmp_path / "elsewhere.toml")
+    with pytest.raises(BenchError, match="a link, which is never followed"):
         upstream_reports(tmp_path)

@@ -4,14 +4,13 @@ is recorded; and every other step between consecutive releases beyond the run's 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import HttpUrl, ValidationError
 
 from benchsite.errors import BenchError
-from benchsite.records import Record, Seq, Text
+from benchsite.records import Record, Seq, Text, describe, read_toml
 from benchsite.results.factors import FASTER, MORE_INSTRUCTIONS, Direction, factor, factor_range
 from benchsite.results.releases import (
     Change,
@@ -42,15 +41,17 @@ class UpstreamReports(Record):
 
 
 def upstream_reports(recipe_dir: Path) -> tuple[UpstreamReport, ...]:
-    """The recipe's recorded upstream reports (none where it keeps no upstream.toml)."""
+    """The recipe's recorded upstream reports (none where it keeps no upstream.toml); a broken file is one line
+    naming it and the key."""
     path = recipe_dir / UPSTREAM_FILE
+    if path.is_symlink():
+        raise BenchError(f"{path}: a link, which is never followed: keep the file itself beside the recipe's data")
     if not path.is_file():
         return ()
     try:
-        return UpstreamReports.model_validate(tomllib.loads(path.read_text())).reports
-    except (tomllib.TOMLDecodeError, ValidationError) as error:
-        first = str(error).splitlines()[0]
-        raise BenchError(f"{path}: {first}: fix it ([[reports]] with package, first, title, report)") from None
+        return UpstreamReports.model_validate(read_toml(path)).reports
+    except ValidationError as error:
+        raise BenchError(describe(error, UpstreamReports, path)) from None
 
 
 @dataclass(frozen=True)
