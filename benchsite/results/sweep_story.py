@@ -226,6 +226,11 @@ def told_steps(sweep: Sweep, steps: list[Change], told: set[tuple[str, str]], wo
     shown = [s for s in beyond if s not in small]
     if not beyond:
         return f"In {currency}, no {other}step between consecutive releases is beyond the run's noise."
+    if not shown:
+        count = f"{len(small)} step{'s' * (len(small) != 1)}"
+        return (
+            f"In {currency}, {count} between consecutive releases beyond the run's noise, each under {SMALL_WORK:.0%}."
+        )
     by_pair: dict[tuple[str, str], list[Change]] = {}
     for step in shown:
         by_pair.setdefault((step.against, step.release), []).append(step)
