@@ -52,14 +52,16 @@ class BenchAnswer(PublishedDirective):
             tag = {"recipe": self.recipe, "claim": across.claim.id, "scope": "answer"}
             line += data(verdict_node(state, across.not_compared), state=state, **tag)
             line += nodes.Text(f" {across.claim.text}")
+            machines = nodes.inline(classes=["bench-card-machines"])  # a phone leaves them to the table below
             for index, machine in enumerate(every_machine(across)):
-                line += nodes.Text(" — " if index == 0 else "; ")
-                line += nodes.Text(f"{machine.runs.label} ")
-                line += data(machine.verdict.state.value, verdict="machine", machine=machine.runs.key, **tag)
+                machines += nodes.Text(" — " if index == 0 else "; ")
+                machines += nodes.Text(f"{machine.runs.label} ")
+                machines += data(machine.verdict.state.value, verdict="machine", machine=machine.runs.key, **tag)
                 estimate = shown_estimate(machine)
                 if estimate is not None:  # a figure follows the state; a sentence (keep-alive's) after a colon
-                    line += nodes.Text(" " if estimate[:1].isdigit() else ": ")
-                    line += data(estimate, estimate="answer", machine=machine.runs.key, **tag)
+                    machines += nodes.Text(" " if estimate[:1].isdigit() else ": ")
+                    machines += data(estimate, estimate="answer", machine=machine.runs.key, **tag)
+            line += machines
             line += nodes.Text(" (")
             line += nodes.reference("", "the evidence", refid=claim_anchor(across.claim.id))
             line += nodes.Text(")")
@@ -110,5 +112,5 @@ class BenchAnswer(PublishedDirective):
         machines = len({group.machine.id for group in groups})
         return (
             f": {runs} run{'s' * (runs != 1)} on {machines} machine{'s' * (machines != 1)}. Each conclusion's "
-            "verdict over every machine, each machine's state, then what was measured, in words."
+            "verdict over every machine and, in words, what was measured."
         )
