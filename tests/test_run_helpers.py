@@ -10,7 +10,7 @@ import psutil
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.harness.processes.processes import run_helpers
+from benchsite.harness.processes.commands import run_helpers
 
 
 def test_the_runs_come_back_in_the_commands_order_with_their_exit_codes() -> None:

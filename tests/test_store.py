@@ -22,6 +22,8 @@ from benchsite.model.run_steps import (
     run_v5_to_v6,
     run_v6_to_v7,
     run_v7_to_v8,
+)
+from benchsite.model.run_steps_since_v10 import (
     run_v9_to_v10,
     run_v10_to_v11,
     run_v12_to_v13,
@@ -97,6 +99,7 @@ def one_cell_document() -> dict:
         other_busy_s=None,
         other_busy_clock=None,
         disturbed=False,
+        server_memory=None,
     )
     failed = ok.model_copy(
         update={
@@ -130,7 +133,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 13
+    assert run.format_version == FORMAT_VERSION == 14
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]

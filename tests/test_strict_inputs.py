@@ -75,7 +75,7 @@ RECIPE_MISTAKES = [
         "an unknown load tool",
         toy_subject() + '\n[[cells]]\ntool = "oha"\nclients = 10\n',
         "",
-        "recipe.toml: cells[0]: tool oha is unknown: use one of ab, wrk, h2load, client",
+        "recipe.toml: cells[0]: tool oha is unknown: use one of ab, wrk, h2load, paced, client",
     ),
     (
         "a program for an unknown load tool",

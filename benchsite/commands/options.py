@@ -10,7 +10,8 @@ HELP: dict[str, dict[str, str]] = {
         "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases), "
         "'cheroot-sweep' and 'cheroot-sweep-quick' (the releases of cheroot, the server under it) and "
         "'timed' (full's timed rounds alone), 'versus', 'versus-quick' and 'power' (for `invoke versus` and `invoke "
-        "powerbench`), 'slices-500', 'slices-1000' and 'slices-2000' (A/B slices compared), "
+        "powerbench`), 'slices-500', 'slices-1000' and 'slices-2000' (A/B slices compared), 'latency-quick' (the "
+        "open-loop latency profile alone, short), "
         "calibration 'sliced'",
         "data_dir": "where the new run directory goes (default: data/)",
         "clean": "first stop the servers and remove the folders that a killed earlier run left, and the A/B sides "

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from benchsite.model.counting import CountPlan, FlamePlan
+from benchsite.model.latency import LatencyPlan, plan_from
 from benchsite.records import Name, Port, Record, Seq, Text
 from benchsite.tools import TOOLS, AnyCell
 from benchsite.tools.base import BusyClock, LoadTool
@@ -51,6 +52,8 @@ class Profile(Record):
     sweep: str | None  # the package the releases are of (None: no releases)
     # Instructions per request, counted under Valgrind after the timed rounds (None: not counted).
     counting: CountPlan | None
+    # The open-loop latency profile after the timed rounds (None: none).
+    latency: LatencyPlan | None
 
     @model_validator(mode="after")
     def _bounded_rounds(self) -> Profile:
@@ -93,6 +96,7 @@ PROFILE_DEFAULTS: dict[str, Any] = {
     "target_half_width": 0,
     "releases": [],
     "counting": None,
+    "latency": None,
     "starts": 1,
 }
 
@@ -223,4 +227,5 @@ def _profile_filled(name: str, table: dict[str, Any], only_sweep: str | None) ->
         filled["sweep"] = only_sweep
     if isinstance(filled["counting"], dict):
         filled["counting"] = {**COUNTING_DEFAULTS, **filled["counting"]}
+    filled["latency"] = plan_from(filled["latency"])
     return filled

@@ -248,6 +248,17 @@ class Recipe:
                         f"unknown: I know about {', '.join(known)}: fix the file"
                     )
 
+    def _check_latency(self) -> None:
+        """A profile's [profiles.NAME.latency] names a closed-loop cell of the recipe for the capacity."""
+        closed = {cell.name for cell in self.cells if cell.tool in ("ab", "wrk", "h2load")}
+        for profile in self.profiles.values():
+            if profile.latency is not None and profile.latency.capacity_cell not in closed:
+                raise BenchError(
+                    f"{self.conf_path}: profiles.{profile.name}.latency.capacity_cell "
+                    f"{profile.latency.capacity_cell!r} is not a closed-loop cell of this recipe: name one of "
+                    f"{', '.join(sorted(closed))}"
+                )
+
     def _check_sweep(self) -> None:
         known = [s.name for s in self.subjects]
         for package, sweep in self.sweeps.items():
@@ -353,6 +364,7 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
         flame=conf.flame,
     )
     recipe._check_profiles()
+    recipe._check_latency()
     recipe._check_sweep()
     recipe._check_files()
     return recipe

@@ -1,4 +1,4 @@
-"""What a run stores: data/<recipe>/<run-id>/run.json, format version 12.
+"""What a run stores: data/<recipe>/<run-id>/run.json, format version 14.
 
 One document per run: the effective profile and settings, the machine, every subject with
 its verification and its cells, every repetition with its exact argv, the path of its raw
@@ -17,11 +17,13 @@ from benchsite.errors import BenchError
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.counting import Counting
 from benchsite.model.interference import MachineCheck
+from benchsite.model.latency import LatencyProfile
 from benchsite.model.machine import Machine
 from benchsite.model.variant import VariantSet
 from benchsite.records import Name, Pair, Record, Seq, Text
 from benchsite.tools import AnyCellRun, CellRun
 from benchsite.tools.base import Count, Positive, Repetition
+from benchsite.tools.memory import MemoryPeak
 
 # The format of run.json, one step for every change of shape (model/upgrade.py has a step for each):
 # 1  the first runs (two shapes: before and after roles, wrk and clients)
@@ -52,7 +54,9 @@ from benchsite.tools.base import Count, Positive, Repetition
 #    starts (each start's first round and hash seed; None: one start, the hash seed Python's own)
 # 13 a run's variants name their reference, the variant the others are compared with (an A/B run's side a, a
 #    sweep's newest release), instead of a purpose
-FORMAT_VERSION: Literal[13] = 13
+# 14 memory: each subject's process tree once it answered (idle_memory) and each repetition's server at its
+#    peak (server_memory); the open-loop latency profile (latency); None in every earlier run
+FORMAT_VERSION: Literal[14] = 14
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -99,6 +103,7 @@ class SubjectRun(Record):
     verification: Verification | None  # None: probed over TCP only, or a client
     cells: Seq[CellRun]
     origins: Seq[Origin]  # empty in runs made before invoke byo
+    idle_memory: MemoryPeak | None  # its process tree once it answered, before any load (None: not recorded)
 
     @model_validator(mode="after")
     def _measured_has_cells(self) -> SubjectRun:
@@ -209,7 +214,7 @@ class ServerStart(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[13]
+    format_version: Literal[14]
     recipe: Name
     title: Text
     run_id: RunId
@@ -229,6 +234,7 @@ class RunDocument(Record):
     accepted_busy: bool  # `invoke recipe --accept-busy`: pages may use it though it was measured on a busy machine
     variants: VariantSet | None  # an A/B run's sides or a sweep's releases (None: the checkout alone)
     starts: Seq[ServerStart] | None  # None: the servers started once, with hash seeds of Python's choosing
+    latency: LatencyProfile | None  # the open-loop latency profile (None: the profile measured none)
 
     def start_of(self, round_index: int) -> int:
         """The start (1, 2...) whose servers measured a round."""

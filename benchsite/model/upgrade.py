@@ -27,10 +27,13 @@ from benchsite.model.run_steps import (
     run_v6_to_v7,
     run_v7_to_v8,
     run_v8_to_v9,
+)
+from benchsite.model.run_steps_since_v10 import (
     run_v9_to_v10,
     run_v10_to_v11,
     run_v11_to_v12,
     run_v12_to_v13,
+    run_v13_to_v14,
 )
 from benchsite.records import read_toml
 
@@ -49,6 +52,7 @@ _RUN_STEPS: dict[int, Step] = {
     10: run_v10_to_v11,
     11: run_v11_to_v12,
     12: run_v12_to_v13,
+    13: run_v13_to_v14,
 }
 
 

@@ -12,14 +12,14 @@ from typing import Annotated
 from pydantic import Field
 
 from benchsite.errors import BenchError
-from benchsite.tools import ab, client, h2load, wrk
+from benchsite.tools import ab, client, h2load, paced, wrk
 from benchsite.tools.base import LoadTool
 
 # The registry: one entry per tool on each line.
-TOOLS: dict[str, LoadTool] = {tool.name: tool for tool in (ab.TOOL, wrk.TOOL, h2load.TOOL, client.TOOL)}
-AnyCell = ab.AbCell | wrk.WrkCell | h2load.H2loadCell | client.ClientCell
-AnyCellRun = ab.AbCellRun | wrk.WrkCellRun | h2load.H2loadCellRun | client.ClientCellRun
-AnyResult = ab.AbResult | wrk.WrkResult | h2load.H2loadResult | client.ClientResult
+TOOLS: dict[str, LoadTool] = {tool.name: tool for tool in (ab.TOOL, wrk.TOOL, h2load.TOOL, paced.TOOL, client.TOOL)}
+AnyCell = ab.AbCell | wrk.WrkCell | h2load.H2loadCell | paced.PacedCell | client.ClientCell
+AnyCellRun = ab.AbCellRun | wrk.WrkCellRun | h2load.H2loadCellRun | paced.PacedCellRun | client.ClientCellRun
+AnyResult = ab.AbResult | wrk.WrkResult | h2load.H2loadResult | paced.PacedResult | client.ClientResult
 
 # A cell as a recipe declares it, and a cell run as a run stores it, told apart by their `tool` key.
 Cell = Annotated[AnyCell, Field(discriminator="tool")]

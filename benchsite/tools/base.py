@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError
 
 from benchsite.errors import BenchError
 from benchsite.records import InnerPath, Name, Pair, Record, Seq, Text, UrlPath
+from benchsite.tools.memory import MemoryPeak
 
 # A count of requests, bytes or errors.
 Count = Annotated[int, Field(ge=0, le=10**15)]
@@ -104,6 +105,9 @@ class Repetition(Record, Generic[ResultT]):
     # Others took more CPU time on the measured CPUs than the run's settings allow (settings.disturbed): its
     # figures are kept and shown, but intervals and claims leave it out and its round is measured again.
     disturbed: bool
+    # The server's process tree at its highest memory during the repetition (None: made before format 14, or
+    # a client under test, whose server is the recipe's backend).
+    server_memory: MemoryPeak | None
 
     @property
     def ok(self) -> bool:

@@ -94,12 +94,17 @@ def measure(
             other_busy_s=None,
             other_busy_clock=None,
             disturbed=False,
+            server_memory=None,
         )
     backends = {name: process for name, process in (backends or {}).items() if process is not server}
     cpu_before = server.tree_cpu()
     backends_before = {name: process.tree_cpu() for name, process in backends.items()}
     machine_before = hosts.cpu_times(settings.server_cpu, settings.load_cpu)
+    sampler = None if isinstance(cell, ClientCell) else server.memory_sampler(settings.load_cpu)
+    if sampler is not None:
+        sampler.start()
     run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
+    server_memory = sampler.stop() if sampler is not None else None
     machine = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - machine_before
     cpu_after = server.tree_cpu()
     server_cpu_s, clock = cpu_between(cpu_before, cpu_after)  # a child that exited takes its CPU along
@@ -107,7 +112,8 @@ def measure(
     backend_cpu_s = {name: round(seconds, 9) for name, (seconds, _) in backend_cpu.items()}
     backend_clocks = [backend_clock for _, backend_clock in backend_cpu.values()]
     steal_s = round(max(0.0, machine.steal_s), 3)
-    other_busy_s = round(max(0.0, machine.busy_s - server_cpu_s - run.cpu_s - sum(backend_cpu_s.values())), 6)
+    own_s = run.cpu_s + sum(backend_cpu_s.values()) + (sampler.cpu_s if sampler is not None else 0.0)
+    other_busy_s = round(max(0.0, machine.busy_s - server_cpu_s - own_s), 6)
     exact = machine.clock == "cpuacct" and clock == "schedstat" and all(c == "schedstat" for c in backend_clocks)
     other_busy_clock: BusyClock = "cpuacct" if exact else "ticks"
     write_text(run_dir / raw_output, run.stdout)
@@ -143,6 +149,7 @@ def measure(
         other_busy_s=other_busy_s,
         other_busy_clock=other_busy_clock,
         disturbed=settings.disturbed(other_busy_s + steal_s, run.wall_s, other_busy_clock),
+        server_memory=server_memory,
     )
 
 

@@ -38,11 +38,12 @@ def effective_settings(settings: Settings, hosts: Placement | None = None) -> Se
 
 
 def check_tools(
-    hosts: Placement, plan: list[tuple[AnySubject, list[AnyCell]]], settings: Settings
+    hosts: Placement, plan: list[tuple[AnySubject, list[AnyCell]]], settings: Settings, also: tuple[str, ...] = ()
 ) -> dict[str, list[str]]:
-    """Every load program the plan runs is on the load host; returns how to ask each for its version."""
+    """Every load program the plan runs (and the tools named in `also`) is on the load host; returns how to ask
+    each for its version."""
     versions: dict[str, list[str]] = {}
-    for tool in sorted({cell.tool for _, cells in plan for cell in cells}):
+    for tool in sorted({cell.tool for _, cells in plan for cell in cells} | set(also)):
         found = load_tool(tool)
         if found.program is None:
             continue  # the subject under test makes the load itself

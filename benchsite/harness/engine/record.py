@@ -10,6 +10,7 @@ from benchsite.harness.hosts.placement import Placement
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.counting import Counting
 from benchsite.model.interference import MachineCheck
+from benchsite.model.latency import LatencyProfile
 from benchsite.model.machine import Machine, MachineConf, fingerprint, machine_of
 from benchsite.model.recipe import AnySubject, Client, Recipe
 from benchsite.model.run import (
@@ -85,6 +86,7 @@ def subject_run(
             verification=None,
             cells=cell_runs,
             origins=origins,
+            idle_memory=None,
         )
     own = started[subject.name]
     reply = own.reply
@@ -98,6 +100,7 @@ def subject_run(
         verification=verification(reply) if reply else None,
         cells=cell_runs,
         origins=origins,
+        idle_memory=own.idle_memory,
     )
 
 
@@ -129,6 +132,7 @@ def document(
     skipped: list[SkippedSubject],
     rounds: Rounds | None,
     counting: Counting | None = None,
+    latency: LatencyProfile | None = None,
 ) -> RunDocument:
     """The whole run as run.json stores it."""
     return RunDocument(
@@ -155,4 +159,5 @@ def document(
         accepted_busy=header.accepted_busy,
         variants=header.recipe.variants,
         starts=header.starts,
+        latency=latency,
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 from benchsite.errors import BenchError
 from benchsite.harness.builds.byo import search_path
 from benchsite.harness.engine.environment import utc_now
+from benchsite.harness.engine.latency import measure_latency
 from benchsite.harness.engine.leftovers import forget_owner
 from benchsite.harness.engine.measure import Measuring, warm_up
 from benchsite.harness.engine.preflight import check_placeable, check_port_used, check_tools, effective_settings
@@ -37,6 +38,7 @@ from benchsite.harness.profiling.counting import count_instructions
 from benchsite.harness.profiling.flames import record_flames
 from benchsite.model.conf import Profile
 from benchsite.model.counting import Counting
+from benchsite.model.latency import LatencyProfile
 from benchsite.model.machine import MachineConf
 from benchsite.model.portable import placeholders_of
 from benchsite.model.recipe import Client, Recipe
@@ -78,7 +80,7 @@ def run_recipe(
     profile = recipe.profile(profile_name)
     settings = effective_settings(recipe.settings, hosts)
     plan: Plan = list(recipe.plan(profile))
-    tool_versions = check_tools(hosts, plan, settings)
+    tool_versions = check_tools(hosts, plan, settings, () if profile.latency is None else ("paced",))
     for subject, _ in plan:
         check_port_used(recipe, subject)
     if not hosts.one_machine:
@@ -136,12 +138,36 @@ def run_recipe(
                     warm_up(hosts, runnable, started, profile, settings, reporter)
                 session.round(index, runnable)
 
+            latency: LatencyProfile | None = None
+
             def so_far(rounds: Rounds | None, counting: Counting | None = None) -> RunDocument:
                 return document(
-                    header, utc_now(), warmups, runnable, started, session.measured, origins, skipped, rounds, counting
+                    header,
+                    utc_now(),
+                    warmups,
+                    runnable,
+                    started,
+                    session.measured,
+                    origins,
+                    skipped,
+                    rounds,
+                    counting,
+                    latency,
                 )
 
             rounds = session.further_rounds(published, lambda: so_far(None))
+            latency = measure_latency(
+                hosts,
+                recipe,
+                profile_name,
+                runnable,
+                started,
+                session.measured,
+                settings,
+                run_dir,
+                reporter,
+                run_started,
+            )
             record_flames(hosts, recipe, profile_name, runnable, started, settings, run_dir, reporter)
         # The timed servers are stopped: the exact count runs with nothing timed beside it.
         counted_in: list[Path] = []

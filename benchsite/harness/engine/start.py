@@ -21,6 +21,7 @@ from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSub
 from benchsite.model.run import SkippedSubject, Verification
 from benchsite.results.store import write_text
 from benchsite.tools import AnyCell
+from benchsite.tools.memory import MemoryPeak
 
 HttpServerSubject = Server | Ceiling | Backend  # the subjects the runner starts
 Plan = list[tuple[AnySubject, list[AnyCell]]]  # each subject with the cells it runs
@@ -62,6 +63,7 @@ class Started:
     reply: HttpReply | None  # None: probed over TCP only (a backend that does not speak HTTP)
     keeps_http10_alive: bool | None
     values: dict[str, str]  # the placeholders its command was filled with (port, port2, workdir...)
+    idle_memory: MemoryPeak | None = None  # its process tree's memory once it answered, before any load
 
 
 LOG_TAIL_BYTES = 64 * 1024
@@ -199,12 +201,13 @@ def start_one(
             )
         if isinstance(subject, Backend) and subject.probe == "tcp":
             wait_until_accepting(server, lambda: load.accepts(address, port), settings.start_timeout_s)
-            found = Started(subject, server, None, None, values)
+            found = Started(subject, server, None, None, values, server.tree_memory())
         else:
             wait_until_ready(server, lambda: load.http_get(address, port, subject.path), settings.start_timeout_s)
             reply = load.http_get(address, port, subject.path)  # a fresh request, checked before any load
             verify_reply(subject, reply)
-            found = Started(subject, server, reply, load.keeps_http10_alive(address, port, subject.path), values)
+            alive = load.keeps_http10_alive(address, port, subject.path)
+            found = Started(subject, server, reply, alive, values, server.tree_memory())
         with signals_held():
             stack.push(own.pop_all())  # from here the run's own clean-up stops it
     return found

@@ -123,6 +123,10 @@ class Agent:
     def cpu(self, pid: int) -> dict[str, object]:
         return self._server(pid).tree_cpu().to_json()
 
+    def memory(self, pid: int) -> dict[str, object] | None:
+        peak = self._server(pid).tree_memory()
+        return None if peak is None else peak.model_dump()
+
     def telling(self, pid: int) -> str:
         self._server(pid)
         return telling_lines(self.servers[pid][2])

@@ -23,7 +23,8 @@ from benchsite.harness.engine.origins import subject_origins
 from benchsite.harness.engine.probes import HttpReply, accepts_connections, http_get, keeps_http10_alive
 from benchsite.harness.engine.subjects import base_values, missing_requirement, render_templates, run_prepare
 from benchsite.harness.interference.machine import CpuTimes, cpu_times, measured_cpus
-from benchsite.harness.processes.processes import LOOPBACK, RunningServer, ToolRun, free_port, run_tool, running_server
+from benchsite.harness.processes.commands import ToolRun, run_tool
+from benchsite.harness.processes.processes import LOOPBACK, RunningServer, free_port, running_server
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.run import Environment, Origin
 

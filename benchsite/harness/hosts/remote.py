@@ -30,12 +30,14 @@ from benchsite.harness.hosts.agent import HEARTBEAT
 from benchsite.harness.hosts.placement import Host, LocalHost, Placement, on_this_machine
 from benchsite.harness.hosts.sync import project_digest, project_files
 from benchsite.harness.interference.machine import CpuTimes
+from benchsite.harness.processes.commands import ToolRun
 from benchsite.harness.processes.cputime import CpuReading
-from benchsite.harness.processes.processes import RunningServer, ToolRun
+from benchsite.harness.processes.processes import RunningServer
 from benchsite.harness.processes.signals import pause_for_test, signals_held, start_thread
 from benchsite.model.hosts import HostEntry, Hosts
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.run import Environment, Origin
+from benchsite.tools.memory import MemoryPeak
 
 # paramiko logs a failed handshake with its traceback from its own thread; the harness says what went wrong
 # in one line (`connect`), so paramiko's records go nowhere unless a user configures logging.
@@ -206,6 +208,14 @@ class RemoteServer:
 
     def tree_cpu(self) -> CpuReading:
         return CpuReading.from_json(self.session.call("cpu", pid=self.pid))
+
+    def tree_memory(self) -> MemoryPeak | None:
+        reading = self.session.call("memory", pid=self.pid)
+        return None if reading is None else MemoryPeak.model_validate(reading)
+
+    def memory_sampler(self, cpu: int | None) -> None:
+        """None: the agent answers one call at a time, so a repetition on another host records no peak."""
+        return None
 
     def telling(self) -> str:
         return str(self.session.call("telling", pid=self.pid))

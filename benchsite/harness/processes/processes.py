@@ -22,7 +22,9 @@ import psutil
 from benchsite.errors import BenchError
 from benchsite.harness.processes.cputime import CpuReading, tree_reading
 from benchsite.harness.processes.guardian import guarded, unguarded
+from benchsite.harness.processes.memory import PeakSampler, as_peak, tree_memory
 from benchsite.harness.processes.signals import pause_for_test, signal_for_test, signals_held, unblock_in_child
+from benchsite.tools.memory import MemoryPeak
 
 LOOPBACK = "127.0.0.1"
 POLL_INTERVAL_S = 0.05
@@ -41,7 +43,7 @@ def _die_with(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _prepare_child(cpu: int | None) -> Callable[[], None]:
+def prepare_child(cpu: int | None) -> Callable[[], None]:
     """A preexec function: die with the harness, pin the child (and so its children) to one CPU, and lift
     its open-files soft limit to the hard limit (ab and servers need >1000 sockets at -c 1000)."""
     parent = os.getpid()
@@ -115,6 +117,10 @@ class RunningServer(Protocol):
 
     def tree_cpu(self) -> CpuReading: ...
 
+    def tree_memory(self) -> MemoryPeak | None: ...
+
+    def memory_sampler(self, cpu: int | None) -> PeakSampler | None: ...
+
     def telling(self) -> str: ...
 
     def by_hand(self) -> str: ...
@@ -149,6 +155,15 @@ class ServerProcess:
         """The CPU time of the server and its live children."""
         return tree_reading(self.pid)
 
+    def tree_memory(self) -> MemoryPeak | None:
+        """USS and PSS of the server and its live children, now (None: it has exited)."""
+        sample = tree_memory(self.pid)
+        return as_peak([sample] if sample else [])
+
+    def memory_sampler(self, cpu: int | None) -> PeakSampler:
+        """A sampler of its tree's peak memory over a repetition, run on `cpu`."""
+        return PeakSampler(self.pid, cpu)
+
 
 def start_server(
     name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path, tmpdir: Path | None = None
@@ -167,7 +182,7 @@ def start_server(
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 process_group=0,
-                preexec_fn=_prepare_child(cpu),
+                preexec_fn=prepare_child(cpu),
             )
         except OSError as error:
             raise BenchError(f"cannot start subject {name!r} ({argv[0]}): {error.strerror}") from None
@@ -290,106 +305,3 @@ def running_server(
             port_freed = wait_for_free_port(port, address=address)
     if not port_freed:
         raise BenchError(f"port {port} is still bound after stopping {name!r}: look for a stray process")
-
-
-@dataclass(frozen=True)
-class ToolRun:
-    """A finished load-tool command: argv, exit code, verbatim output, CPU and wall time."""
-
-    argv: list[str]
-    exit_code: int
-    stdout: str
-    stderr: str
-    wall_s: float
-    cpu_s: float
-    timed_out: bool
-
-
-def _spawn_piped(argv: list[str], cpu: int | None, text: bool = False) -> subprocess.Popen[Any]:
-    """A child in a process group of its own, pinned to `cpu` (None: not pinned), that dies with the harness;
-    no input, its output piped."""
-    return subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=text,
-        process_group=0,
-        preexec_fn=_prepare_child(cpu),
-    )
-
-
-def run_tool(argv: list[str], cpu: int | None, timeout_s: float) -> ToolRun:
-    """Run a load tool pinned, in its own group, killed at the wall-clock limit or on any exception."""
-    usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.monotonic()
-    try:
-        popen = _spawn_piped(argv, cpu)
-    except FileNotFoundError:
-        raise BenchError(
-            f"no {argv[0]} on this system: run `.venv/bin/invoke setup` (needs root) to install the load tools"
-        ) from None
-    guarded(popen)
-    signal_for_test("tool-started")
-    timed_out = False
-    try:
-        stdout, stderr = popen.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        stop_process_group(popen, term_timeout_s=2)
-        stdout, stderr = popen.communicate()
-    finally:
-        if popen.poll() is None:
-            stop_process_group(popen, term_timeout_s=2)
-        unguarded(popen)
-    usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_s = (usage_after.ru_utime - usage_before.ru_utime) + (usage_after.ru_stime - usage_before.ru_stime)
-    return ToolRun(
-        argv=argv,
-        exit_code=popen.returncode,
-        stdout=stdout.decode(errors="replace"),
-        stderr=stderr.decode(errors="replace"),
-        wall_s=time.monotonic() - started,
-        cpu_s=cpu_s,
-        timed_out=timed_out,
-    )
-
-
-@dataclass(frozen=True)
-class HelperRun:
-    """A finished set-up command (pip, venv: nothing measured): argv, exit code and output."""
-
-    argv: list[str]
-    exit_code: int
-    stdout: str
-    stderr: str
-
-
-def run_helpers(commands: Sequence[list[str]], timeout_s: float) -> list[HelperRun]:
-    """Run set-up commands all at once, each in a group of its own that dies with the harness, and stop every
-    one still running on any way out (an interrupt, a time-out). Their runs come back in the commands' order."""
-    popens: list[subprocess.Popen[str]] = []
-    try:
-        with signals_held():  # each child is guarded before an interrupt can come
-            for argv in commands:
-                try:
-                    popen = _spawn_piped(argv, None, text=True)
-                except OSError as error:
-                    raise BenchError(f"cannot run {argv[0]}: {error.strerror}") from None
-                guarded(popen)
-                popens.append(popen)
-        deadline = time.monotonic() + timeout_s
-        runs = []
-        for argv, popen in zip(commands, popens, strict=True):
-            try:
-                stdout, stderr = popen.communicate(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                raise BenchError(f"`{shlex.join(argv)}` took over {timeout_s:g} s and was stopped") from None
-            runs.append(HelperRun(argv=argv, exit_code=popen.returncode, stdout=stdout, stderr=stderr))
-        return runs
-    finally:
-        for popen in popens:
-            if popen.poll() is None:
-                stop_process_group(popen, term_timeout_s=2)
-                popen.communicate()  # closes its pipes
-            unguarded(popen)

@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion
 
 from benchsite.errors import BenchError
 from benchsite.harness.engine.environment import utc_now
-from benchsite.harness.processes.processes import run_helpers
+from benchsite.harness.processes.commands import run_helpers
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.sweep import ENV_FILE, SWEEP_DIR, EnvWanted, PackageEnv
 from benchsite.model.variant import canonical

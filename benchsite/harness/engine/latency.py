@@ -1,0 +1,109 @@
+"""The open-loop latency profile of a run (model/latency.py says what it is): after the timed rounds, while
+the servers still run, each server is offered shares of its capacity by benchsite-paced, in rounds."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Any, cast
+
+from benchsite.harness.engine.measure import cell_argv, measure
+from benchsite.harness.engine.progress import Reporter
+from benchsite.harness.engine.start import Plan, Started
+from benchsite.harness.hosts.placement import Placement
+from benchsite.harness.processes.signals import checkpoint
+from benchsite.model.conf import Settings
+from benchsite.model.latency import LatencyPlan, LatencyProfile, LoadRun, SubjectLatency
+from benchsite.model.recipe import Backend, Ceiling, Recipe, Server
+from benchsite.tools.base import Repetition
+from benchsite.tools.paced import PacedCell, PacedCellRun
+
+Measured = dict[tuple[str, str], list[Repetition[Any]]]
+
+
+def capacities(plan: LatencyPlan, runnable: Plan, measured: Measured) -> dict[str, float]:
+    """Each server's median req/s over its counted repetitions of the capacity cell (absent: none counted)."""
+    found: dict[str, float] = {}
+    for subject, _ in runnable:
+        rates = [
+            rep.result.requests_per_s
+            for rep in measured.get((subject.name, plan.capacity_cell), [])
+            if rep.counted and rep.result is not None
+        ]
+        if isinstance(subject, Server | Ceiling) and rates:
+            found[subject.name] = statistics.median(rates)
+    return found
+
+
+def paced_cell(plan: LatencyPlan, fraction: float, capacity_rps: float) -> PacedCell:
+    """The open-loop cell offering `fraction` of a capacity."""
+    return PacedCell(
+        name=plan.cell_name(fraction),
+        label=f"{round(100 * fraction)} % of capacity",
+        rate=round(fraction * capacity_rps, 3),
+        seconds=plan.seconds,
+        connections=plan.connections,
+        keepalive=plan.keepalive,
+    )
+
+
+def measure_latency(
+    hosts: Placement,
+    recipe: Recipe,
+    profile_name: str,
+    runnable: Plan,
+    started: dict[str, Started],
+    measured: Measured,
+    settings: Settings,
+    run_dir: Path,
+    reporter: Reporter,
+    run_started: float,
+) -> LatencyProfile | None:
+    """Every server at every offered load, once a round; None where the conf asks for no profile here."""
+    plan = recipe.profile(profile_name).latency
+    if plan is None:
+        return None
+    capacity = capacities(plan, runnable, measured)
+    subjects = [
+        subject
+        for subject, _ in runnable
+        if isinstance(subject, Server | Ceiling) and subject.name in capacity and subject.name in started
+    ]
+    skipped = {
+        subject.name: f"no counted repetition in {plan.capacity_cell} to take its capacity from"
+        for subject, _ in runnable
+        if isinstance(subject, Server | Ceiling) and subject.name not in capacity
+    }
+    backends = {name: s.server for name, s in started.items() if isinstance(s.subject, Backend)}
+    reps: dict[tuple[str, float], list[Repetition[Any]]] = {}
+    reporter.begin(len(subjects) * len(plan.fractions) * plan.rounds)
+    for index in range(1, plan.rounds + 1):
+        order = subjects if index % 2 else list(reversed(subjects))
+        for fraction in plan.fractions:
+            for subject in order:
+                checkpoint()
+                server = started[subject.name].server
+                cell = paced_cell(plan, fraction, capacity[subject.name])
+                argv = cell_argv(server, subject, cell, 0, settings, hosts.server.address)
+                rep = measure(hosts, server, subject.name, cell, argv, settings, run_dir, index, backends, run_started)
+                reps.setdefault((subject.name, fraction), []).append(rep)
+                said = rep.result.latency_at_us(99.0) if rep.result is not None else None
+                outcome = f"p99 {said / 1000:.2f} ms" if said is not None else f"FAILED: {rep.error}"
+                reporter.step(
+                    f"{subject.label} open loop at {cell.label} ({cell.rate:,.0f} req/s) round {index}: {outcome}"
+                )
+    return LatencyProfile(
+        plan=plan,
+        subjects=tuple(_subject_latency(plan, subject.name, capacity[subject.name], reps) for subject in subjects),
+        skipped=skipped,
+    )
+
+
+def _subject_latency(
+    plan: LatencyPlan, subject: str, capacity_rps: float, reps: dict[tuple[str, float], list[Repetition[Any]]]
+) -> SubjectLatency:
+    loads = []
+    for fraction in plan.fractions:
+        cell_run = paced_cell(plan, fraction, capacity_rps).run_record(0, reps[(subject, fraction)])
+        loads.append(LoadRun(fraction=fraction, cell=cast(PacedCellRun, cell_run)))
+    return SubjectLatency(subject=subject, capacity_rps=round(capacity_rps, 3), loads=tuple(loads))

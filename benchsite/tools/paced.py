@@ -1,0 +1,230 @@
+"""benchsite-paced (this project's open-loop load tool, `tools/paced_client.py`): its cell, parsed report and
+stored cell run.
+
+Requests leave on a fixed schedule at the offered rate, whether or not earlier ones were answered, and each
+latency counts from the moment its request was due: a stall is charged to every request it held up, as a
+stream of independent users would feel it (ab's and wrk's closed loops charge it to one request per client).
+Each regular expression quotes the report line it reads.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from benchsite.errors import BenchError
+from benchsite.records import Pair, Seq
+from benchsite.tools.base import CellRunBase, Count, ExternalCell, LoadTool, Positive, Rate, ToolResult, build_report
+
+# A repetition whose tool sent its requests later than this (99th percentile of its send lag, once a
+# connection was free) did not hold the offered rate: its figures are the tool's, and decide nothing.
+LAG_LIMIT_US = 1000
+
+
+class PacedParseError(BenchError):
+    """benchsite-paced printed something that is not a complete report."""
+
+
+class PacedResult(ToolResult):
+    """What one benchsite-paced report says, with units in the field names."""
+
+    tool: Literal["paced"] = "paced"
+    offered_rps: Rate
+    schedule_s: Positive
+    connections: int = Field(ge=1)
+    kept_alive: bool
+    scheduled: Count
+    completed: Count
+    connect_errors: Count
+    read_errors: Count
+    timeouts: Count
+    non_2xx: Count
+    elapsed_s: Positive
+    requests_per_s: Rate  # achieved: completed ÷ elapsed
+    send_lag_us_p50: Count
+    send_lag_us_p99: Count
+    send_lag_us_max: Count
+    latency_us_mean: Positive | None  # None: nothing was answered
+    latency_us: Seq[Pair[float, Count]]  # (percentile, µs from the request's due time)
+
+    @property
+    def complete_requests(self) -> int:
+        return self.completed
+
+    @property
+    def failed_requests(self) -> int:
+        return self.connect_errors + self.read_errors + self.timeouts
+
+    @property
+    def non_2xx_responses(self) -> int:
+        return self.non_2xx
+
+    @property
+    def time_per_request_ms(self) -> float:
+        return (self.latency_us_mean or 0.0) / 1000
+
+    @property
+    def measured_s(self) -> float:
+        return self.elapsed_s
+
+    @property
+    def keepalive_honoured(self) -> bool | None:
+        return None  # not reported
+
+    @property
+    def kept_up(self) -> bool:
+        """Whether the tool itself held the schedule (its send lag within LAG_LIMIT_US)."""
+        return self.send_lag_us_p99 <= LAG_LIMIT_US
+
+    def latency_at_us(self, percentile: float) -> int | None:
+        """The latency within which `percentile` % of the answered requests came (None: not reported)."""
+        return dict(self.latency_us).get(percentile)
+
+
+_NUMBER = r"(\d+(?:\.\d+)?)"
+# benchsite-paced 1
+_VERSION = re.compile(r"^benchsite-paced (\d+)$", re.M)
+# offered: 500.000 req/s for 4.000 s, 10 connections, kept alive
+_OFFERED = re.compile(
+    rf"^offered: {_NUMBER} req/s for {_NUMBER} s, (\d+) connections, (kept alive|one per request)$", re.M
+)
+# errors: 0 connect, 0 read, 0 timeout
+_ERRORS = re.compile(r"^errors: (\d+) connect, (\d+) read, (\d+) timeout$", re.M)
+# send lag us: p50 0 p99 1 max 18
+_LAG = re.compile(r"^send lag us: p50 (\d+) p99 (\d+) max (\d+)$", re.M)
+# latency us: min 180 mean 126765.3 max 1086409
+_LATENCY = re.compile(rf"^latency us: min (\d+) mean {_NUMBER} max (\d+)$", re.M)
+# percentile us: 99.9 1084280
+_PERCENTILE = re.compile(rf"^percentile us: {_NUMBER} (\d+)$", re.M)
+# bucket us: 251 1800
+_BUCKET = re.compile(r"^bucket us: (\d+) (\d+)$", re.M)
+
+
+def _line(name: str, report: str) -> str:
+    match = re.search(rf"^{name}: (\S+)(?: req/s| s)?$", report, re.M)
+    if not match:
+        raise PacedParseError(f"benchsite-paced output has no '{name}:' line: not a complete report")
+    return match.group(1)
+
+
+def _need(pattern: re.Pattern[str], report: str, what: str) -> re.Match[str]:
+    match = pattern.search(report)
+    if not match:
+        raise PacedParseError(f"benchsite-paced output has no {what}: not a complete report")
+    return match
+
+
+def parse_paced_output(report: str) -> PacedResult:
+    """Parse one benchsite-paced report; raise PacedParseError naming the first missing or inconsistent part."""
+    _need(_VERSION, report, "version line")
+    offered = _need(_OFFERED, report, "'offered:' line")
+    errors = [int(group) for group in _need(_ERRORS, report, "'errors:' line").groups()]
+    lag = [int(group) for group in _need(_LAG, report, "'send lag us:' line").groups()]
+    completed = int(_line("completed", report))
+    latency = _LATENCY.search(report)
+    if completed and latency is None:
+        raise PacedParseError("benchsite-paced output has no 'latency us:' line though requests were answered")
+    percentiles = tuple((float(p), int(us)) for p, us in _PERCENTILE.findall(report))
+    counted = sum(int(count) for _, count in _BUCKET.findall(report))
+    if counted != completed:
+        raise PacedParseError(
+            f"benchsite-paced output disagrees with itself: its histogram holds {counted} requests, "
+            f"'completed:' says {completed}"
+        )
+    values: dict[str, Any] = dict(
+        offered_rps=float(offered.group(1)),
+        schedule_s=float(offered.group(2)),
+        connections=int(offered.group(3)),
+        kept_alive=offered.group(4) == "kept alive",
+        scheduled=int(_line("scheduled", report)),
+        completed=completed,
+        connect_errors=errors[0],
+        read_errors=errors[1],
+        timeouts=errors[2],
+        non_2xx=int(_line("non-2xx", report)),
+        elapsed_s=float(_line("elapsed", report)),
+        requests_per_s=float(_line("achieved", report)),
+        send_lag_us_p50=lag[0],
+        send_lag_us_p99=lag[1],
+        send_lag_us_max=lag[2],
+        latency_us_mean=float(latency.group(2)) if latency else None,
+        latency_us=percentiles,
+        percentiles_ms=tuple((int(p), us / 1000) for p, us in percentiles if p == int(p)),
+    )
+    return build_report(PacedResult, values, PacedParseError, "benchsite-paced")
+
+
+TOOL = LoadTool(
+    name="paced",
+    program=str(Path(sys.executable).with_name("benchsite-paced")),  # the project's script, beside its Python
+    version_flag="--version",
+    parse=parse_paced_output,
+    cpu="benchsite-paced's own CPU time",
+    limited_at_ceiling=False,  # it says itself when it fell behind (its send lag)
+    connections="open loop: requests on a fixed schedule, over kept-alive connections or one each",
+)
+
+
+class PacedCell(ExternalCell):
+    """An open-loop cell: `rate` requests a second for `seconds`, over `connections` kept-alive connections
+    (or at most that many open, one per request)."""
+
+    TOOL: ClassVar[LoadTool] = TOOL
+    counted: ClassVar[bool] = False  # bounded by its schedule, not by the profile's request count
+
+    tool: Literal["paced"] = "paced"
+    rate: float = Field(gt=0, le=1e6)
+    seconds: float = Field(gt=0, le=3600)
+    connections: int = Field(ge=1, le=20000)
+    keepalive: bool = False
+
+    @property
+    def concurrency(self) -> int:
+        return self.connections
+
+    def argv(self, url: str, requests: int, program: str, socket_timeout_s: int) -> list[str]:
+        """Bounded by its schedule and, per request, by the socket timeout."""
+        return [
+            program,
+            "--rate",
+            f"{self.rate:.3f}",
+            "--duration",
+            f"{self.seconds:g}",
+            "--connections",
+            str(self.connections),
+            *(["--keepalive"] if self.keepalive else []),
+            "--timeout",
+            str(socket_timeout_s),
+            url,
+        ]
+
+
+class PacedCellRun(CellRunBase[PacedResult]):
+    """benchsite-paced --rate R --duration S --connections C."""
+
+    TOOL: ClassVar[LoadTool] = TOOL
+
+    tool: Literal["paced"] = "paced"
+    rate: float = Field(gt=0)
+    seconds: float = Field(gt=0)
+    connections: int = Field(ge=1)
+    keepalive: bool
+
+    @property
+    def concurrency(self) -> int:
+        return self.connections
+
+    @property
+    def requests(self) -> int | None:
+        return None
+
+    @property
+    def amount(self) -> str:
+        return f"{self.rate:,.0f} req/s for {self.seconds:g} s"
+
+
+PacedCell.RUN = PacedCellRun  # the record a subject's repetitions in such a cell are kept in
