@@ -27,6 +27,7 @@ from benchsite.model.run_steps_since_v10 import (
     run_v9_to_v10,
     run_v10_to_v11,
     run_v12_to_v13,
+    run_v13_to_v14,
 )
 from benchsite.model.upgrade import (
     overhead_v1_to_v2,
@@ -597,3 +598,18 @@ def test_version_12_becomes_13_naming_the_reference_of_its_variants() -> None:
     assert ab["variants"] == {"reference": "a", "package": None, "variants": sides} and ab["format_version"] == 13
     assert sweep["variants"]["reference"] == "11_1_2" and "purpose" not in sweep["variants"]
     assert run_v12_to_v13({"format_version": 12, "variants": None})["variants"] is None
+
+
+def test_version_13_becomes_14_with_no_memory_and_no_latency_recorded() -> None:
+    rep = {"index": 1, "disturbed": False}
+    old = {
+        "format_version": 13,
+        "profile": {"name": "full"},
+        "subjects": [{"name": "s", "cells": [{"name": "c1", "repetitions": [rep]}]}],
+    }
+    new = run_v13_to_v14(old)
+    assert new["format_version"] == 14 and new["latency"] is None and new["profile"]["latency"] is None
+    [subject] = new["subjects"]
+    assert subject["idle_memory"] is None
+    assert subject["cells"][0]["repetitions"] == [{**rep, "server_memory": None}]
+    assert old["subjects"][0]["cells"][0]["repetitions"] == [rep]  # the old document is left as it was

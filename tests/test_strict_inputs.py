@@ -28,6 +28,9 @@ from committed import COMMITTED_DATA
 from conftest import INVOKE, REPO, ToyRecipes, run_invoke, toy_subject
 
 # (what is wrong, the recipe.toml subject text or matrix, the conf text, the words the error must hold)
+# A profile's open-loop latency plan, all but its offered loads.
+LATENCY = '[profiles.quick.latency]\ncapacity_cell = "c1"\np99_target = "10 ms"\n'
+
 RECIPE_MISTAKES = [
     (
         "an integer in argv",
@@ -102,6 +105,50 @@ RECIPE_MISTAKES = [
         "subjects[0].argv[0]: /nonexistent/python does not exist",
     ),
     ("zero rounds", toy_subject(), "", "profiles.quick.rounds: input should be greater than or equal to 1"),
+    (
+        "an offered load of 0",
+        toy_subject(),
+        LATENCY + "fractions = [0, 0.5, 0.9]\n",
+        "profiles.quick.latency.fractions[0]: input should be greater than 0 (got",
+    ),
+    (
+        "a negative offered load",
+        toy_subject(),
+        LATENCY + "fractions = [-0.5, 0.5, 0.9]\n",
+        "profiles.quick.latency.fractions[0]: input should be greater than 0 (got",
+    ),
+    (
+        "an offered load that is not a number",
+        toy_subject(),
+        LATENCY + 'fractions = ["half", 0.5, 0.9]\n',
+        "profiles.quick.latency.fractions[0]: input should be a valid number (got 'half')",
+    ),
+    (
+        "a p99 target that is not a time",
+        toy_subject(),
+        LATENCY.replace('"10 ms"', '"fast"') + "fractions = [0.25, 0.5, 0.9]\n",
+        "profiles.quick.latency.p99_target: 'fast' is not a time: write a positive number and a unit",
+    ),
+    (
+        "a latency capacity cell that is not a closed loop",
+        toy_subject(),
+        LATENCY.replace('"c1"', '"c7"') + "fractions = [0.25, 0.5, 0.9]\n",
+        "profiles.quick.latency.capacity_cell 'c7' is not a closed-loop cell of this recipe: name one of c1",
+    ),
+    (
+        "an open-loop cell at a rate of 0",
+        toy_subject()
+        + '\n[[cells]]\ntool = "paced"\nname = "p"\nlabel = "p"\nrate = 0\nseconds = 1\nconnections = 1\n',
+        "",
+        "rate: input should be greater than 0",
+    ),
+    (
+        "an open-loop cell at a rate beyond any this tool can hold",
+        toy_subject()
+        + '\n[[cells]]\ntool = "paced"\nname = "p"\nlabel = "p"\nrate = 5e6\nseconds = 1\nconnections = 1\n',
+        "",
+        "rate: input should be less than or equal to 1000000",
+    ),
     (
         "a profile key by its old name",
         toy_subject(),

@@ -10,8 +10,9 @@ from rich.table import Table
 
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
-from benchsite.results.comparing import change_said, paired_cells, sees_said, time_untold
+from benchsite.results.comparing import change_said, paired_cells, paired_subjects, sees_said, time_untold
 from benchsite.results.factors import MORE_INSTRUCTIONS
+from benchsite.results.memory import copies_said
 from benchsite.results.view import RunView
 
 EXPERIMENT_DIR = Path("experiments") / "versus"  # under data/: the A/B runs, one folder per recipe
@@ -52,6 +53,8 @@ def print_versus(view: RunView) -> None:
             "its rounds spread that much (others' work on the machine, or too few rounds); judge by work, or "
             "re-run on a quiet machine"
         )
+    for line in copies_said(view.run, paired_subjects(view)):
+        say(line)
     for cell in cells:
         untold = time_untold(view, cell)
         if untold:

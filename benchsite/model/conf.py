@@ -183,6 +183,8 @@ class ConfFile(Record):
     profiles: dict[str, Profile] = Field(min_length=1)
     sweeps: dict[str, Sweep] = Field(default_factory=dict)  # by package
     flame: FlamePlan | None = None
+    # Wall-clock profiles: py-spy with idle threads, where a server is slower in time than in work.
+    wallclock: FlamePlan | None = None
 
     @model_validator(mode="after")
     def _sweep_named(self) -> ConfFile:

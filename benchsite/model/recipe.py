@@ -200,6 +200,7 @@ class Recipe:
     settings: Settings
     sweeps: dict[str, Sweep] = dataclasses.field(default_factory=dict)  # by package: what a sweep of it runs
     flame: FlamePlan | None = None  # py-spy flame graphs after the timed rounds
+    wallclock: FlamePlan | None = None  # py-spy wall-clock profiles (idle threads too) after the timed rounds
     variants: VariantSet | None = None  # an A/B run's or a release sweep's variants, as its copies ran them
     common_packages: tuple[str, ...] = ()  # what every {python} subject runs besides its own requires
 
@@ -362,6 +363,7 @@ def load_recipe(name: str, recipes_dir: Path, conf_dir: Path) -> Recipe:
         settings=conf.settings,
         sweeps=conf.sweeps,
         flame=conf.flame,
+        wallclock=conf.wallclock,
     )
     recipe._check_profiles()
     recipe._check_latency()

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FLAME_DIR = "flame"
+WALLCLOCK_DIR = "wallclock"  # the same files, sampled with idle threads: where the wall-clock time goes
 SAMPLE_RATE = 200  # py-spy's samples a second
 _LINE = re.compile(r"^(?P<stack>.+) (?P<count>\d+)$")
 
@@ -49,9 +50,9 @@ class Flame:
     note: str | None
 
 
-def flames_of(run_dir: Path) -> list[Flame]:
-    """Every recording a run keeps under flame/, by subject and cell (file names: SUBJECT__CELL.*)."""
-    folder = run_dir / FLAME_DIR
+def flames_of(run_dir: Path, kind: str = FLAME_DIR) -> list[Flame]:
+    """Every recording a run keeps under flame/ (or wallclock/), by subject and cell (file names: SUBJECT__CELL.*)."""
+    folder = run_dir / kind
     stems = sorted({path.name.split(".")[0] for path in folder.glob("*")}) if folder.is_dir() else []
     found = []
     for stem in stems:

@@ -28,6 +28,7 @@ from benchsite.sphinxext.exports import setup_exports
 from benchsite.sphinxext.forest import BenchForest
 from benchsite.sphinxext.glossary import BenchGlossary
 from benchsite.sphinxext.history import BenchHistory
+from benchsite.sphinxext.latency import BenchLatency, BenchMemory, BenchPacedCeiling
 from benchsite.sphinxext.listings import setup_listings
 from benchsite.sphinxext.method import (
     BenchHogged,
@@ -105,6 +106,9 @@ DIRECTIVES = {
     "bench-work": BenchWork,
     "bench-cpu-split": BenchCpuSplit,
     "bench-flame": BenchFlame,
+    "bench-latency": BenchLatency,
+    "bench-memory": BenchMemory,
+    "bench-paced-ceiling": BenchPacedCeiling,
 }
 
 

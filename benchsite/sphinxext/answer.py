@@ -14,6 +14,7 @@ from benchsite.results.ranking import ranking_said
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.claims import claim_anchor, verdict_node, verdict_reading
+from benchsite.sphinxext.latency import newest_with, side_by_side
 from benchsite.sphinxext.nodes import data
 
 
@@ -38,7 +39,11 @@ class BenchAnswer(PublishedDirective):
     machine that made it (`deciding`), why (where the work was counted), and a link to its full row below;
     ``:rank: CELLS`` adds the servers ranked in each of those cells (which server to pick)."""
 
-    option_spec: ClassVar[dict] = {**PublishedDirective.option_spec, "rank": directives.unchanged}
+    option_spec: ClassVar[dict] = {
+        **PublishedDirective.option_spec,
+        "rank": directives.unchanged,
+        "beside": directives.flag,
+    }
 
     def render(self) -> list[nodes.Node]:
         groups, published = self.machine_runs(), self.load_published()
@@ -73,6 +78,8 @@ class BenchAnswer(PublishedDirective):
             listing += item
         if "rank" in self.options:  # the reader's own question first, then the original's conclusions
             card += self._ranking(reference.main)
+        if "beside" in self.options:
+            card += self._beside(groups)
         card += opening
         card += listing
         return [card]
@@ -101,6 +108,30 @@ class BenchAnswer(PublishedDirective):
             line += nodes.strong(text=f"{view.run.cell_label(cell)}: ")
             line += data(ranking_said(view, cell), ranking=cell, recipe=self.recipe)
             listing += nodes.list_item("", line)
+        box = nodes.container(classes=["bench-ranking"])
+        box += intro
+        box += listing
+        return box
+
+    def _beside(self, groups: list[MachineRuns]) -> nodes.Node:
+        """Besides speed: each server's p99 at half its capacity and its memory at its peak, from the newest run
+        that measured them."""
+        view = newest_with(groups, "latency")
+        if view is None:
+            return nodes.paragraph(text="Latency at a given load and memory: not measured yet on any machine.")
+        self.note(view.run.run_file)
+        intro = nodes.paragraph()
+        intro += nodes.strong(text="Beside speed.")
+        intro += nodes.Text(
+            f" Each server's capacity (median req/s), its p99 latency when offered half of it on a steady schedule, "
+            f"and its memory at its peak (USS, workers included), from run {view.run.run_id} "
+            f"({view.run.machine.name}); "
+        )
+        intro += nodes.reference("", "the latency section", refid="latency-at-a-given-load")
+        intro += nodes.Text(" has every load.")
+        listing = nodes.bullet_list()
+        for line in side_by_side(view):
+            listing += nodes.list_item("", nodes.paragraph("", "", data(line, beside="latency", recipe=self.recipe)))
         box = nodes.container(classes=["bench-ranking"])
         box += intro
         box += listing

@@ -71,7 +71,7 @@ def _draw_lines(axes: plt.Axes, chart: Chart, narrow: bool = False) -> None:
                 markerfacecolor="none",
                 markeredgecolor="black",
             )
-    axes.set_ylim(bottom=0)
+    axes.set_yscale("log") if chart.log_scale else axes.set_ylim(bottom=0)
     _legend(axes, narrow)
 
 

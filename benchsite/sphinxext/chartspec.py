@@ -70,6 +70,7 @@ class Chart:
     decimals: int = 0  # of the values printed on the bars (2 for ratios)
     values_in: str = "the results table"  # where a reader finds every value the chart draws
     dodge: bool = False  # a forest plot whose series share rows: each drawn a little apart within its row
+    log_scale: bool = False  # a line chart whose values span decades (latency): a logarithmic value axis
 
     def digest(self) -> str:
         """A name for the file: changes whenever the data, options or drawing code change."""

@@ -37,6 +37,15 @@ WORDS: dict[str, str] = {
     "margin two starts of unchanged code can differ by (none where the run started its servers several times): "
     "one rule for A/B sides and sweep releases, in time (pairs of repetitions that met alike interference) and "
     "in work (counted batches)",
+    "open loop": "requests sent on a fixed schedule whether or not earlier ones were answered (benchsite-paced), "
+    "each timed from when it was due: a stall is charged to every request it held up; ab and wrk run a closed "
+    "loop instead, each client waiting for its answer before it sends again",
+    "capacity": "a server's median req/s in one closed-loop cell of the same run: what its latency profile offers "
+    "shares of",
+    "sustained": "an offered load at which a server's p99 latency stayed under the target the recipe names, and at "
+    "every lower load too",
+    "USS and PSS": "a server's memory summed over its process tree: USS, the pages only its processes map; PSS, "
+    "adding each one's share of the pages shared with others (forked workers counted once)",
 }
 
 

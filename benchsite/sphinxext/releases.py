@@ -23,8 +23,9 @@ from benchsite.results.releases import (
     work_changes_against_newest,
 )
 from benchsite.results.store import list_runs, load_view
-from benchsite.results.sweep_story import Story, Sweep, story, upstream_reports
+from benchsite.results.sweep_story import Story, Sweep, stalls, story, upstream_reports
 from benchsite.results.view import RunView
+from benchsite.results.waiting import newest_waiting
 from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.chart_directive import chart_node
 from benchsite.sphinxext.chartspec import Chart, Series
@@ -72,8 +73,11 @@ class BenchReleases(PublishedDirective):
             ratio.append(collapsed(f"{top} ÷ {base} by release: a chart and a table", chart))
         package = view.run.variants.package or self.options.get("server", "the package")
         sweep = Sweep(view, releases, list(subjects), list(cells), package)
+        sentences = story(sweep, upstream_reports(recipe_dir))
+        stalled = {release for stall in stalls(sweep) for release in stall.releases}
+        waits = [w for w in newest_waiting(recipe_dir, package) if w.release in stalled]
         return [
-            told(story(sweep, upstream_reports(recipe_dir)), self.recipe),
+            told(sentences, self.recipe, [w.said() for w in waits]),
             self._about(view, releases),
             *self._changes(view, releases, cells, subjects),
             *self._instructions(view, releases, subjects),
@@ -316,10 +320,11 @@ def _server_version(release: Release, server: str) -> nodes.Node:
     return data(version or f"none (no {server})", release=release.release, server=server)
 
 
-def told(found: Story, recipe: str) -> nodes.Node:
-    """The story's sentences, one item each, the upstream reports' addresses as links."""
+def told(found: Story, recipe: str, waiting: list[str] | None = None) -> nodes.Node:
+    """The story's sentences, one item each, the upstream reports' addresses as links; then where a stalled
+    release's time goes, where a wall-clock run says."""
     listing = nodes.bullet_list(classes=["bench-sweep-story"])
-    for sentence in found.sentences:
+    for sentence in (*found.sentences, *(waiting or [])):
         paragraph = nodes.paragraph()
         for piece in re.split(r"(https://[^\s;)]+)", sentence):
             if piece.startswith("https://"):

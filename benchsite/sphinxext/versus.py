@@ -8,8 +8,9 @@ from pathlib import Path
 from docutils import nodes
 
 from benchsite.errors import BenchError
-from benchsite.results.comparing import PairedCell, change_said, paired_cells, time_untold
+from benchsite.results.comparing import PairedCell, change_said, paired_cells, paired_subjects, time_untold
 from benchsite.results.factors import MORE_INSTRUCTIONS
+from benchsite.results.memory import copies_said
 from benchsite.results.store import load_view
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import ReportingDirective
@@ -74,6 +75,7 @@ class BenchVersus(ReportingDirective):
             ),
             nodes.paragraph(text=detectable_said(cells)),
             *(nodes.paragraph(text=said) for cell in cells if (said := time_untold(view, cell))),
+            *(nodes.paragraph(text=said + ".") for said in copies_said(view.run, paired_subjects(view))),
         ]
 
 

@@ -169,6 +169,7 @@ def run_recipe(
                 run_started,
             )
             record_flames(hosts, recipe, profile_name, runnable, started, settings, run_dir, reporter)
+            record_flames(hosts, recipe, profile_name, runnable, started, settings, run_dir, reporter, wallclock=True)
         # The timed servers are stopped: the exact count runs with nothing timed beside it.
         counted_in: list[Path] = []
         counting = count_instructions(

@@ -22,7 +22,7 @@ from benchsite.harness.hosts.placement import Placement
 from benchsite.harness.processes.signals import checkpoint
 from benchsite.model.conf import Settings
 from benchsite.model.recipe import Recipe, Server
-from benchsite.results.flames import FLAME_DIR, SAMPLE_RATE
+from benchsite.results.flames import FLAME_DIR, SAMPLE_RATE, WALLCLOCK_DIR
 from benchsite.results.store import write_text
 from benchsite.tools.base import ExternalCell
 
@@ -44,9 +44,11 @@ def record_flames(
     settings: Settings,
     run_dir: Path,
     reporter: Reporter,
+    wallclock: bool = False,
 ) -> None:
-    """A flame graph and collapsed stacks per server and flame cell, where the conf's [flame] asks for them."""
-    flame = recipe.flame
+    """A flame graph and collapsed stacks per server and flame cell, where the conf's [flame] asks for them; with
+    `wallclock`, where its [wallclock] does, every thread sampled whether on the CPU or waiting (under wallclock/)."""
+    flame = recipe.wallclock if wallclock else recipe.flame
     if flame is None or profile_name not in flame.profiles or not hosts.one_machine:
         return
     program = py_spy()
@@ -56,7 +58,7 @@ def record_flames(
         for cell in cells:
             if cell.name not in flame.cells or not isinstance(cell, ExternalCell):
                 continue
-            stem = run_dir / FLAME_DIR / f"{subject.name}__{cell.name}"
+            stem = run_dir / (WALLCLOCK_DIR if wallclock else FLAME_DIR) / f"{subject.name}__{cell.name}"
             if program is None:
                 write_text(stem.with_suffix(".note.txt"), "py-spy is not installed: pip install -r requirements.txt\n")
                 continue
@@ -64,8 +66,8 @@ def record_flames(
             server = started[subject.name].server
             argv = cell_argv(server, subject, cell, WINDOW_REQUESTS, settings, hosts.server.address)
             said = [
-                _sample(hosts, program, server.pid, argv, settings, flame.seconds, stem.with_suffix(suffix), kind)
-                for suffix, kind in ((".svg", "flamegraph"), (".txt", "raw"))
+                _sample(hosts, program, server.pid, argv, settings, flame.seconds, stem.with_suffix(suffix), how)
+                for suffix, how in ((".svg", ("flamegraph", wallclock)), (".txt", ("raw", wallclock)))
             ]
             problems = [problem for problem in said if problem]
             if problems:
@@ -74,14 +76,25 @@ def record_flames(
 
 
 def _sample(
-    hosts: Placement, program: str, pid: int, argv: list[str], settings: Settings, seconds: int, out: Path, kind: str
+    hosts: Placement,
+    program: str,
+    pid: int,
+    argv: list[str],
+    settings: Settings,
+    seconds: int,
+    out: Path,
+    how: tuple[str, bool],
 ) -> str:
-    """One py-spy recording under load; "" when it worked, else why not (in one line)."""
+    """One py-spy recording under load, `how` = (its format, whether wall clock); "" when it worked, else why not
+    (in one line)."""
+    kind, wallclock = how
     out.parent.mkdir(parents=True, exist_ok=True)
     # The SVG's title repeats the command: it names the program and the file plainly, no path of this machine.
     command = ["py-spy", "record", "--pid", str(pid), "--duration", str(seconds), "--rate", str(SAMPLE_RATE)]
-    # --gil: only the thread running Python code; idle worker threads would fill the picture otherwise.
-    command += ["--format", kind, "--output", out.name, "--nonblocking", "--gil"]
+    # --gil: only the thread running Python code; idle worker threads would fill the picture otherwise. Wall clock:
+    # every thread, waiting or not, each stack under its thread's name.
+    waiting = ["--idle", "--threads"] if wallclock else ["--gil"]
+    command += ["--format", kind, "--output", out.name, "--nonblocking", *waiting]
     sampler = subprocess.Popen(
         command,
         executable=program,

@@ -1,0 +1,116 @@
+"""A run's open-loop latency profile, summarised: each server's percentiles at each offered load, with their
+intervals over rounds, and the highest offered load it sustained (p99 under the plan's target).
+
+Every figure is a median over the counted repetitions (worked, not disturbed, the tool on schedule) of that
+repetition's own percentile; a load at which any repetition saw the tool fall behind is flagged and decides
+nothing, as a figure limited by the load tool does elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from benchsite.model.latency import LatencyPlan, LoadRun
+from benchsite.model.run import RunDocument
+from benchsite.results.intervals import Interval, median_interval
+from benchsite.tools.base import Repetition
+from benchsite.tools.paced import LAG_LIMIT_US, PacedResult
+
+SHOWN = (50.0, 90.0, 99.0, 99.9)  # the percentiles a page shows
+
+
+@dataclass(frozen=True)
+class LoadFigure:
+    """One server at one offered load."""
+
+    fraction: float
+    offered_rps: float
+    latency_ms: dict[float, Interval | None]  # by percentile: the median over rounds, with its interval
+    counted: int  # repetitions it rests on
+    made: int  # repetitions made
+    beyond_tool: bool  # the tool fell behind its schedule in some repetition: decides nothing
+    failed_requests: int  # errors and timeouts over every repetition
+    raw: tuple[str, ...]  # each repetition's raw output, relative to the run
+
+    def p(self, percentile: float) -> float | None:
+        found = self.latency_ms.get(percentile)
+        return None if found is None else found.value
+
+
+@dataclass(frozen=True)
+class LatencyFigures:
+    """One server's profile."""
+
+    subject: str
+    label: str
+    capacity_rps: float
+    loads: tuple[LoadFigure, ...]
+    target_ms: float
+
+    def sustained(self, load: LoadFigure) -> bool | None:
+        """Whether its p99 stayed under the target at this load (None: this load cannot say)."""
+        p99 = load.p(99.0)
+        if p99 is None or load.beyond_tool or load.failed_requests:
+            return None if p99 is None or load.beyond_tool else False
+        return p99 < self.target_ms
+
+    @property
+    def sustainable(self) -> LoadFigure | None:
+        """The highest offered load it sustained, every lower one sustained too (None: not even the lowest)."""
+        best = None
+        for load in self.loads:
+            if self.sustained(load) is not True:
+                break
+            best = load
+        return best
+
+
+def _counted(reps: tuple[Repetition[Any], ...]) -> list[PacedResult]:
+    return [rep.result for rep in reps if rep.counted and isinstance(rep.result, PacedResult)]
+
+
+def load_figure(load: LoadRun) -> LoadFigure:
+    """A load's figures from its repetitions."""
+    reps = load.cell.repetitions
+    results = _counted(reps)
+    kept = [result for result in results if result.kept_up]
+    latency: dict[float, Interval | None] = {}
+    for percentile in SHOWN:
+        values = [at / 1000 for result in kept if (at := result.latency_at_us(percentile)) is not None]
+        latency[percentile] = median_interval(values)
+    return LoadFigure(
+        fraction=load.fraction,
+        offered_rps=load.cell.rate,
+        latency_ms=latency,
+        counted=len(kept),
+        made=len(reps),
+        beyond_tool=any(not result.kept_up for result in results),
+        failed_requests=sum(rep.result.failed_requests for rep in reps if rep.result is not None),
+        raw=tuple(rep.raw_output for rep in reps),
+    )
+
+
+def latency_figures(run: RunDocument) -> list[LatencyFigures]:
+    """Every server of the run's latency profile, in the run's order (empty: the run has none)."""
+    profile = run.latency
+    if profile is None:
+        return []
+    plan: LatencyPlan = profile.plan
+    labels = {subject.name: subject.label for subject in run.subjects}
+    return [
+        LatencyFigures(
+            subject=each.subject,
+            label=labels.get(each.subject, each.subject),
+            capacity_rps=each.capacity_rps,
+            loads=tuple(load_figure(load) for load in each.loads),
+            target_ms=plan.p99_target_ms,
+        )
+        for each in profile.subjects
+    ]
+
+
+LAG_RULE = (
+    f"a load is flagged, and decides nothing, where benchsite-paced itself sent a request more than "
+    f"{LAG_LIMIT_US / 1000:g} ms late (its 99th percentile of send lag, once a connection was free) in any round"
+)

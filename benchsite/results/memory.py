@@ -1,0 +1,103 @@
+"""What each server of a run held in memory: once started (idle), and at its peak under load (the highest of
+its counted repetitions, in any cell), summed over its process tree; and, where a cell held many connections
+open at once, what each connection added."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from benchsite.model.run import RunDocument, SubjectRun
+from benchsite.tools.base import Repetition
+from benchsite.tools.memory import MemoryPeak
+
+MIB = 2**20
+# A cell holds enough connections to tell what one adds where it has at least this many clients at once.
+MANY_CONNECTIONS = 100
+
+
+@dataclass(frozen=True)
+class MemoryFigures:
+    """One server's memory."""
+
+    subject: str
+    label: str
+    idle: MemoryPeak | None
+    peak: MemoryPeak | None  # the repetition whose tree held the most (USS), over every counted one
+    peak_cell: str | None  # its cell's label
+    per_connection_kib: float | None  # (median peak USS in the busiest cell - idle USS) ÷ its clients
+    connections: int | None  # that cell's clients
+
+    @property
+    def growth_mib(self) -> float | None:
+        """How much more it held at its peak than once started."""
+        if self.idle is None or self.peak is None:
+            return None
+        return (self.peak.uss_bytes - self.idle.uss_bytes) / MIB
+
+
+def _reps(subject: SubjectRun, run: RunDocument) -> list[tuple[str, Repetition[Any]]]:
+    """(cell label, repetition) of every counted repetition with a memory reading, latency cells included."""
+    found = [(cell.label, rep) for cell in subject.cells for rep in cell.repetitions]
+    latency = run.latency.of(subject.name) if run.latency is not None else None
+    if latency is not None:
+        found += [(load.cell.label, rep) for load in latency.loads for rep in load.cell.repetitions]
+    return [(label, rep) for label, rep in found if rep.counted and rep.server_memory is not None]
+
+
+def _per_connection(subject: SubjectRun) -> tuple[float | None, int | None]:
+    """What each connection added in the cell with the most clients at once (None: under MANY_CONNECTIONS)."""
+    busiest = max(subject.cells, key=lambda cell: cell.concurrency, default=None)
+    if busiest is None or busiest.concurrency < MANY_CONNECTIONS or subject.idle_memory is None:
+        return None, None
+    peaks = [rep.server_memory.uss_bytes for rep in busiest.repetitions if rep.counted and rep.server_memory]
+    if not peaks:
+        return None, None
+    added = statistics.median(peaks) - subject.idle_memory.uss_bytes
+    return added / busiest.concurrency / 1024, busiest.concurrency
+
+
+def memory_figures(run: RunDocument) -> list[MemoryFigures]:
+    """Every server of the run that recorded its memory (none before run format 14)."""
+    figures = []
+    for subject in run.subjects:
+        if subject.role not in ("server", "ceiling") or subject.idle_memory is None:
+            continue
+        reps = _reps(subject, run)
+        top = max(reps, key=lambda pair: pair[1].server_memory.uss_bytes, default=None)  # type: ignore[union-attr]
+        per_connection, connections = _per_connection(subject)
+        figures.append(
+            MemoryFigures(
+                subject=subject.name,
+                label=subject.label,
+                idle=subject.idle_memory,
+                peak=top[1].server_memory if top else None,
+                peak_cell=top[0] if top else None,
+                per_connection_kib=per_connection,
+                connections=connections,
+            )
+        )
+    return figures
+
+
+def copies_said(run: RunDocument, pairs: list[tuple[str, str, str]]) -> list[str]:
+    """For each (subject, reference copy, other copy) that recorded memory: what each copy held once started and
+    at its peak, and the other over the reference at the peak."""
+    figures = {figure.subject: figure for figure in memory_figures(run)}
+    lines = []
+    for subject, a, b in pairs:
+        first, second = figures.get(a), figures.get(b)
+        if first is None or second is None or first.peak is None or second.peak is None:
+            continue
+        ratio = second.peak.uss_bytes / first.peak.uss_bytes if first.peak.uss_bytes else None
+        lines.append(
+            f"{subject} memory (USS, workers included): A {_mib(first.idle)} once started, {_mib(first.peak)} at its "
+            f"peak; B {_mib(second.idle)}, {_mib(second.peak)}"
+            + ("" if ratio is None else f" (B ÷ A at the peak: {ratio:.2f}×)")
+        )
+    return lines
+
+
+def _mib(reading: MemoryPeak | None) -> str:
+    return "—" if reading is None else f"{reading.uss_bytes / MIB:,.1f} MiB"

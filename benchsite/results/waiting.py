@@ -1,0 +1,114 @@
+"""Where a slow release's time goes while its server is not on the CPU: from a sweep run that sampled each
+release's server by wall clock (py-spy with idle threads, under wallclock/), set against the release before it.
+
+Two figures: how much of each request the server spent off the CPU (one minus its CPU time per request over the
+time per request, both from the run's timed repetitions), and the innermost function whose share of the wall-clock
+samples grew most from the release before (idle worker threads wait alike in both, so they cancel out).
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchsite.model.run import RunDocument
+from benchsite.results.flames import WALLCLOCK_DIR, flames_of, top_functions
+from benchsite.results.releases import releases_of
+from benchsite.results.store import list_runs, load_run
+
+# How many functions of each recording are compared: the innermost frames that hold nearly every sample.
+COMPARED = 40
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """One release against the release before it, in one cell."""
+
+    run_id: str
+    subject: str  # the base subject ("raw-wsgi")
+    release: str
+    before: str
+    cell: str
+    per_request_ms: float  # median wall time per request
+    cpu_per_request_ms: float  # the server's median CPU time per request
+    function: str  # the innermost function whose share of samples grew most
+    share: float  # of this release's wall-clock samples
+    share_before: float  # of the release before's
+
+    @property
+    def waiting(self) -> float:
+        """The share of each request the server spent off the CPU."""
+        return max(0.0, 1 - self.cpu_per_request_ms / self.per_request_ms)
+
+    def said(self) -> str:
+        return (
+            f"Where {self.release}'s time goes ({self.cell}, run {self.run_id}, py-spy by wall clock): of each "
+            f"request's {self.per_request_ms:,.1f} ms the server spent {self.cpu_per_request_ms:.2f} ms on the CPU, "
+            f"so {100 * self.waiting:.1f} % of each request waiting; the function whose share of the samples grew "
+            f"most against {self.before} is {self.function}: {100 * self.share:.0f} % of {self.release}'s samples, "
+            f"{100 * self.share_before:.0f} % of {self.before}'s."
+        )
+
+
+def _medians(run: RunDocument, copy: str, cell: str) -> tuple[float, float] | None:
+    """(wall ms per request, server CPU ms per request), medians over the counted repetitions."""
+    subject = run.subject(copy)
+    found = subject.cell(cell) if subject is not None else None
+    reps = [rep for rep in found.repetitions if rep.counted and rep.result] if found is not None else []
+    if not reps:
+        return None
+    wall = statistics.median(rep.result.time_per_request_ms for rep in reps)  # type: ignore[union-attr]
+    cpu = statistics.median((rep.per_request_us(rep.server_cpu_s) or 0.0) / 1000 for rep in reps)
+    return wall, cpu
+
+
+def _shares(stacks: Path) -> dict[str, float]:
+    _, functions = top_functions(stacks.read_text(), COMPARED)
+    return {each.function: each.share for each in functions}
+
+
+def waiting_in(run: RunDocument) -> list[Waiting]:
+    """Each release of the run against the one before it, in every cell both were sampled by wall clock."""
+    recorded = {(flame.subject, flame.cell): flame.stacks for flame in flames_of(run.path, WALLCLOCK_DIR)}
+    releases = releases_of(run, None)
+    found = []
+    for before, release in itertools.pairwise(releases):
+        for subject, copy in release.copies.items():
+            earlier = before.copy(subject)
+            for (sampled, cell), stacks in recorded.items():
+                stacks_before = recorded.get((earlier or "", cell))
+                times = _medians(run, copy, cell) if sampled == copy else None
+                if times is None or stacks is None or stacks_before is None:
+                    continue
+                shares, shares_before = _shares(stacks), _shares(stacks_before)
+                if not shares:
+                    continue
+                function = max(shares, key=lambda name: shares[name] - shares_before.get(name, 0.0))
+                found.append(
+                    Waiting(
+                        run_id=run.run_id,
+                        subject=subject,
+                        release=release.release,
+                        before=before.release,
+                        cell=cell,
+                        per_request_ms=times[0],
+                        cpu_per_request_ms=times[1],
+                        function=function,
+                        share=shares[function],
+                        share_before=shares_before.get(function, 0.0),
+                    )
+                )
+    return found
+
+
+def newest_waiting(recipe_dir: Path, package: str) -> list[Waiting]:
+    """From the newest run of the recipe that sampled a sweep of `package` by wall clock (empty: none did)."""
+    for path in reversed(list_runs(recipe_dir)):
+        if not (path / WALLCLOCK_DIR).is_dir():
+            continue
+        run = load_run(path)
+        if run.variants is not None and run.variants.package == package:
+            return waiting_in(run)
+    return []

@@ -1,0 +1,298 @@
+"""``.. bench-latency::`` and ``.. bench-memory::``: the two numbers besides req/s a server is chosen by, from
+the newest run that measured them (the reference machine's first): latency at a given load, open loop, and
+memory summed over each server's process tree."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from docutils import nodes
+
+from benchsite.model.run import RunDocument
+from benchsite.results.intervals import levels_label
+from benchsite.results.latency import LAG_RULE, SHOWN, LatencyFigures, LoadFigure, latency_figures
+from benchsite.results.machines import MachineRuns
+from benchsite.results.memory import MIB, memory_figures
+from benchsite.results.view import RunView
+from benchsite.sphinxext.base import BenchDirective
+from benchsite.sphinxext.chart_directive import chart_node
+from benchsite.sphinxext.chartspec import Chart, Series
+from benchsite.sphinxext.nodes import bench_details, block, data
+from benchsite.sphinxext.tables import table
+from benchsite.tools.base import Repetition
+from benchsite.tools.paced import PacedResult
+
+
+def fmt_ms(ms: float | None) -> str:
+    """A latency with the digits that matter: "240 µs", "3.52 ms", "95.7 ms", "1,041 ms"."""
+    if ms is None:
+        return "—"
+    if ms < 1:
+        return f"{ms * 1000:.0f} µs"
+    return f"{ms:.2f} ms" if ms < 10 else f"{ms:.1f} ms" if ms < 100 else f"{ms:,.0f} ms"
+
+
+def _at(load: LoadFigure, percentile: float) -> str:
+    found = load.latency_ms.get(percentile)
+    if found is None:
+        return "—"
+    text = fmt_ms(found.value)
+    if found.low is not None and found.high is not None and found.count > 1:
+        text += f" [{fmt_ms(found.low)}–{fmt_ms(found.high)}]"
+    return text + (" (tool behind)" if load.beyond_tool else "")
+
+
+def _share(fraction: float) -> str:
+    return f"{round(100 * fraction)} %"
+
+
+def newest_with(groups: list[MachineRuns], wanted: str) -> RunView | None:
+    """The newest run that recorded `wanted` ("latency" or "memory"): the reference machine's, else the next's."""
+    for machine in groups:
+        found = [view for view in (*machine.views, *machine.busy) if _has(view, wanted)]
+        if found:
+            return max(found, key=lambda each: each.run.started_at)
+    return None
+
+
+def _has(view: RunView, wanted: str) -> bool:
+    run = view.run
+    if wanted == "latency":
+        return run.latency is not None and bool(run.latency.subjects)
+    return any(subject.idle_memory is not None for subject in run.subjects)
+
+
+def side_by_side(view: RunView) -> list[str]:
+    """One line per server, fastest first: its capacity, its p99 at half of it, its peak memory."""
+    run = view.run
+    memory = {figure.subject: figure for figure in memory_figures(run)}
+    lines = []
+    for figure in sorted(latency_figures(run), key=lambda each: -each.capacity_rps):
+        half = next((load for load in figure.loads if load.fraction == 0.5), None)
+        held = memory.get(figure.subject)
+        p99 = "—" if half is None else fmt_ms(half.p(99.0)) + (" (tool behind)" if half.beyond_tool else "")
+        peak = "—" if held is None or held.peak is None else _mib(held.peak.uss_bytes)
+        lines.append(f"{figure.label}: {figure.capacity_rps:,.0f} req/s; p99 {p99} at half that; {peak} at its peak")
+    return lines
+
+
+class MeasuredDirective(BenchDirective):
+    """A directive showing the newest run that recorded something: the reference machine's, else another's."""
+
+    def newest_with(self, wanted: str) -> RunView | None:
+        view = newest_with(self.machine_runs(), wanted)
+        if view is not None:
+            self.note(view.run.run_file)
+        return view
+
+    def none_yet(self, what: str) -> list[nodes.Node]:
+        return [
+            nodes.paragraph(
+                text=f"No run of {self.recipe} has measured {what} yet: "
+                f"`.venv/bin/invoke recipe {self.recipe}` makes one."
+            )
+        ]
+
+
+class BenchLatency(MeasuredDirective):
+    """Each server's latency at shares of its capacity: a summary table, the hockey-stick chart, every figure."""
+
+    option_spec: ClassVar[dict] = dict(BenchDirective.option_spec)
+
+    def render(self) -> list[nodes.Node]:
+        view = self.newest_with("latency")
+        if view is None:
+            return self.none_yet("latency at a given load")
+        run = view.run
+        figures = latency_figures(run)
+        assert run.latency is not None
+        plan = run.latency.plan
+        target = plan.p99_target
+        connections = "kept-alive connections" if plan.keepalive else "new connections (at most"
+        lead = nodes.paragraph(
+            text=f"Run {run.run_id} on {run.machine.name}: after the timed rounds, each server was offered "
+            f"{', '.join(_share(f) for f in plan.fractions)} of its own capacity (its median req/s in "
+            f"{run.cell_label(plan.capacity_cell)}, this run) by benchsite-paced, which sends on a fixed schedule "
+            f"over {connections} {plan.connections}{')' if not plan.keepalive else ''} and times each request from "
+            f"when it was due; {plan.seconds:g} s a repetition, {plan.rounds} rounds. A load is sustained where "
+            f"p99 stays under {target}; {LAG_RULE}."
+        )
+        return [lead, self._summary(figures, run.run_id), self._chart(figures), self._every_load(figures, run.run_id)]
+
+    def _summary(self, figures: list[LatencyFigures], run_id: str) -> nodes.Node:
+        middle = [0.5] if any(load.fraction == 0.5 for f in figures for load in f.loads) else []
+        heads = (
+            "Server",
+            "Capacity (closed loop)",
+            *(f"p99 at {_share(s)}" for s in middle),
+            "p99 at the highest load",
+            "Sustained up to",
+        )
+        rows = []
+        for figure in figures:
+            by_share = {load.fraction: load for load in figure.loads}
+            top = figure.loads[-1]
+            best = figure.sustainable
+            tag = {"recipe": self.recipe, "subject": figure.subject, "run": run_id}
+            rows.append(
+                [
+                    figure.label,
+                    data(f"{figure.capacity_rps:,.0f} req/s", metric="capacity", **tag),
+                    *(data(_at(by_share[s], 99.0), metric="p99", share=_share(s), **tag) for s in middle),
+                    data(f"{_at(top, 99.0)} ({_share(top.fraction)})", metric="p99", share=_share(top.fraction), **tag),
+                    data(
+                        "not even the lowest load"
+                        if best is None
+                        else f"{best.offered_rps:,.0f} req/s ({_share(best.fraction)})",
+                        metric="sustained",
+                        **tag,
+                    ),
+                ]
+            )
+        return block(table(heads, rows, classes=["bench-latency"]), table="latency", recipe=self.recipe)
+
+    def _chart(self, figures: list[LatencyFigures]) -> nodes.Node:
+        shares = tuple(_share(load.fraction) for load in figures[0].loads) if figures else ()
+        series = tuple(
+            Series(
+                label=figure.label,
+                medians=tuple(load.p(99.0) for load in figure.loads),
+                lows=tuple(_bound(load, low=True) for load in figure.loads),
+                highs=tuple(_bound(load, low=False) for load in figure.loads),
+                flagged=tuple(load.beyond_tool for load in figure.loads),
+                colour=index,
+            )
+            for index, figure in enumerate(figures)
+        )
+        chart = Chart(
+            kind="line",
+            title="p99 latency against offered load (open loop)",
+            x_label="offered load, share of each server's own capacity",
+            y_label="p99 latency (ms, log scale)",
+            categories=shares,
+            series=series,
+            values_in="the table of every load below",
+            log_scale=True,
+        )
+        return chart_node(chart, "ms")
+
+    def _every_load(self, figures: list[LatencyFigures], run_id: str) -> nodes.Node:
+        heads = ("Server", "Offered", *(f"p{p:g}" for p in SHOWN), "Rounds", "Failed requests", "Sustained")
+        rows = []
+        intervals = []
+        for figure in figures:
+            for load in figure.loads:
+                intervals += [load.latency_ms.get(p) for p in SHOWN]
+                sustained = figure.sustained(load)
+                rows.append(
+                    [
+                        figure.label,
+                        f"{_share(load.fraction)}: {load.offered_rps:,.0f} req/s",
+                        *(data(_at(load, p), metric=f"p{p:g}", subject=figure.subject, run=run_id) for p in SHOWN),
+                        f"{load.counted} of {load.made}",
+                        str(load.failed_requests),
+                        "—" if sustained is None else "yes" if sustained else "no",
+                    ]
+                )
+        details = bench_details(summary="Every load: p50, p90, p99 and p99.9 with their intervals over rounds")
+        details += nodes.paragraph(
+            text=f"Each figure is the median over the rounds of that round's own percentile, with its interval "
+            f"[{levels_label(intervals)}, min–max where there are few rounds]."
+        )
+        details += table(heads, rows, classes=["bench-latency-loads"])
+        return details
+
+
+def _bound(load: LoadFigure, low: bool) -> float | None:
+    found = load.latency_ms.get(99.0)
+    if found is None:
+        return None
+    return found.low if low else found.high
+
+
+class BenchMemory(MeasuredDirective):
+    """Each server's memory: once started, at its peak under load, and per connection where many were open."""
+
+    option_spec: ClassVar[dict] = dict(BenchDirective.option_spec)
+
+    def render(self) -> list[nodes.Node]:
+        view = self.newest_with("memory")
+        if view is None:
+            return self.none_yet("memory")
+        run = view.run
+        figures = memory_figures(run)
+        lead = nodes.paragraph(
+            text=f"Run {run.run_id} on {run.machine.name}: each server's memory summed over its whole process tree "
+            "(workers included; the load tool and the harness never), read from /proc through psutil once it "
+            "answered (idle) and four times a second during every repetition (peak: the highest of them all). "
+            "USS counts the pages only its processes map; PSS adds each one's share of the pages they share, so "
+            "forked workers are summed without counting shared pages twice."
+        )
+        heads = ("Server", "Idle USS", "Idle PSS", "Peak USS", "Peak PSS", "Processes", "Peak in", "Per connection")
+        rows = []
+        for figure in figures:
+            tag = {"recipe": self.recipe, "subject": figure.subject, "run": run.run_id}
+            idle, peak = figure.idle, figure.peak
+            rows.append(
+                [
+                    figure.label,
+                    data(_mib(idle.uss_bytes if idle else None), metric="idle-uss", **tag),
+                    data(_mib(idle.pss_bytes if idle else None), metric="idle-pss", **tag),
+                    data(_mib(peak.uss_bytes if peak else None), metric="peak-uss", **tag),
+                    data(_mib(peak.pss_bytes if peak else None), metric="peak-pss", **tag),
+                    str(max(idle.processes if idle else 0, peak.processes if peak else 0)),
+                    figure.peak_cell or "—",
+                    "—"
+                    if figure.per_connection_kib is None
+                    else f"{figure.per_connection_kib:,.1f} KiB (at {figure.connections} clients)",
+                ]
+            )
+        return [lead, block(table(heads, rows, classes=["bench-memory"]), table="memory", recipe=self.recipe)]
+
+
+def _mib(value: int | None) -> str:
+    return "—" if value is None else f"{value / MIB:,.1f} MiB"
+
+
+class BenchPacedCeiling(MeasuredDirective):
+    """``.. bench-paced-ceiling:: RECIPE``: how fast benchsite-paced held its schedule against the recipe's
+    ceiling subject (a C server on a static file), load by load, from the newest run that measured it."""
+
+    option_spec: ClassVar[dict] = dict(BenchDirective.option_spec)
+
+    def render(self) -> list[nodes.Node]:
+        view = self.newest_with("latency")
+        ceiling = view.run.ceiling if view is not None else None
+        figures = [f for f in latency_figures(view.run) if ceiling and f.subject == ceiling.name] if view else []
+        if view is None or not figures:
+            return self.none_yet("the open-loop tool against its ceiling subject")
+        run, figure = view.run, figures[0]
+        rows = []
+        for load in figure.loads:
+            results = [rep.result for rep in _load_reps(run, figure.subject, load.fraction) if rep.result is not None]
+            achieved = max((result.requests_per_s for result in results), default=None)
+            lag = max((result.send_lag_us_p99 for result in results), default=None)
+            rows.append(
+                [
+                    f"{load.offered_rps:,.0f} req/s",
+                    "—" if achieved is None else f"{achieved:,.0f} req/s",
+                    "—" if lag is None else f"{lag:,} µs",
+                    "fell behind" if load.beyond_tool else "held",
+                ]
+            )
+        held = [load for load in figure.loads if not load.beyond_tool]
+        behind = [load for load in figure.loads if load.beyond_tool]
+        said = f"On {run.machine.name} (run {run.run_id} of {self.recipe}), against {figure.label}, benchsite-paced "
+        said += f"held its schedule up to {held[-1].offered_rps:,.0f} req/s" if held else "never held its schedule"
+        said += f" and fell behind at {behind[0].offered_rps:,.0f} req/s." if behind else " (the highest rate offered)."
+        heads = ("Offered", "Achieved (best round)", "Send lag p99 (worst round)", "Schedule")
+        return [
+            nodes.paragraph(text=said),
+            block(table(heads, rows, classes=["bench-paced-ceiling"]), table="paced-ceiling", recipe=self.recipe),
+        ]
+
+
+def _load_reps(run: RunDocument, subject: str, fraction: float) -> tuple[Repetition[PacedResult], ...]:
+    found = run.latency.of(subject) if run.latency is not None else None
+    load = next((each for each in found.loads if each.fraction == fraction), None) if found else None
+    return load.cell.repetitions if load is not None else ()

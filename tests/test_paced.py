@@ -1,0 +1,87 @@
+"""benchsite-paced, the open-loop load tool: its report parsed as printed (a real report recorded here, against a
+cheroot app that stalls 100 ms once a second), its cell's command, its refusals."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchsite.tools import parse_report
+from benchsite.tools.paced import LAG_LIMIT_US, PacedCell, PacedParseError, parse_paced_output
+from benchsite.tools.paced_client import main
+from conftest import FIXTURES
+
+STALL = (FIXTURES / "paced" / "cheroot-stall-500rps.txt").read_text()
+
+
+def printed(name: str) -> str:
+    found = re.search(rf"^{re.escape(name)}: (.+)$", STALL, re.M)
+    assert found is not None
+    return found.group(1)
+
+
+def test_reads_every_figure_as_the_report_prints_it() -> None:
+    result = parse_paced_output(STALL)
+    assert (result.offered_rps, result.schedule_s, result.connections, result.kept_alive) == (500.0, 2.0, 10, False)
+    assert (result.scheduled, result.completed) == (int(printed("scheduled")), int(printed("completed")))
+    assert result.requests_per_s == float(printed("achieved").removesuffix(" req/s"))
+    assert result.elapsed_s == float(printed("elapsed").removesuffix(" s"))
+    lines = dict(re.findall(r"^percentile us: (\S+) (\d+)$", STALL, re.M))
+    assert dict(result.latency_us) == {float(p): int(us) for p, us in lines.items()}
+    assert result.latency_at_us(99.0) == int(lines["99"]) and result.latency_at_us(99.9) == int(lines["99.9"])
+    assert result.percentiles_ms == tuple((int(p), int(us) / 1000) for p, us in lines.items() if "." not in p)
+    assert result.failed_requests == 0 and result.non_2xx_responses == 0
+    assert result.send_lag_us_p99 <= LAG_LIMIT_US and result.kept_up
+    assert type(result).from_json(result.to_json(), "stored") == result
+    assert parse_report("paced", STALL) == result
+
+
+def test_a_stall_shows_in_the_tail_and_not_in_the_median() -> None:
+    result = parse_paced_output(STALL)
+    assert result.latency_at_us(50.0) < 1000 <= 50_000 <= result.latency_at_us(99.0)  # type: ignore[operator]
+
+
+def test_a_tool_that_fell_behind_its_schedule_says_so() -> None:
+    late = STALL.replace(printed("send lag us"), f"p50 20 p99 {LAG_LIMIT_US + 1} max 9000")
+    assert not parse_paced_output(late).kept_up
+
+
+@pytest.mark.parametrize(
+    ("cut", "said"),
+    [
+        ("benchsite-paced 1\n", "no version line"),
+        ("errors:", "no 'errors:' line"),
+        ("send lag us:", "no 'send lag us:' line"),
+    ],
+)
+def test_a_report_without_one_of_its_lines_names_it(cut: str, said: str) -> None:
+    broken = "\n".join(line for line in STALL.splitlines() if not line.startswith(cut.strip()))
+    with pytest.raises(PacedParseError, match=said):
+        parse_paced_output(broken)
+
+
+def test_a_histogram_that_does_not_add_up_to_the_answered_requests_is_refused() -> None:
+    cut = "\n".join(STALL.splitlines()[:-1])  # the last bucket lost: a report cut short
+    with pytest.raises(PacedParseError, match="histogram holds"):
+        parse_paced_output(cut)
+
+
+def test_the_cell_command_is_bounded_by_its_schedule_and_the_socket_timeout() -> None:
+    cell = PacedCell(name="p", label="p", rate=1234.5, seconds=3, connections=10, keepalive=True)
+    argv = cell.argv("http://127.0.0.1:8080/", 0, "benchsite-paced", 30)
+    assert argv == [
+        "benchsite-paced",
+        *("--rate", "1234.500", "--duration", "3", "--connections", "10", "--keepalive", "--timeout", "30"),
+        "http://127.0.0.1:8080/",
+    ]
+
+
+@pytest.mark.parametrize("rate", ["0", "-5", "fast", "2e6"])
+def test_a_rate_it_cannot_send_is_refused_before_anything_is_sent(
+    rate: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as ended:
+        main(["--rate", rate, "--duration", "1", "http://127.0.0.1:9/"])
+    said = capsys.readouterr().err.strip().splitlines()
+    assert ended.value.code == 2 and "--rate" in said[-1] and "Traceback" not in "\n".join(said)
