@@ -8,9 +8,9 @@ import re
 import pytest
 
 from benchsite.tools import parse_report
-from benchsite.tools.paced import LAG_LIMIT_US, PacedCell, PacedParseError, parse_paced_output
+from benchsite.tools.paced import BUSY_LIMIT, LAG_LIMIT_US, PacedCell, PacedParseError, parse_paced_output
 from benchsite.tools.paced_client import main
-from conftest import FIXTURES
+from conftest import FIXTURES, REPO
 
 STALL = (FIXTURES / "paced" / "cheroot-stall-500rps.txt").read_text()
 
@@ -42,9 +42,11 @@ def test_a_stall_shows_in_the_tail_and_not_in_the_median() -> None:
     assert result.latency_at_us(50.0) < 1000 <= 50_000 <= result.latency_at_us(99.0)  # type: ignore[operator]
 
 
-def test_a_tool_that_fell_behind_its_schedule_says_so() -> None:
+def test_a_tool_that_fell_behind_its_schedule_or_was_saturated_says_so() -> None:
     late = STALL.replace(printed("send lag us"), f"p50 20 p99 {LAG_LIMIT_US + 1} max 9000")
     assert not parse_paced_output(late).kept_up
+    busy = STALL.replace(printed("busy"), f"{BUSY_LIMIT:.3f} of the elapsed time")
+    assert parse_paced_output(busy).busy_share == BUSY_LIMIT and not parse_paced_output(busy).kept_up
 
 
 @pytest.mark.parametrize(
@@ -53,6 +55,7 @@ def test_a_tool_that_fell_behind_its_schedule_says_so() -> None:
         ("benchsite-paced 1\n", "no version line"),
         ("errors:", "no 'errors:' line"),
         ("send lag us:", "no 'send lag us:' line"),
+        ("busy:", "no 'busy:' line"),
     ],
 )
 def test_a_report_without_one_of_its_lines_names_it(cut: str, said: str) -> None:
@@ -85,3 +88,8 @@ def test_a_rate_it_cannot_send_is_refused_before_anything_is_sent(
         main(["--rate", rate, "--duration", "1", "http://127.0.0.1:9/"])
     said = capsys.readouterr().err.strip().splitlines()
     assert ended.value.code == 2 and "--rate" in said[-1] and "Traceback" not in "\n".join(said)
+
+
+def test_the_methodology_states_the_limits_the_figures_apply() -> None:
+    said = " ".join((REPO / "docs" / "methodology.rst").read_text().split())
+    assert f"send lag is over {LAG_LIMIT_US / 1000:g} ms or the tool was {100 * BUSY_LIMIT:.0f} % busy or more" in said

@@ -10,7 +10,7 @@ from pathlib import Path
 FLAME_DIR = "flame"
 WALLCLOCK_DIR = "wallclock"  # the same files, sampled with idle threads: where the wall-clock time goes
 SAMPLE_RATE = 200  # py-spy's samples a second
-_LINE = re.compile(r"^(?P<stack>.+) (?P<count>\d+)$")
+STACK_LINE = re.compile(r"^(?P<stack>.+) (?P<count>\d+)$")
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ def top_functions(collapsed: str, count: int = 10) -> tuple[int, list[FunctionSh
     by_function: Counter[str] = Counter()
     total = 0
     for line in collapsed.splitlines():
-        found = _LINE.match(line.strip())
+        found = STACK_LINE.match(line.strip())
         if not found:
             continue
         samples = int(found["count"])

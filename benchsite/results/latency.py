@@ -15,7 +15,7 @@ from benchsite.model.latency import LatencyPlan, LoadRun
 from benchsite.model.run import RunDocument
 from benchsite.results.intervals import Interval, median_interval
 from benchsite.tools.base import Repetition
-from benchsite.tools.paced import LAG_LIMIT_US, PacedResult
+from benchsite.tools.paced import BUSY_LIMIT, LAG_LIMIT_US, PacedResult
 
 SHOWN = (50.0, 90.0, 99.0, 99.9)  # the percentiles a page shows
 
@@ -111,6 +111,7 @@ def latency_figures(run: RunDocument) -> list[LatencyFigures]:
 
 
 LAG_RULE = (
-    f"a load is flagged, and decides nothing, where benchsite-paced itself sent a request more than "
-    f"{LAG_LIMIT_US / 1000:g} ms late (its 99th percentile of send lag, once a connection was free) in any round"
+    f"a load is flagged, and decides nothing, where in any round benchsite-paced itself sent requests more than "
+    f"{LAG_LIMIT_US / 1000:g} ms late (its 99th percentile of send lag, once a connection was free) or was busy "
+    f"sending and reading {100 * BUSY_LIMIT:.0f} % of the time or more"
 )

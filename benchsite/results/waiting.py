@@ -9,12 +9,14 @@ samples grew most from the release before (idle worker threads wait alike in bot
 from __future__ import annotations
 
 import itertools
+import re
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchsite.model.run import RunDocument
-from benchsite.results.flames import WALLCLOCK_DIR, flames_of, top_functions
+from benchsite.results.flames import STACK_LINE, WALLCLOCK_DIR, flames_of, top_functions
 from benchsite.results.releases import releases_of
 from benchsite.results.store import list_runs, load_run
 
@@ -36,6 +38,7 @@ class Waiting:
     function: str  # the innermost function whose share of samples grew most
     share: float  # of this release's wall-clock samples
     share_before: float  # of the release before's
+    thread_share: float  # of the samples of the thread that spent the most of its time there
 
     @property
     def waiting(self) -> float:
@@ -46,9 +49,10 @@ class Waiting:
         return (
             f"Where {self.release}'s time goes ({self.cell}, run {self.run_id}, py-spy by wall clock): of each "
             f"request's {self.per_request_ms:,.1f} ms the server spent {self.cpu_per_request_ms:.2f} ms on the CPU, "
-            f"so {100 * self.waiting:.1f} % of each request waiting; the function whose share of the samples grew "
-            f"most against {self.before} is {self.function}: {100 * self.share:.0f} % of {self.release}'s samples, "
-            f"{100 * self.share_before:.0f} % of {self.before}'s."
+            f"so {100 * self.waiting:.1f} % of each request waiting. The function whose share of the samples grew "
+            f"most against {self.before} is {self.function}: one of {self.release}'s threads spent "
+            f"{100 * self.thread_share:.0f} % of its time in it ({100 * self.share:.0f} % of all its threads' "
+            f"samples, against {100 * self.share_before:.0f} % of {self.before}'s)."
         )
 
 
@@ -67,6 +71,23 @@ def _medians(run: RunDocument, copy: str, cell: str) -> tuple[float, float] | No
 def _shares(stacks: Path) -> dict[str, float]:
     _, functions = top_functions(stacks.read_text(), COMPARED)
     return {each.function: each.share for each in functions}
+
+
+def thread_share(stacks: Path, function: str) -> float:
+    """The largest share of one thread's samples (py-spy --threads: each stack opens with its thread) whose
+    innermost frame is `function`."""
+    in_thread: Counter[str] = Counter()
+    there: Counter[str] = Counter()
+    for line in stacks.read_text().splitlines():
+        found = STACK_LINE.match(line.strip())
+        if not found:
+            continue
+        frames = found["stack"].split(";")
+        count = int(found["count"])
+        in_thread[frames[0]] += count
+        if re.sub(r":\d+\)$", ")", frames[-1].strip()) == function:
+            there[frames[0]] += count
+    return max((there[thread] / in_thread[thread] for thread in there), default=0.0)
 
 
 def waiting_in(run: RunDocument) -> list[Waiting]:
@@ -98,6 +119,7 @@ def waiting_in(run: RunDocument) -> list[Waiting]:
                         function=function,
                         share=shares[function],
                         share_before=shares_before.get(function, 0.0),
+                        thread_share=thread_share(stacks, function),
                     )
                 )
     return found

@@ -21,8 +21,10 @@ from benchsite.records import Pair, Seq
 from benchsite.tools.base import CellRunBase, Count, ExternalCell, LoadTool, Positive, Rate, ToolResult, build_report
 
 # A repetition whose tool sent its requests later than this (99th percentile of its send lag, once a
-# connection was free) did not hold the offered rate: its figures are the tool's, and decide nothing.
+# connection was free), or that kept the tool busier than BUSY_LIMIT of the time, did not hold the offered
+# rate: its figures are the tool's, and decide nothing.
 LAG_LIMIT_US = 1000
+BUSY_LIMIT = 0.75
 
 
 class PacedParseError(BenchError):
@@ -45,6 +47,7 @@ class PacedResult(ToolResult):
     non_2xx: Count
     elapsed_s: Positive
     requests_per_s: Rate  # achieved: completed ÷ elapsed
+    busy_share: float = Field(ge=0, le=1.5)  # of the elapsed time, sending and reading (not waiting)
     send_lag_us_p50: Count
     send_lag_us_p99: Count
     send_lag_us_max: Count
@@ -77,8 +80,9 @@ class PacedResult(ToolResult):
 
     @property
     def kept_up(self) -> bool:
-        """Whether the tool itself held the schedule (its send lag within LAG_LIMIT_US)."""
-        return self.send_lag_us_p99 <= LAG_LIMIT_US
+        """Whether the tool itself held the schedule: its send lag within LAG_LIMIT_US, its busy share under
+        BUSY_LIMIT."""
+        return self.send_lag_us_p99 <= LAG_LIMIT_US and self.busy_share < BUSY_LIMIT
 
     def latency_at_us(self, percentile: float) -> int | None:
         """The latency within which `percentile` % of the answered requests came (None: not reported)."""
@@ -100,6 +104,8 @@ _LAG = re.compile(r"^send lag us: p50 (\d+) p99 (\d+) max (\d+)$", re.M)
 _LATENCY = re.compile(rf"^latency us: min (\d+) mean {_NUMBER} max (\d+)$", re.M)
 # percentile us: 99.9 1084280
 _PERCENTILE = re.compile(rf"^percentile us: {_NUMBER} (\d+)$", re.M)
+# busy: 0.231 of the elapsed time
+_BUSY = re.compile(rf"^busy: {_NUMBER} of the elapsed time$", re.M)
 # bucket us: 251 1800
 _BUCKET = re.compile(r"^bucket us: (\d+) (\d+)$", re.M)
 
@@ -124,6 +130,7 @@ def parse_paced_output(report: str) -> PacedResult:
     offered = _need(_OFFERED, report, "'offered:' line")
     errors = [int(group) for group in _need(_ERRORS, report, "'errors:' line").groups()]
     lag = [int(group) for group in _need(_LAG, report, "'send lag us:' line").groups()]
+    busy = float(_need(_BUSY, report, "'busy:' line").group(1))
     completed = int(_line("completed", report))
     latency = _LATENCY.search(report)
     if completed and latency is None:
@@ -148,6 +155,7 @@ def parse_paced_output(report: str) -> PacedResult:
         non_2xx=int(_line("non-2xx", report)),
         elapsed_s=float(_line("elapsed", report)),
         requests_per_s=float(_line("achieved", report)),
+        busy_share=busy,
         send_lag_us_p50=lag[0],
         send_lag_us_p99=lag[1],
         send_lag_us_max=lag[2],

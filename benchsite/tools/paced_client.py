@@ -6,7 +6,9 @@ stops for 100 ms delays one request and the load with it. Here request i is due 
 kept-alive connections it goes to connection i mod C (waiting there if that connection is still busy, as
 wrk2 does), else on a new connection of its own (at most C open, the rest waiting in line). Either way a
 stall is charged to every request it delayed. The report also says how late the tool itself sent (its
-send lag, after a connection was free): a late tool cannot hold the rate, and its figures decide nothing.
+send lag, after a connection was free) and how busy it was (the share of the time it spent sending and
+reading rather than waiting for the next due time): a late or saturated tool cannot hold the rate, and its
+figures decide nothing.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ class Paced:
         self.selector = selectors.DefaultSelector()
         self.tally = Tally()
         self.outstanding = 0
+        self.busy_ns = 0  # time spent sending and reading, not sleeping or polling for the next due time
 
     # --- connections -------------------------------------------------------------------------------
     def _open(self, conn: Connection, now: int) -> None:
@@ -230,9 +233,11 @@ class Paced:
         last_check = start
         while True:
             now = time.perf_counter_ns()
-            while index < self.count and start + int(index * self.interval_ns) <= now:
-                self._due(start + int(index * self.interval_ns), index, now)
-                index += 1
+            if index < self.count and start + int(index * self.interval_ns) <= now:
+                while index < self.count and start + int(index * self.interval_ns) <= now:
+                    self._due(start + int(index * self.interval_ns), index, now)
+                    index += 1
+                self.busy_ns += time.perf_counter_ns() - now
             if index >= self.count and self.outstanding == 0:
                 break
             if now - last_check > 10_000_000:
@@ -245,8 +250,12 @@ class Paced:
                 wait = max(0.0, wait)
             else:
                 wait = 0.01
-            for key, _ in self.selector.select(wait):
-                self._event(key.data, time.perf_counter_ns())
+            events = self.selector.select(wait)
+            if events:
+                began = time.perf_counter_ns()
+                for key, _ in events:
+                    self._event(key.data, time.perf_counter_ns())
+                self.busy_ns += time.perf_counter_ns() - began
         self.tally.timeouts += self.outstanding  # never answered within the run's last timeout
         gc.enable()
         return (time.perf_counter_ns() - start) / 1e9
@@ -273,6 +282,7 @@ def report(paced: Paced, rate: float, duration_s: float, connections: int, elaps
         f"non-2xx: {tally.non_2xx}",
         f"elapsed: {elapsed_s:.6f} s",
         f"achieved: {len(latencies) / elapsed_s:.3f} req/s",
+        f"busy: {paced.busy_ns / 1e9 / elapsed_s:.3f} of the elapsed time",
     ]
     lag_at = np.percentile(lags, [50, 99, 100], method="inverted_cdf")
     lines.append(f"send lag us: p50 {int(lag_at[0])} p99 {int(lag_at[1])} max {int(lag_at[2])}")

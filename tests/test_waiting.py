@@ -1,0 +1,43 @@
+"""Where a stalled release's time goes, from the committed wall-clock run of cheroot 8.0.0 and 8.1.0."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from benchsite.results.flames import WALLCLOCK_DIR, top_functions
+from benchsite.results.store import load_run
+from benchsite.results.waiting import newest_waiting, thread_share, waiting_in
+from committed import COMMITTED_DATA
+
+RUN = COMMITTED_DATA / "cherrypy-speed" / "20261127T122828.695021Z-cheroot-wall"
+
+
+def test_the_stalled_release_is_set_against_the_one_before_it_from_its_own_figures() -> None:
+    run = load_run(RUN)
+    [found] = waiting_in(run)
+    assert (found.release, found.before, found.cell, found.subject) == ("8.1.0", "8.0.0", "c1-k", "raw-wsgi")
+    slow = run.subject("raw-wsgi-8_1_0").cell("c1-k")  # type: ignore[union-attr]
+    reps = [rep for rep in slow.repetitions if rep.counted]  # type: ignore[union-attr]
+    assert found.per_request_ms == statistics.median(rep.result.time_per_request_ms for rep in reps)  # type: ignore[union-attr]
+    cpu_ms = statistics.median(rep.server_cpu_s * 1000 / rep.result.complete_requests for rep in reps)  # type: ignore[union-attr]
+    assert found.cpu_per_request_ms == pytest.approx(cpu_ms)
+    assert found.waiting == pytest.approx(1 - cpu_ms / found.per_request_ms)
+
+
+def test_the_function_named_is_the_one_whose_share_grew_most() -> None:
+    [found] = waiting_in(load_run(RUN))
+    stacks = {name: (RUN / WALLCLOCK_DIR / f"raw-wsgi-{name}__c1-k.txt").read_text() for name in ("8_0_0", "8_1_0")}
+    shares = {name: {f.function: f.share for f in top_functions(text, 40)[1]} for name, text in stacks.items()}
+    growth = {function: share - shares["8_0_0"].get(function, 0.0) for function, share in shares["8_1_0"].items()}
+    assert found.function == max(growth, key=lambda function: growth[function])
+    assert found.share == shares["8_1_0"][found.function]
+    assert found.thread_share == thread_share(RUN / WALLCLOCK_DIR / "raw-wsgi-8_1_0__c1-k.txt", found.function)
+    assert f"{100 * found.waiting:.1f} % of each request waiting" in found.said()
+
+
+def test_the_newest_wall_clock_run_of_the_package_is_the_one_read() -> None:
+    [found] = newest_waiting(COMMITTED_DATA / "cherrypy-speed", "cheroot")
+    assert found.run_id == RUN.name
+    assert newest_waiting(COMMITTED_DATA / "cherrypy-speed", "CherryPy") == []
