@@ -12,7 +12,7 @@ from benchsite.results.memory import memory_figures
 from benchsite.results.store import load_run
 from committed import COMMITTED_DATA
 
-RUN = COMMITTED_DATA / "cherrypy-speed" / "20261127T115526.358089Z-full"
+RUN = COMMITTED_DATA / "cherrypy-speed" / "20261127T123846.855229Z-full"
 
 
 def printed_percentile(raw: str, percentile: float) -> int:

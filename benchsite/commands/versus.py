@@ -12,6 +12,7 @@ from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
 from benchsite.results.comparing import change_said, paired_cells, paired_subjects, sees_said, time_untold
 from benchsite.results.factors import MORE_INSTRUCTIONS
+from benchsite.results.latency import copies_said as latency_said
 from benchsite.results.memory import copies_said
 from benchsite.results.view import RunView
 
@@ -53,7 +54,8 @@ def print_versus(view: RunView) -> None:
             "its rounds spread that much (others' work on the machine, or too few rounds); judge by work, or "
             "re-run on a quiet machine"
         )
-    for line in copies_said(view.run, paired_subjects(view)):
+    pairs = paired_subjects(view)
+    for line in (*copies_said(view.run, pairs), *latency_said(view.run, pairs)):
         say(line)
     for cell in cells:
         untold = time_untold(view, cell)

@@ -115,3 +115,24 @@ LAG_RULE = (
     f"{LAG_LIMIT_US / 1000:g} ms late (its 99th percentile of send lag, once a connection was free) or was busy "
     f"sending and reading {100 * BUSY_LIMIT:.0f} % of the time or more"
 )
+
+
+def copies_said(run: RunDocument, pairs: list[tuple[str, str, str]]) -> list[str]:
+    """For each (subject, reference copy, other copy) with a latency profile: each copy's p99 at every load."""
+    figures = {figure.subject: figure for figure in latency_figures(run)}
+    lines = []
+    for subject, a, b in pairs:
+        first, second = figures.get(a), figures.get(b)
+        if first is None or second is None:
+            continue
+        loads = [
+            f"{round(100 * x.fraction)} %: A {_ms(x.p(99.0))}, B {_ms(y.p(99.0))}"
+            + (" (the tool fell behind)" if x.beyond_tool or y.beyond_tool else "")
+            for x, y in zip(first.loads, second.loads, strict=False)
+        ]
+        lines.append(f"{subject} p99 latency, open loop, at shares of each side's own capacity: {'; '.join(loads)}")
+    return lines
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f} ms"

@@ -224,7 +224,8 @@ class BenchMemory(MeasuredDirective):
         lead = nodes.paragraph(
             text=f"Run {run.run_id} on {run.machine.name}: each server's memory summed over its whole process tree "
             "(workers included; the load tool and the harness never), read from /proc through psutil once it "
-            "answered (idle) and four times a second during every repetition (peak: the highest of them all). "
+            "answered (idle), and at the start and end of every repetition and four times a second in between "
+            "(an open-loop one: at its start and end alone); peak: the highest reading. "
             "USS counts the pages only its processes map; PSS adds each one's share of the pages they share, so "
             "forked workers are summed without counting shared pages twice."
         )

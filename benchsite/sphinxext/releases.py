@@ -14,6 +14,7 @@ from benchsite.errors import BenchError
 from benchsite.results.claims import fmt_interval
 from benchsite.results.factors import FASTER, MORE_INSTRUCTIONS, Direction, with_range
 from benchsite.results.intervals import Interval, level_label
+from benchsite.results.memory import memory_figures
 from benchsite.results.metrics import RPS
 from benchsite.results.releases import (
     Change,
@@ -81,6 +82,7 @@ class BenchReleases(PublishedDirective):
             self._about(view, releases),
             *self._changes(view, releases, cells, subjects),
             *self._instructions(view, releases, subjects),
+            *_memory(view, releases, subjects),
             collapsed(
                 "Median req/s of every release: a chart and a table, with the server each ran",
                 self._chart(view, releases, cells, subjects),
@@ -318,6 +320,21 @@ def _server_version(release: Release, server: str) -> nodes.Node:
     """The version of the server distribution the release's environment installed (or that it installed none)."""
     version = release.variant.version_of(server)
     return data(version or f"none (no {server})", release=release.release, server=server)
+
+
+def _memory(view: RunView, releases: list[Release], subjects: tuple[str, ...] | list[str]) -> list[nodes.Node]:
+    """Each release's memory at its peak (USS), subject by subject, where the run recorded it."""
+    held = {figure.subject: figure for figure in memory_figures(view.run)}
+    lines = []
+    for subject in subjects:
+        shown = [
+            f"{release.release} {held[copy].peak.uss_bytes / 2**20:,.1f} MiB"  # type: ignore[union-attr]
+            for release in releases
+            if (copy := release.copy(subject)) in held and held[copy].peak is not None
+        ]
+        if shown:
+            lines.append(f"{subject}, memory at its peak (USS, the whole process tree): {'; '.join(shown)}.")
+    return [nodes.paragraph(text=line) for line in lines]
 
 
 def told(found: Story, recipe: str, waiting: list[str] | None = None) -> nodes.Node:

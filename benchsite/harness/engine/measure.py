@@ -17,6 +17,7 @@ from benchsite.harness.engine.progress import Reporter
 from benchsite.harness.engine.start import Plan, Started
 from benchsite.harness.hosts.placement import Placement
 from benchsite.harness.processes.cputime import cpu_between, system_between
+from benchsite.harness.processes.memory import SAMPLE_EVERY_S
 from benchsite.harness.processes.processes import RunningServer
 from benchsite.harness.processes.signals import checkpoint
 from benchsite.model.conf import Profile, Settings
@@ -30,6 +31,7 @@ from benchsite.results.view import RunView
 from benchsite.tools import AnyCell, AnyResult, parse_report
 from benchsite.tools.base import BusyClock, ExternalCell, Repetition
 from benchsite.tools.client import ClientCell
+from benchsite.tools.paced import PacedCell
 
 
 def cell_argv(
@@ -100,7 +102,9 @@ def measure(
     cpu_before = server.tree_cpu()
     backends_before = {name: process.tree_cpu() for name, process in backends.items()}
     machine_before = hosts.cpu_times(settings.server_cpu, settings.load_cpu)
-    sampler = None if isinstance(cell, ClientCell) else server.memory_sampler(settings.load_cpu)
+    # An open-loop load keeps its schedule to the microsecond: its memory is read before and after it, not during.
+    every_s = None if isinstance(cell, PacedCell) else SAMPLE_EVERY_S
+    sampler = None if isinstance(cell, ClientCell) else server.memory_sampler(settings.load_cpu, every_s)
     if sampler is not None:
         sampler.start()
     run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)

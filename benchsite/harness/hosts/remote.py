@@ -213,7 +213,7 @@ class RemoteServer:
         reading = self.session.call("memory", pid=self.pid)
         return None if reading is None else MemoryPeak.model_validate(reading)
 
-    def memory_sampler(self, cpu: int | None) -> None:
+    def memory_sampler(self, cpu: int | None, every_s: float | None) -> None:
         """None: the agent answers one call at a time, so a repetition on another host records no peak."""
         return None
 

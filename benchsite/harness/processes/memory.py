@@ -62,10 +62,11 @@ def as_peak(samples: list[MemorySample]) -> MemoryPeak | None:
 
 
 class PeakSampler:
-    """Samples a process tree's memory every `every_s` seconds in a thread pinned to `cpu`, from `start()` to
-    `stop()`."""
+    """Samples a process tree's memory at `start()`, every `every_s` seconds in a thread pinned to `cpu` until
+    `stop()`, and at `stop()`; with `every_s` None, at the start and the stop alone (an open-loop load, whose
+    schedule a sample on its CPU would delay)."""
 
-    def __init__(self, root_pid: int, cpu: int | None, every_s: float = SAMPLE_EVERY_S) -> None:
+    def __init__(self, root_pid: int, cpu: int | None, every_s: float | None = SAMPLE_EVERY_S) -> None:
         self.root_pid = root_pid
         self.cpu = cpu
         self.every_s = every_s
@@ -75,25 +76,29 @@ class PeakSampler:
         self._thread = threading.Thread(target=self._sample, name=f"memory-{root_pid}", daemon=True)
 
     def _take(self) -> None:
+        began = time.thread_time()
         sample = tree_memory(self.root_pid)
         if sample is not None:
             self.samples.append(sample)
+        self.cpu_s += time.thread_time() - began
 
     def _sample(self) -> None:
         if self.cpu is not None:  # beside the load tool, never on the server's CPU
             os.sched_setaffinity(threading.get_native_id(), {self.cpu})
-        began = time.thread_time()
-        self._take()
+        assert self.every_s is not None
         while not self._stopped.wait(self.every_s):
             self._take()
-        self.cpu_s = time.thread_time() - began
 
     def start(self) -> PeakSampler:
-        self._thread.start()
+        self._take()
+        if self.every_s is not None:
+            self._thread.start()
         return self
 
     def stop(self) -> MemoryPeak | None:
-        """Stop sampling; the peak of what was seen."""
-        self._stopped.set()
-        self._thread.join()
+        """Stop sampling after one last sample; the peak of what was seen."""
+        if self._thread.is_alive():
+            self._stopped.set()
+            self._thread.join()
+        self._take()
         return as_peak(self.samples)

@@ -119,7 +119,7 @@ class RunningServer(Protocol):
 
     def tree_memory(self) -> MemoryPeak | None: ...
 
-    def memory_sampler(self, cpu: int | None) -> PeakSampler | None: ...
+    def memory_sampler(self, cpu: int | None, every_s: float | None) -> PeakSampler | None: ...
 
     def telling(self) -> str: ...
 
@@ -160,9 +160,9 @@ class ServerProcess:
         sample = tree_memory(self.pid)
         return as_peak([sample] if sample else [])
 
-    def memory_sampler(self, cpu: int | None) -> PeakSampler:
-        """A sampler of its tree's peak memory over a repetition, run on `cpu`."""
-        return PeakSampler(self.pid, cpu)
+    def memory_sampler(self, cpu: int | None, every_s: float | None) -> PeakSampler:
+        """A sampler of its tree's peak memory over a repetition, run on `cpu` (every_s: see PeakSampler)."""
+        return PeakSampler(self.pid, cpu, every_s)
 
 
 def start_server(
