@@ -13,7 +13,7 @@ from benchsite.results.latency import latency_figures
 from benchsite.results.memory import memory_figures
 from benchsite.results.store import load_run
 from benchsite.results.view import RunView
-from benchsite.sphinxext.latency import fmt_ms, side_by_side
+from benchsite.sphinxext.latency import beside_speed, fmt_ms
 from committed import COMMITTED_DATA
 
 pytestmark = pytest.mark.integration
@@ -46,5 +46,5 @@ def test_each_page_shows_its_latency_and_memory_figures(committed_site: Path, re
     for held in memory_figures(memory):
         [idle] = find(html, metric="idle-uss", subject=held.subject)
         assert held.idle is not None and idle.text == f"{held.idle.uss_bytes / 2**20:,.1f} MiB"
-    card = [each.text for each in find(html, beside="latency", recipe=recipe)]
-    assert card == side_by_side(RunView(run))
+    [card] = find(html, beside="latency", recipe=recipe)
+    assert card.text == beside_speed(RunView(run))

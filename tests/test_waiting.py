@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import statistics
+from html import unescape
+from pathlib import Path
 
 import pytest
+from pages import find
 
 from benchsite.results.flames import WALLCLOCK_DIR, top_functions
 from benchsite.results.store import load_run
@@ -41,3 +44,11 @@ def test_the_newest_wall_clock_run_of_the_package_is_the_one_read() -> None:
     [found] = newest_waiting(COMMITTED_DATA / "cherrypy-speed", "cheroot")
     assert found.run_id == RUN.name
     assert newest_waiting(COMMITTED_DATA / "cherrypy-speed", "CherryPy") == []
+
+
+@pytest.mark.integration
+def test_the_sweep_section_says_where_the_stalled_release_waits(committed_site: Path) -> None:
+    html = unescape((committed_site / "recipes" / "cherrypy-speed.html").read_text())
+    [found] = waiting_in(load_run(RUN))
+    stories = [" ".join(each.text.split()).replace("\u2019", "'") for each in find(html, story="sweep")]
+    assert any(found.said() in story for story in stories)

@@ -65,6 +65,13 @@ class LatencyFigures:
             best = load
         return best
 
+    @property
+    def tool_bound(self) -> bool:
+        """Whether the sustained range ends where the load tool fell behind, not where the server did."""
+        best = self.sustainable
+        after = self.loads[self.loads.index(best) + 1 :] if best is not None else self.loads
+        return bool(after) and after[0].beyond_tool
+
 
 def _counted(reps: tuple[Repetition[Any], ...]) -> list[PacedResult]:
     return [rep.result for rep in reps if rep.counted and isinstance(rep.result, PacedResult)]

@@ -59,10 +59,11 @@ def _per_connection(subject: SubjectRun) -> tuple[float | None, int | None]:
 
 
 def memory_figures(run: RunDocument) -> list[MemoryFigures]:
-    """Every server of the run that recorded its memory (none before run format 14)."""
+    """Every server of the run that recorded its memory (none before run format 14); a backend (the Django
+    application behind the SCGI servers) once started alone: no load is aimed at it, so it has no peak."""
     figures = []
     for subject in run.subjects:
-        if subject.role not in ("server", "ceiling") or subject.idle_memory is None:
+        if subject.role == "client" or subject.idle_memory is None:
             continue
         reps = _reps(subject, run)
         top = max(reps, key=lambda pair: pair[1].server_memory.uss_bytes, default=None)  # type: ignore[union-attr]

@@ -14,7 +14,7 @@ from benchsite.results.ranking import ranking_said
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.claims import claim_anchor, verdict_node, verdict_reading
-from benchsite.sphinxext.latency import newest_with, side_by_side
+from benchsite.sphinxext.latency import beside_speed, newest_with
 from benchsite.sphinxext.nodes import data
 
 
@@ -114,28 +114,22 @@ class BenchAnswer(PublishedDirective):
         return box
 
     def _beside(self, groups: list[MachineRuns]) -> nodes.Node:
-        """Besides speed: each server's p99 at half its capacity and its memory at its peak, from the newest run
-        that measured them."""
+        """Besides speed, in one line: the range of p99 at half each server's capacity and of memory at its peak,
+        from the newest run that measured them, every server side by side in the sections it links."""
         view = newest_with(groups, "latency")
+        line = nodes.paragraph(classes=["bench-beside"])
+        line += nodes.strong(text="Beside speed. ")
         if view is None:
-            return nodes.paragraph(text="Latency at a given load and memory: not measured yet on any machine.")
+            line += nodes.Text("Latency at a given load and memory: not measured yet on any machine.")
+            return line
         self.note(view.run.run_file)
-        intro = nodes.paragraph()
-        intro += nodes.strong(text="Beside speed.")
-        intro += nodes.Text(
-            f" Each server's capacity (median req/s), its p99 latency when offered half of it on a steady schedule, "
-            f"and its memory at its peak (USS, workers included), from run {view.run.run_id} "
-            f"({view.run.machine.name}); "
-        )
-        intro += nodes.reference("", "the latency section", refid="latency-at-a-given-load")
-        intro += nodes.Text(" has every load.")
-        listing = nodes.bullet_list()
-        for line in side_by_side(view):
-            listing += nodes.list_item("", nodes.paragraph("", "", data(line, beside="latency", recipe=self.recipe)))
-        box = nodes.container(classes=["bench-ranking"])
-        box += intro
-        box += listing
-        return box
+        line += data(beside_speed(view), beside="latency", recipe=self.recipe)
+        line += nodes.Text(f" (run {view.run.run_id}, {view.run.machine.name}; every server side by side: ")
+        line += nodes.reference("", "latency", refid="latency-at-a-given-load")
+        line += nodes.Text(", ")
+        line += nodes.reference("", "memory", refid="memory")
+        line += nodes.Text(").")
+        return line
 
     @staticmethod
     def _rests_on(groups: list[MachineRuns]) -> str:

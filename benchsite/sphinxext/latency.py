@@ -35,7 +35,7 @@ def fmt_ms(ms: float | None) -> str:
 def _at(load: LoadFigure, percentile: float) -> str:
     found = load.latency_ms.get(percentile)
     if found is None:
-        return "—"
+        return "— (tool behind)" if load.beyond_tool else "—"
     text = fmt_ms(found.value)
     if found.low is not None and found.high is not None and found.count > 1:
         text += f" [{fmt_ms(found.low)}–{fmt_ms(found.high)}]"
@@ -62,18 +62,32 @@ def _has(view: RunView, wanted: str) -> bool:
     return any(subject.idle_memory is not None for subject in run.subjects)
 
 
-def side_by_side(view: RunView) -> list[str]:
-    """One line per server, fastest first: its capacity, its p99 at half of it, its peak memory."""
+def beside_speed(view: RunView) -> str:
+    """One sentence: the range of the servers' p99 at half their capacity (loads the tool held), and of their
+    memory at its peak, each end named."""
     run = view.run
-    memory = {figure.subject: figure for figure in memory_figures(run)}
-    lines = []
-    for figure in sorted(latency_figures(run), key=lambda each: -each.capacity_rps):
-        half = next((load for load in figure.loads if load.fraction == 0.5), None)
-        held = memory.get(figure.subject)
-        p99 = "—" if half is None else fmt_ms(half.p(99.0)) + (" (tool behind)" if half.beyond_tool else "")
-        peak = "—" if held is None or held.peak is None else _mib(held.peak.uss_bytes)
-        lines.append(f"{figure.label}: {figure.capacity_rps:,.0f} req/s; p99 {p99} at half that; {peak} at its peak")
-    return lines
+    halves = [
+        (half.p(99.0), figure.label)
+        for figure in latency_figures(run)
+        if (half := next((load for load in figure.loads if load.fraction == 0.5), None)) is not None
+        and not half.beyond_tool
+        and half.p(99.0) is not None
+    ]
+    peaks = [(figure.peak.uss_bytes, figure.label) for figure in memory_figures(run) if figure.peak is not None]
+    said = []
+    if halves:
+        low, high = min(halves), max(halves)
+        said.append(
+            f"offered half its capacity, a server answered 99 % of requests within {fmt_ms(low[0])} ({low[1]})"
+            + (f" to {fmt_ms(high[0])} ({high[1]})" if len(halves) > 1 else "")
+        )
+    if peaks:
+        low_b, high_b = min(peaks), max(peaks)
+        said.append(
+            f"at its peak it held {_mib(low_b[0])} ({low_b[1]})"
+            + (f" to {_mib(high_b[0])} ({high_b[1]})" if len(peaks) > 1 else "")
+        )
+    return "; ".join(said) if said else "no latency or memory recorded"
 
 
 class MeasuredDirective(BenchDirective):
@@ -132,7 +146,6 @@ class BenchLatency(MeasuredDirective):
         for figure in figures:
             by_share = {load.fraction: load for load in figure.loads}
             top = figure.loads[-1]
-            best = figure.sustainable
             tag = {"recipe": self.recipe, "subject": figure.subject, "run": run_id}
             rows.append(
                 [
@@ -140,13 +153,7 @@ class BenchLatency(MeasuredDirective):
                     data(f"{figure.capacity_rps:,.0f} req/s", metric="capacity", **tag),
                     *(data(_at(by_share[s], 99.0), metric="p99", share=_share(s), **tag) for s in middle),
                     data(f"{_at(top, 99.0)} ({_share(top.fraction)})", metric="p99", share=_share(top.fraction), **tag),
-                    data(
-                        "not even the lowest load"
-                        if best is None
-                        else f"{best.offered_rps:,.0f} req/s ({_share(best.fraction)})",
-                        metric="sustained",
-                        **tag,
-                    ),
+                    data(_sustained(figure), metric="sustained", **tag),
                 ]
             )
         return block(table(heads, rows, classes=["bench-latency"]), table="latency", recipe=self.recipe)
@@ -201,6 +208,15 @@ class BenchLatency(MeasuredDirective):
         )
         details += table(heads, rows, classes=["bench-latency-loads"])
         return details
+
+
+def _sustained(figure: LatencyFigures) -> str:
+    """The highest load sustained, "at least" where the load tool, not the server, fell behind above it."""
+    best = figure.sustainable
+    if best is None:
+        return "the load tool fell behind at the lowest load" if figure.tool_bound else "not even the lowest load"
+    said = f"{best.offered_rps:,.0f} req/s ({_share(best.fraction)})"
+    return f"at least {said}: the load tool fell behind above" if figure.tool_bound else said
 
 
 def _bound(load: LoadFigure, low: bool) -> float | None:

@@ -175,7 +175,8 @@ class Paced:
 
     # --- events -------------------------------------------------------------------------------------
     def _event(self, conn: Connection, now: int) -> None:
-        assert conn.sock is not None
+        if conn.sock is None:  # closed by an earlier event of the same batch
+            return
         if not conn.connected:
             if conn.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
                 self._fail(conn, "connect", now)
