@@ -45,6 +45,6 @@ def test_each_page_shows_its_latency_and_memory_figures(committed_site: Path, re
     memory = load_run(shown_run(html, "idle-uss"))
     for held in memory_figures(memory):
         [idle] = find(html, metric="idle-uss", subject=held.subject)
-        assert held.idle is not None and idle.text == f"{held.idle.uss_bytes / 2**20:,.1f} MiB"
+        assert held.idle is not None and idle.text == f"{held.idle.uss_bytes / 2**20:,.1f}"
     [card] = find(html, beside="latency", recipe=recipe)
     assert card.text == beside_speed(RunView(run))

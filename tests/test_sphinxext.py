@@ -277,16 +277,21 @@ def test_a_hostile_run_is_a_warning_and_publishes_no_file_outside_the_data(tmp_p
     assert "root:x:0:0" not in published
 
 
-def latest_of(recipe_dir: Path, across_hosts: bool) -> Path:
-    """The newest committed full run made on one machine, or across two hosts."""
-    runs = [path for path in list_runs(recipe_dir, "full") if (load_run(path).topology is not None) == across_hosts]
+def latest_of(recipe_dir: Path, across_hosts: bool, machine: str | None = None) -> Path:
+    """The newest committed full run made on one machine, or across two hosts (of that machine, where given)."""
+    runs = [
+        path
+        for path in list_runs(recipe_dir, "full")
+        if (load_run(path).topology is not None) == across_hosts and machine in (None, load_run(path).machine.id)
+    ]
     assert runs, f"no committed full run of {recipe_dir.name} {'across two hosts' if across_hosts else 'here'}"
     return runs[-1]
 
 
 def test_a_two_host_run_beside_a_one_machine_run_shows_both_medians_and_the_change(tmp_path: Path) -> None:
     source = COMMITTED_DATA / RECIPE
-    here, across = latest_of(source, across_hosts=False), latest_of(source, across_hosts=True)
+    across = latest_of(source, across_hosts=True)
+    here = latest_of(source, across_hosts=False, machine=load_run(across).machine.id)
     for run in (here, across):
         shutil.copytree(run, tmp_path / "data" / RECIPE / run.name)
     body = f".. bench-topology:: {RECIPE}\n\n.. bench-environment:: {RECIPE}\n   :run: {across.name}\n"

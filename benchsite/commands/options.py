@@ -11,7 +11,7 @@ HELP: dict[str, dict[str, str]] = {
         "'cheroot-sweep' and 'cheroot-sweep-quick' (the releases of cheroot, the server under it) and "
         "'timed' (full's timed rounds alone), 'versus', 'versus-quick' and 'power' (for `invoke versus` and `invoke "
         "powerbench`), 'slices-500', 'slices-1000' and 'slices-2000' (A/B slices compared), 'latency-quick' (the "
-        "open-loop latency profile alone, short), "
+        "open-loop latency profile alone, short), 'cheroot-wall' (cheroot 8.0.0 and 8.1.0 by wall clock), "
         "calibration 'sliced'",
         "data_dir": "where the new run directory goes (default: data/)",
         "clean": "first stop the servers and remove the folders that a killed earlier run left, and the A/B sides "

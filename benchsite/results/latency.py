@@ -15,7 +15,7 @@ from benchsite.model.latency import LatencyPlan, LoadRun
 from benchsite.model.run import RunDocument
 from benchsite.results.intervals import Interval, median_interval
 from benchsite.tools.base import Repetition
-from benchsite.tools.paced import BUSY_LIMIT, LAG_LIMIT_US, PacedResult
+from benchsite.tools.paced import PacedResult
 
 SHOWN = (50.0, 90.0, 99.0, 99.9)  # the percentiles a page shows
 
@@ -115,13 +115,6 @@ def latency_figures(run: RunDocument) -> list[LatencyFigures]:
         )
         for each in profile.subjects
     ]
-
-
-LAG_RULE = (
-    f"a load is flagged, and decides nothing, where in any round benchsite-paced itself sent requests more than "
-    f"{LAG_LIMIT_US / 1000:g} ms late (its 99th percentile of send lag, once a connection was free) or was busy "
-    f"sending and reading {100 * BUSY_LIMIT:.0f} % of the time or more"
-)
 
 
 def copies_said(run: RunDocument, pairs: list[tuple[str, str, str]]) -> list[str]:

@@ -12,7 +12,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
 
+from benchsite.sphinxext import chart_layout as layout
 from benchsite.sphinxext.chartspec import Chart, Series
 
 
@@ -71,8 +73,12 @@ def _draw_lines(axes: plt.Axes, chart: Chart, narrow: bool = False) -> None:
                 markerfacecolor="none",
                 markeredgecolor="black",
             )
-    axes.set_yscale("log") if chart.log_scale else axes.set_ylim(bottom=0)
-    _legend(axes, narrow)
+    if chart.log_scale:  # values over decades (latency): ticks as plain numbers, 1, 10, 100
+        axes.set_yscale("log")
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    else:
+        axes.set_ylim(bottom=0)
+    layout.legend(axes, narrow)
 
 
 def _draw_bars(axes: plt.Axes, chart: Chart, narrow: bool = False) -> None:
@@ -101,59 +107,11 @@ def _draw_bars(axes: plt.Axes, chart: Chart, narrow: bool = False) -> None:
             axes.bar_label(
                 bars,
                 labels=[f"{m:,.{chart.decimals}f}" if m is not None else "" for m in series.medians],
-                fontsize=_small(narrow),
+                fontsize=layout.small(narrow),
                 padding=2,
             )
-    _legend(axes, narrow)
+    layout.legend(axes, narrow)
     axes.margins(y=0.15)
-
-
-WIDE_INCHES, NARROW_INCHES = 7.5, 3.5  # a chart in a page's column; the same chart on a phone (368 px there)
-NARROW_TITLE_CHARS = 46  # a narrow chart's title and axis labels wrap at this many characters
-
-
-def _row_inches(labels: list[str], least: float) -> float:
-    """A row's height for tick labels of this many lines at 8 points (a narrow chart wraps them)."""
-    lines = max((label.count("\n") + 1 for label in labels), default=1)
-    return max(least, 0.14 * lines + 0.1)
-
-
-def _small(narrow: bool) -> int:
-    """The smallest text's size in points: 7 on a wide chart (9.3 px at its own size), 8 on a narrow one, which a
-    phone may shrink by up to a sixth and still show at 9 px."""
-    return 8 if narrow else 7
-
-
-def _narrow_height(chart: Chart) -> float:
-    """A narrow line or bar chart's height: the plot's own, then its legend's rows (two entries a row) and its
-    flag note under it."""
-    legend_rows = -(-len(chart.series) // _legend_columns([series.label for series in chart.series]))
-    return 3.0 + 0.17 * legend_rows + (0.5 if chart.any_flagged else 0.0)
-
-
-def _legend_columns(labels: list[str]) -> int:
-    """Two columns of a narrow legend where its labels are short enough to stand side by side, else one."""
-    return 2 if max((len(label) for label in labels), default=0) <= NARROW_LEGEND_CHARS else 1
-
-
-NARROW_LEGEND_CHARS = 22  # a narrow legend's longest label that still fits beside another
-
-
-def _legend(axes: plt.Axes, narrow: bool) -> None:
-    """Beside the plot on a wide chart, off the bars; under it on a narrow one, so that it stays on screen."""
-    if narrow:  # the figure's, under everything the axes drew (labels and notes included)
-        handles, labels = axes.get_legend_handles_labels()
-        columns = _legend_columns(labels)
-        axes.figure.legend(handles, labels, loc="outside lower center", fontsize=_small(narrow), ncols=columns)
-    else:
-        axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
-
-
-def _wrapped(text: str, narrow: bool, width: int = NARROW_TITLE_CHARS) -> str:
-    """A title or label as a narrow chart prints it: each of its lines wrapped (a wide chart's as given)."""
-    if not narrow:
-        return text
-    return "\n".join(textwrap.fill(line, width) if line else line for line in text.split("\n"))
 
 
 def _series_colour(series: Series, index: int) -> tuple[float, float, float]:
@@ -192,7 +150,7 @@ def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int, reach: float, 
             bar.set_edgecolor("black")
         end = max(v for v in (median, high, 0.0) if v is not None)
         text = "failed" if median is None else f"{median:,.0f}" + ("  flagged" if flagged else "")
-        axes.text(end + reach * 0.01, row, text, va="center", ha="left", fontsize=_small(narrow))
+        axes.text(end + reach * 0.01, row, text, va="center", ha="left", fontsize=layout.small(narrow))
     title = chart.categories[position]
     for series in chart.series:
         value = series.medians[position]
@@ -203,7 +161,7 @@ def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int, reach: float, 
     axes.set_yticks(range(len(bars)), labels, fontsize=8)
     axes.set_ylim(len(bars) - 0.3, -0.7)  # the fastest on top
     axes.set_xlim(0, reach * (1.45 if narrow else 1.22))  # room for the value labels
-    axes.set_title(_wrapped(title, narrow), fontsize=9, loc="left")
+    axes.set_title(layout.wrapped(title, narrow), fontsize=9, loc="left")
     axes.grid(axis="x", alpha=0.3)
 
 
@@ -212,12 +170,12 @@ def _render_hbars(chart: Chart, narrow: bool = False) -> plt.Figure:
         len([s for s in chart.series if not s.reference and not s.is_absent(p)]) for p in range(len(chart.categories))
     ]
     wrapped = [textwrap.fill(series.label, 18) for series in chart.series]
-    per_bar = _row_inches(wrapped, 0.22) if narrow else 0.22  # narrow labels wrap onto more lines
+    per_bar = layout.row_inches(wrapped, 0.22) if narrow else 0.22  # narrow labels wrap onto more lines
     heights = [0.9 + per_bar * count for count in rows]
     figure, panels = plt.subplots(
         len(chart.categories),
         1,
-        figsize=(NARROW_INCHES if narrow else WIDE_INCHES, sum(heights) + 0.6),
+        figsize=(layout.NARROW_INCHES if narrow else layout.WIDE_INCHES, sum(heights) + 0.6),
         layout="constrained",
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
@@ -226,8 +184,8 @@ def _render_hbars(chart: Chart, narrow: bool = False) -> plt.Figure:
     for position, axes in enumerate(panels[:, 0]):
         _draw_hbar_panel(axes, chart, position, reach, narrow)
     shared = "\n(one scale for every panel)" if len(chart.categories) > 1 else ""
-    panels[-1, 0].set_xlabel(_wrapped(chart.y_label + shared + _flag_note(chart), narrow))
-    figure.suptitle(_wrapped(chart.title, narrow), fontsize=10)
+    panels[-1, 0].set_xlabel(layout.wrapped(chart.y_label + shared + _flag_note(chart), narrow))
+    figure.suptitle(layout.wrapped(chart.title, narrow), fontsize=10)
     return figure
 
 
@@ -260,8 +218,8 @@ def _render_forest(chart: Chart, narrow: bool = False) -> plt.Figure:
     rows = len(chart.categories)
     row_inches = FOREST_ROW_INCHES * (0.75 if chart.dodge else 1.0)  # dodged series need no room of their own
     if narrow:  # its labels wrap onto more lines
-        row_inches = max(row_inches, _row_inches([textwrap.fill(c, 20) for c in chart.categories], row_inches))
-    width = NARROW_INCHES if narrow else WIDE_INCHES
+        row_inches = max(row_inches, layout.row_inches([textwrap.fill(c, 20) for c in chart.categories], row_inches))
+    width = layout.NARROW_INCHES if narrow else layout.WIDE_INCHES
     figure, axes = plt.subplots(figsize=(width, 1.8 + row_inches * rows), layout="constrained")
     positions = list(range(rows - 1, -1, -1))
     spread = 0.7 / max(len(chart.series), 1) if chart.dodge else 0.0
@@ -296,7 +254,7 @@ def _render_forest(chart: Chart, narrow: bool = False) -> plt.Figure:
     axes.set_title(textwrap.fill(chart.title, 40 if narrow else 80), loc="left", fontsize=9)
     axes.grid(axis="x", alpha=0.3)
     if chart.dodge:  # several series in each row: say which colour is which
-        _legend(axes, narrow)
+        layout.legend(axes, narrow)
     return figure
 
 
@@ -315,9 +273,9 @@ def _render_stack(chart: Chart, narrow: bool = False) -> plt.Figure:
     """One horizontal bar per category, top to bottom in the given order, the series' parts end to end (a part
     a category lacks is left out); each part's value printed in it where it is wide enough."""
     rows = len(chart.categories)
-    width = NARROW_INCHES if narrow else WIDE_INCHES
+    width = layout.NARROW_INCHES if narrow else layout.WIDE_INCHES
     wrapped = [textwrap.fill(c, 18) for c in chart.categories]
-    row = _row_inches(wrapped, STACK_ROW_INCHES) if narrow else STACK_ROW_INCHES  # narrow labels wrap
+    row = layout.row_inches(wrapped, STACK_ROW_INCHES) if narrow else STACK_ROW_INCHES  # narrow labels wrap
     figure, axes = plt.subplots(figsize=(width, 1.4 + row * rows), layout="constrained")
     positions = list(range(rows))[::-1]
     starts = [0.0] * rows
@@ -328,13 +286,13 @@ def _render_stack(chart: Chart, narrow: bool = False) -> plt.Figure:
             positions, widths, left=starts, height=0.7, label=series.label, color=_series_colour(series, index)
         )
         labels = [f"{w:,.{chart.decimals}f}" if w >= (0.11 if narrow else 0.06) * reach else "" for w in widths]
-        axes.bar_label(bars, labels=labels, label_type="center", fontsize=_small(narrow), color="white")
+        axes.bar_label(bars, labels=labels, label_type="center", fontsize=layout.small(narrow), color="white")
         starts = [start + width for start, width in zip(starts, widths, strict=True)]
     labels = [textwrap.fill(c, 18) for c in chart.categories] if narrow else list(chart.categories)
     axes.set_yticks(positions, labels, fontsize=8)
-    axes.set_xlabel(_wrapped(chart.y_label, narrow))
+    axes.set_xlabel(layout.wrapped(chart.y_label, narrow))
     axes.set_ylabel(chart.x_label)
-    axes.set_title(_wrapped(chart.title, narrow), loc="left", fontsize=9)
+    axes.set_title(layout.wrapped(chart.title, narrow), loc="left", fontsize=9)
     axes.grid(axis="x", alpha=0.3)
     columns = min(2, len(chart.series)) if narrow else len(chart.series)
     below = -0.12 - (1.4 if narrow else 0.9) / (1 + rows)
@@ -363,9 +321,9 @@ def _label_axes(axes: plt.Axes, chart: Chart, narrow: bool = False) -> None:
             rotation=90 if crowded else 0,
             fontsize=8 if narrow and crowded else None,
         )
-    axes.set_xlabel(_wrapped(chart.x_label + _time_span(chart) + _flag_note(chart), narrow))
-    axes.set_ylabel(_wrapped(chart.y_label, narrow, 30))
-    axes.set_title(_wrapped(chart.title, narrow), loc="left", fontsize=9)  # from the plot's left edge
+    axes.set_xlabel(layout.wrapped(chart.x_label + _time_span(chart) + _flag_note(chart), narrow))
+    axes.set_ylabel(layout.wrapped(chart.y_label, narrow, 30))
+    axes.set_title(layout.wrapped(chart.title, narrow), loc="left", fontsize=9)  # from the plot's left edge
     axes.grid(axis="y", alpha=0.3)
 
 
@@ -384,7 +342,7 @@ def render(chart: Chart, file_format: str, narrow: bool = False) -> bytes:
             case "stack":
                 figure = _render_stack(chart, narrow)
             case "line" | "bar":
-                size = (NARROW_INCHES, _narrow_height(chart)) if narrow else (WIDE_INCHES, 3.8)
+                size = (layout.NARROW_INCHES, layout.narrow_height(chart)) if narrow else (layout.WIDE_INCHES, 3.8)
                 figure, axes = plt.subplots(figsize=size, layout="constrained")
                 (_draw_lines if chart.kind == "line" else _draw_bars)(axes, chart, narrow)
                 _label_axes(axes, chart, narrow)

@@ -15,8 +15,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Literal, get_args
 
-# The drawing code is part of what shapes a chart: any change to charts.py redraws them all.
-_DRAWING_CODE = hashlib.sha256((Path(__file__).parent / "charts.py").read_bytes()).hexdigest()
+# The drawing code is part of what shapes a chart: any change to charts.py or chart_layout.py redraws them all.
+_DRAWING_CODE = hashlib.sha256(
+    b"".join((Path(__file__).parent / name).read_bytes() for name in ("charts.py", "chart_layout.py"))
+).hexdigest()
 _MATPLOTLIB = metadata.version("matplotlib")
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import ClassVar
 
 from docutils import nodes
+from sphinx import addnodes
 
 from benchsite.model.run import RunDocument
 from benchsite.results.intervals import levels_label
-from benchsite.results.latency import LAG_RULE, SHOWN, LatencyFigures, LoadFigure, latency_figures
+from benchsite.results.latency import SHOWN, LatencyFigures, LoadFigure, latency_figures
 from benchsite.results.machines import MachineRuns
 from benchsite.results.memory import MIB, memory_figures
 from benchsite.results.view import RunView
@@ -20,6 +21,7 @@ from benchsite.sphinxext.chartspec import Chart, Series
 from benchsite.sphinxext.nodes import bench_details, block, data
 from benchsite.sphinxext.tables import table
 from benchsite.tools.base import Repetition
+from benchsite.tools.memory import MemoryPeak
 from benchsite.tools.paced import PacedResult
 
 
@@ -30,6 +32,14 @@ def fmt_ms(ms: float | None) -> str:
     if ms < 1:
         return f"{ms * 1000:.0f} µs"
     return f"{ms:.2f} ms" if ms < 10 else f"{ms:.1f} ms" if ms < 100 else f"{ms:,.0f} ms"
+
+
+def _plain(load: LoadFigure, percentile: float) -> str:
+    """The median alone, for the summary (every interval is in the table of every load)."""
+    value = load.p(percentile)
+    if value is None:
+        return "— (tool behind)" if load.beyond_tool else "—"
+    return fmt_ms(value) + (" (tool behind)" if load.beyond_tool else "")
 
 
 def _at(load: LoadFigure, percentile: float) -> str:
@@ -73,20 +83,36 @@ def beside_speed(view: RunView) -> str:
         and not half.beyond_tool
         and half.p(99.0) is not None
     ]
-    peaks = [(figure.peak.uss_bytes, figure.label) for figure in memory_figures(run) if figure.peak is not None]
+    held = memory_figures(run)
+    peaks = [(figure.peak.uss_bytes, figure.label) for figure in held if figure.peak is not None]
+    apart = [
+        f"{figure.label} {_mib(figure.idle.uss_bytes)}"
+        for figure in held
+        if figure.peak is None and figure.idle is not None and run.subject(figure.subject).role == "backend"  # type: ignore[union-attr]
+    ]
+    left_out = sum(
+        1 for figure in latency_figures(run) for load in figure.loads if load.fraction == 0.5 and load.beyond_tool
+    )
     said = []
     if halves:
         low, high = min(halves), max(halves)
-        said.append(
-            f"offered half its capacity, a server answered 99 % of requests within {fmt_ms(low[0])} ({low[1]})"
-            + (f" to {fmt_ms(high[0])} ({high[1]})" if len(halves) > 1 else "")
+        span = (
+            f"from {fmt_ms(low[0])} ({low[1]}) to {fmt_ms(high[0])} ({high[1]})"
+            if len(halves) > 1
+            else (f"{fmt_ms(low[0])} ({low[1]})")
         )
+        beyond = f", {left_out} server{'s' * (left_out != 1)} too fast for the load tool left out" if left_out else ""
+        said.append(f"Offered half its capacity, a server's p99 latency ran {span}{beyond}")
     if peaks:
         low_b, high_b = min(peaks), max(peaks)
-        said.append(
-            f"at its peak it held {_mib(low_b[0])} ({low_b[1]})"
-            + (f" to {_mib(high_b[0])} ({high_b[1]})" if len(peaks) > 1 else "")
+        span = (
+            f"from {_mib(low_b[0])} ({low_b[1]}) to {_mib(high_b[0])} ({high_b[1]})"
+            if len(peaks) > 1
+            else (f"{_mib(low_b[0])} ({low_b[1]})")
         )
+        said.append(f"{'its' if said else 'Its'} memory at its peak {span}")
+    if apart:
+        said.append(f"the backends servers hand requests to, counted apart once started: {', '.join(apart)}")
     return "; ".join(said) if said else "no latency or memory recorded"
 
 
@@ -121,16 +147,18 @@ class BenchLatency(MeasuredDirective):
         figures = latency_figures(run)
         assert run.latency is not None
         plan = run.latency.plan
-        target = plan.p99_target
-        connections = "kept-alive connections" if plan.keepalive else "new connections (at most"
-        lead = nodes.paragraph(
-            text=f"Run {run.run_id} on {run.machine.name}: after the timed rounds, each server was offered "
-            f"{', '.join(_share(f) for f in plan.fractions)} of its own capacity (its median req/s in "
-            f"{run.cell_label(plan.capacity_cell)}, this run) by benchsite-paced, which sends on a fixed schedule "
-            f"over {connections} {plan.connections}{')' if not plan.keepalive else ''} and times each request from "
-            f"when it was due; {plan.seconds:g} s a repetition, {plan.rounds} rounds. A load is sustained where "
-            f"p99 stays under {target}; {LAG_RULE}."
+        connections = "kept-alive connections" if plan.keepalive else "new connections"
+        lead = nodes.paragraph()
+        lead += nodes.Text(
+            f"Run {run.run_id} on {run.machine.name}: each server offered "
+            f"{', '.join(_share(f) for f in plan.fractions)} of its own capacity (its median req/s at "
+            f"{run.cell_label(plan.capacity_cell)} in this run) on a fixed schedule over {connections}, each "
+            f"request timed from when it was due; {plan.rounds} rounds of {plan.seconds:g} s. Sustained: p99 under "
+            f"{plan.p99_target}. “Tool behind”: the load tool could not hold that rate, so the figure decides "
+            "nothing ("
         )
+        lead += pending_xref_to("open-loop", "how")
+        lead += nodes.Text(").")
         return [lead, self._summary(figures, run.run_id), self._chart(figures), self._every_load(figures, run.run_id)]
 
     def _summary(self, figures: list[LatencyFigures], run_id: str) -> nodes.Node:
@@ -139,7 +167,7 @@ class BenchLatency(MeasuredDirective):
             "Server",
             "Capacity (closed loop)",
             *(f"p99 at {_share(s)}" for s in middle),
-            "p99 at the highest load",
+            f"p99 at {_share(figures[0].loads[-1].fraction)}" if figures else "p99 at the highest load",
             "Sustained up to",
         )
         rows = []
@@ -151,8 +179,8 @@ class BenchLatency(MeasuredDirective):
                 [
                     figure.label,
                     data(f"{figure.capacity_rps:,.0f} req/s", metric="capacity", **tag),
-                    *(data(_at(by_share[s], 99.0), metric="p99", share=_share(s), **tag) for s in middle),
-                    data(f"{_at(top, 99.0)} ({_share(top.fraction)})", metric="p99", share=_share(top.fraction), **tag),
+                    *(data(_plain(by_share[s], 99.0), metric="p99", share=_share(s), **tag) for s in middle),
+                    data(_plain(top, 99.0), metric="p99", share=_share(top.fraction), **tag),
                     data(_sustained(figure), metric="sustained", **tag),
                 ]
             )
@@ -168,6 +196,7 @@ class BenchLatency(MeasuredDirective):
                 highs=tuple(_bound(load, low=False) for load in figure.loads),
                 flagged=tuple(load.beyond_tool for load in figure.loads),
                 colour=index,
+                absent=tuple(load.p(99.0) is None for load in figure.loads),  # nothing to draw: no zero on a log axis
             )
             for index, figure in enumerate(figures)
         )
@@ -216,7 +245,7 @@ def _sustained(figure: LatencyFigures) -> str:
     if best is None:
         return "the load tool fell behind at the lowest load" if figure.tool_bound else "not even the lowest load"
     said = f"{best.offered_rps:,.0f} req/s ({_share(best.fraction)})"
-    return f"at least {said}: the load tool fell behind above" if figure.tool_bound else said
+    return f"≥ {said}, the tool's limit" if figure.tool_bound else said
 
 
 def _bound(load: LoadFigure, low: bool) -> float | None:
@@ -237,38 +266,56 @@ class BenchMemory(MeasuredDirective):
             return self.none_yet("memory")
         run = view.run
         figures = memory_figures(run)
-        lead = nodes.paragraph(
-            text=f"Run {run.run_id} on {run.machine.name}: each server's memory summed over its whole process tree "
-            "(workers included; the load tool and the harness never), read from /proc through psutil once it "
-            "answered (idle), and at the start and end of every repetition and four times a second in between "
-            "(an open-loop one: at its start and end alone); peak: the highest reading. "
-            "USS counts the pages only its processes map; PSS adds each one's share of the pages they share, so "
-            "forked workers are summed without counting shared pages twice."
+        lead = nodes.paragraph()
+        lead += nodes.Text(
+            f"Run {run.run_id} on {run.machine.name}: each server's process tree (workers included, never the load "
+            "tool), once it answered (idle) and at its highest reading under load (peak). USS: the pages only its "
+            "processes map; PSS adds their share of the pages they share with others ("
         )
-        heads = ("Server", "Idle USS", "Idle PSS", "Peak USS", "Peak PSS", "Processes", "Peak in", "Per connection")
+        lead += pending_xref_to("memory-method", "how memory is read")
+        lead += nodes.Text(").")
+        per_connection = any(figure.per_connection_kib is not None for figure in figures)
+        heads: tuple[str, ...] = ("Server", "Idle USS / PSS", "Peak USS / PSS", "Processes", "Peak in")
+        heads += ("Per connection",) if per_connection else ()
         rows = []
         for figure in figures:
             tag = {"recipe": self.recipe, "subject": figure.subject, "run": run.run_id}
             idle, peak = figure.idle, figure.peak
-            rows.append(
-                [
-                    figure.label,
-                    data(_mib(idle.uss_bytes if idle else None), metric="idle-uss", **tag),
-                    data(_mib(idle.pss_bytes if idle else None), metric="idle-pss", **tag),
-                    data(_mib(peak.uss_bytes if peak else None), metric="peak-uss", **tag),
-                    data(_mib(peak.pss_bytes if peak else None), metric="peak-pss", **tag),
-                    str(max(idle.processes if idle else 0, peak.processes if peak else 0)),
-                    figure.peak_cell or "—",
-                    "—"
-                    if figure.per_connection_kib is None
-                    else f"{figure.per_connection_kib:,.1f} KiB (at {figure.connections} clients)",
-                ]
-            )
+            row: list[nodes.Node | str] = [
+                figure.label,
+                _pair(idle, "idle", tag),
+                _pair(peak, "peak", tag),
+                str(max(idle.processes if idle else 0, peak.processes if peak else 0)),
+                figure.peak_cell or "—",
+            ]
+            if per_connection:
+                kib = figure.per_connection_kib
+                row.append("—" if kib is None else f"{kib:,.1f} KiB (at {figure.connections} clients)")
+            rows.append(row)
         return [lead, block(table(heads, rows, classes=["bench-memory"]), table="memory", recipe=self.recipe)]
 
 
 def _mib(value: int | None) -> str:
     return "—" if value is None else f"{value / MIB:,.1f} MiB"
+
+
+def _pair(reading: MemoryPeak | None, which: str, tag: dict[str, str]) -> nodes.Node:
+    """ "7.9 / 9.7 MiB": USS and PSS of one reading, each tagged with what it is."""
+    if reading is None:
+        return nodes.inline(text="—")
+    pair = nodes.inline()
+    pair += data(f"{reading.uss_bytes / MIB:,.1f}", metric=f"{which}-uss", **tag)
+    pair += nodes.Text(" / ")
+    pair += data(f"{reading.pss_bytes / MIB:,.1f}", metric=f"{which}-pss", **tag)
+    pair += nodes.Text(" MiB")
+    return pair
+
+
+def pending_xref_to(label: str, text: str) -> nodes.Node:
+    """A link to a label elsewhere in the site, resolved by Sphinx."""
+    ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=label, refexplicit=True)
+    ref += nodes.inline(text=text)
+    return ref
 
 
 class BenchPacedCeiling(MeasuredDirective):
@@ -289,11 +336,13 @@ class BenchPacedCeiling(MeasuredDirective):
             results = [rep.result for rep in _load_reps(run, figure.subject, load.fraction) if rep.result is not None]
             achieved = max((result.requests_per_s for result in results), default=None)
             lag = max((result.send_lag_us_p99 for result in results), default=None)
+            busy = max((result.busy_share for result in results), default=None)
             rows.append(
                 [
                     f"{load.offered_rps:,.0f} req/s",
                     "—" if achieved is None else f"{achieved:,.0f} req/s",
                     "—" if lag is None else f"{lag:,} µs",
+                    "—" if busy is None else f"{100 * busy:.0f} %",
                     "fell behind" if load.beyond_tool else "held",
                 ]
             )
@@ -302,7 +351,7 @@ class BenchPacedCeiling(MeasuredDirective):
         said = f"On {run.machine.name} (run {run.run_id} of {self.recipe}), against {figure.label}, benchsite-paced "
         said += f"held its schedule up to {held[-1].offered_rps:,.0f} req/s" if held else "never held its schedule"
         said += f" and fell behind at {behind[0].offered_rps:,.0f} req/s." if behind else " (the highest rate offered)."
-        heads = ("Offered", "Achieved (best round)", "Send lag p99 (worst round)", "Schedule")
+        heads = ("Offered", "Achieved (best round)", "Send lag p99 (worst round)", "Busy (worst round)", "Schedule")
         return [
             nodes.paragraph(text=said),
             block(table(heads, rows, classes=["bench-paced-ceiling"]), table="paced-ceiling", recipe=self.recipe),

@@ -75,10 +75,11 @@ class BenchReleases(PublishedDirective):
         package = view.run.variants.package or self.options.get("server", "the package")
         sweep = Sweep(view, releases, list(subjects), list(cells), package)
         sentences = story(sweep, upstream_reports(recipe_dir))
-        stalled = {release for stall in stalls(sweep) for release in stall.releases}
+        found_stalls = stalls(sweep)
+        stalled = {release for stall in found_stalls for release in stall.releases}
         waits = [w for w in newest_waiting(recipe_dir, package) if w.release in stalled]
         return [
-            told(sentences, self.recipe, [w.said() for w in waits]),
+            told(sentences, self.recipe, [w.said() for w in waits], len(found_stalls)),
             self._about(view, releases),
             *self._changes(view, releases, cells, subjects),
             *self._instructions(view, releases, subjects),
@@ -337,11 +338,12 @@ def _memory(view: RunView, releases: list[Release], subjects: tuple[str, ...] | 
     return [nodes.paragraph(text=line) for line in lines]
 
 
-def told(found: Story, recipe: str, waiting: list[str] | None = None) -> nodes.Node:
-    """The story's sentences, one item each, the upstream reports' addresses as links; then where a stalled
-    release's time goes, where a wall-clock run says."""
+def told(found: Story, recipe: str, waiting: tuple[str, ...] | list[str] = (), stalls_told: int = 0) -> nodes.Node:
+    """The story's sentences, one item each, the upstream reports' addresses as links; where a wall-clock run says
+    where a stalled release's time goes, that right after the stalls (the story's first `stalls_told`)."""
     listing = nodes.bullet_list(classes=["bench-sweep-story"])
-    for sentence in (*found.sentences, *(waiting or [])):
+    sentences = (*found.sentences[:stalls_told], *waiting, *found.sentences[stalls_told:])
+    for sentence in sentences:
         paragraph = nodes.paragraph()
         for piece in re.split(r"(https://[^\s;)]+)", sentence):
             if piece.startswith("https://"):

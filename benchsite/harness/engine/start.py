@@ -5,6 +5,7 @@ A subject that fails to start or answers wrongly costs only its own row; the run
 
 from __future__ import annotations
 
+import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,16 +202,36 @@ def start_one(
             )
         if isinstance(subject, Backend) and subject.probe == "tcp":
             wait_until_accepting(server, lambda: load.accepts(address, port), settings.start_timeout_s)
-            found = Started(subject, server, None, None, values, server.tree_memory())
+            found = Started(subject, server, None, None, values, settled_memory(server))
         else:
             wait_until_ready(server, lambda: load.http_get(address, port, subject.path), settings.start_timeout_s)
             reply = load.http_get(address, port, subject.path)  # a fresh request, checked before any load
             verify_reply(subject, reply)
             alive = load.keeps_http10_alive(address, port, subject.path)
-            found = Started(subject, server, reply, alive, values, server.tree_memory())
+            found = Started(subject, server, reply, alive, values, settled_memory(server))
         with signals_held():
             stack.push(own.pop_all())  # from here the run's own clean-up stops it
     return found
+
+
+def settled_memory(server: RunningServer, within_s: float = 3.0) -> MemoryPeak | None:
+    """Its tree's memory once the tree stops changing: a forking server answers before every worker has loaded
+    its application (the same processes and USS within 1 % two readings running, READ_EVERY_S apart; at most
+    `within_s`, then the last reading)."""
+    deadline = time.monotonic() + within_s
+    last = server.tree_memory()
+    while last is not None and time.monotonic() < deadline:
+        time.sleep(READ_EVERY_S)
+        now = server.tree_memory()
+        if now is None or (
+            now.processes == last.processes and abs(now.uss_bytes - last.uss_bytes) <= last.uss_bytes / 100
+        ):
+            return now or last
+        last = now
+    return last
+
+
+READ_EVERY_S = 0.2
 
 
 def without_failed(
