@@ -290,7 +290,13 @@ class BenchMemory(MeasuredDirective):
             ]
             if per_connection:
                 kib = figure.per_connection_kib
-                row.append("—" if kib is None else f"{kib:,.1f} KiB (at {figure.connections} clients)")
+                row.append(
+                    "—"
+                    if kib is None
+                    else f"{kib:,.1f} KiB (at {figure.connections} clients)"
+                    if kib >= 0.05
+                    else f"none: no more than idle at {figure.connections} clients"
+                )
             rows.append(row)
         return [lead, block(table(heads, rows, classes=["bench-memory"]), table="memory", recipe=self.recipe)]
 
