@@ -1,5 +1,6 @@
 """Where a slow release's time goes while its server is not on the CPU: from a sweep run that sampled each
-release's server by wall clock (py-spy with idle threads, under wallclock/), set against the release before it.
+release's server by wall clock (py-spy with idle threads, under wallclock/), set against the last release before
+it that was at least twice as fast.
 
 Two figures: how much of each request the server spent off the CPU (one minus its CPU time per request over the
 time per request, both from the run's timed repetitions), and the innermost function whose share of the wall-clock
@@ -8,7 +9,6 @@ samples grew most from the release before (idle worker threads wait alike in bot
 
 from __future__ import annotations
 
-import itertools
 import re
 import statistics
 from collections import Counter
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchsite.model.run import RunDocument
 from benchsite.results.flames import STACK_LINE, WALLCLOCK_DIR, flames_of, top_functions
-from benchsite.results.releases import releases_of
+from benchsite.results.releases import Release, releases_of
 from benchsite.results.store import list_runs, load_run
 
 # How many functions of each recording are compared: the innermost frames that hold nearly every sample.
@@ -91,19 +91,22 @@ def thread_share(stacks: Path, function: str) -> float:
 
 
 def waiting_in(run: RunDocument) -> list[Waiting]:
-    """Each release of the run against the one before it, in every cell both were sampled by wall clock."""
+    """Each release against the nearest earlier release of the run that took at most half its time per request
+    (the last one before a stall), in every cell both were sampled by wall clock."""
     recorded = {(flame.subject, flame.cell): flame.stacks for flame in flames_of(run.path, WALLCLOCK_DIR)}
     releases = releases_of(run, None)
     found = []
-    for before, release in itertools.pairwise(releases):
+    for index, release in enumerate(releases):
         for subject, copy in release.copies.items():
-            earlier = before.copy(subject)
             for (sampled, cell), stacks in recorded.items():
-                stacks_before = recorded.get((earlier or "", cell))
                 times = _medians(run, copy, cell) if sampled == copy else None
-                if times is None or stacks is None or stacks_before is None:
+                if times is None or stacks is None:
                     continue
-                shares, shares_before = _shares(stacks), _shares(stacks_before)
+                before = _faster_before(run, releases[:index], subject, cell, times[0], recorded)
+                if before is None:
+                    continue
+                stacks_before = recorded[(before.copy(subject) or "", cell)]
+                shares, shares_before = _shares(stacks), _shares(stacks_before)  # type: ignore[arg-type]
                 if not shares:
                     continue
                 function = max(shares, key=lambda name: shares[name] - shares_before.get(name, 0.0))
@@ -123,6 +126,23 @@ def waiting_in(run: RunDocument) -> list[Waiting]:
                     )
                 )
     return found
+
+
+def _faster_before(
+    run: RunDocument,
+    earlier: list[Release],
+    subject: str,
+    cell: str,
+    per_request_ms: float,
+    recorded: dict[tuple[str, str], Path | None],
+) -> Release | None:
+    """The nearest earlier release sampled in the cell whose time per request was at most half this one's."""
+    for release in reversed(earlier):
+        copy = release.copy(subject)
+        times = _medians(run, copy, cell) if copy is not None and recorded.get((copy, cell)) else None
+        if times is not None and times[0] <= per_request_ms / 2:
+            return release
+    return None
 
 
 def newest_waiting(recipe_dir: Path, package: str) -> list[Waiting]:
