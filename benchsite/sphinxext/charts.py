@@ -12,7 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogFormatter
 
 from benchsite.sphinxext import chart_layout as layout
 from benchsite.sphinxext.chartspec import Chart, Series
@@ -76,6 +76,7 @@ def _draw_lines(axes: plt.Axes, chart: Chart, narrow: bool = False) -> None:
     if chart.log_scale:  # values over decades (latency): ticks as plain numbers, 1, 10, 100
         axes.set_yscale("log")
         axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axes.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False))  # where a decade is short: 2, 3, 4, 6
     else:
         axes.set_ylim(bottom=0)
     layout.legend(axes, narrow)
