@@ -14,7 +14,8 @@ from conftest import REPO
 
 
 def test_a_release_and_an_ab_side_with_the_same_rounds_are_called_alike() -> None:
-    [path] = list_runs(COMMITTED_DATA / "cherrypy-speed", "cheroot-sweep")
+    path = COMMITTED_DATA / "cherrypy-speed" / "20261126T175644.478812Z-cheroot-sweep"
+    assert path in list_runs(COMMITTED_DATA / "cherrypy-speed", "cheroot-sweep")
     run = load_run(path)
     assert run.variants is not None
     releases = {release.release: release for release in releases_of(run, None)}
@@ -45,5 +46,6 @@ def test_only_the_comparison_engine_decides_what_changed() -> None:
         "benchsite/results/comparing.py",
         "benchsite/results/releases.py",
         "benchsite/results/compare.py",
+        "benchsite/results/deciding.py",  # a sequential run's looks: the same engine, after every round
     }
     assert not (REPO / "benchsite" / "results" / "versus.py").exists()

@@ -28,6 +28,7 @@ from benchsite.model.run_steps_since_v10 import (
     run_v10_to_v11,
     run_v12_to_v13,
     run_v13_to_v14,
+    run_v14_to_v15,
 )
 from benchsite.model.upgrade import (
     overhead_v1_to_v2,
@@ -134,7 +135,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 14
+    assert run.format_version == FORMAT_VERSION == 15
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -613,3 +614,11 @@ def test_version_13_becomes_14_with_no_memory_and_no_latency_recorded() -> None:
     assert subject["idle_memory"] is None
     assert subject["cells"][0]["repetitions"] == [{**rep, "server_memory": None}]
     assert old["subjects"][0]["cells"][0]["repetitions"] == [rep]  # the old document is left as it was
+
+
+def test_version_14_becomes_15_with_no_time_bound_and_no_sequential_looks() -> None:
+    old = {"format_version": 14, "profile": {"name": "full", "rounds": 5}}
+    new = run_v14_to_v15(old)
+    assert new["format_version"] == 15
+    assert new["profile"] == {"name": "full", "rounds": 5, "seconds": 0, "sequential": False, "smallest_change": 0}
+    assert old["profile"] == {"name": "full", "rounds": 5}  # the old document is left as it was

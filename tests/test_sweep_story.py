@@ -19,10 +19,14 @@ RECIPE_DATA = COMMITTED_DATA / "cherrypy-speed"
 CELLS = {"sweep": ["c1", "c10"], "cheroot-sweep": ["c1", "c10", "c1-k", "c10-k"]}
 
 
+FIXED = {"sweep": "20261126T192326.671441Z-sweep", "cheroot-sweep": "20261126T175644.478812Z-cheroot-sweep"}
+SEQUENTIAL_CHEROOT = "20261127T143946.572412Z-cheroot-sweep"  # bounded repetitions, sequential stopping
+
+
 def committed_sweep(profile: str) -> RunDocument:
-    """The sweep run the page shows (the only one committed for each profile: pinned by its id below)."""
-    [path] = list_runs(RECIPE_DATA, profile)
-    return load_run(path)
+    """The fixed-design sweep run of each profile, pinned by its id (the page shows the newest)."""
+    assert RECIPE_DATA / FIXED[profile] in list_runs(RECIPE_DATA, profile)
+    return load_run(RECIPE_DATA / FIXED[profile])
 
 
 def told(run: RunDocument, profile: str) -> Story:
@@ -96,3 +100,18 @@ def test_an_upstream_file_that_is_a_link_is_refused(tmp_path: Path) -> None:
     (tmp_path / "upstream.toml").symlink_to(tmp_path / "elsewhere.toml")
     with pytest.raises(BenchError, match="a link, which is never followed"):
         upstream_reports(tmp_path)
+
+
+def test_the_sequential_sweep_tells_the_fixed_sweeps_findings() -> None:
+    """The cheroot sweep made again with repetitions bounded at 2 s and sequential stopping: the same stall (the
+    same releases and cells, 8.4.8 back), the same oldest-against-newest sentence, no other step in time, and the
+    same four steps in work first in its list."""
+    fixed = told(committed_sweep("cheroot-sweep"), "cheroot-sweep").sentences
+    sequential_run = load_run(RECIPE_DATA / SEQUENTIAL_CHEROOT)
+    assert sequential_run.profile.sequential and sequential_run.profile.seconds == 2
+    sequential = told(sequential_run, "cheroot-sweep").sentences
+    opening = "From 8.1.0 to 8.3.1, the cheroot raw WSGI server stalls on kept-alive connections (-c 1 -k, -c 10 -k)"
+    assert fixed[0].startswith(opening) and sequential[0].startswith(opening)
+    assert "8.4.8 is back" in sequential[0] and "issues/305" in sequential[0]
+    assert sequential[1:3] == fixed[1:3]
+    assert sequential[3].startswith(fixed[3].removesuffix("."))

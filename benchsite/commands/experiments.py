@@ -58,6 +58,14 @@ def recipe_runs(where: Where, recipe: str, profile: str) -> RecipeRun:
     return lambda wait: stored_run(Asked(recipe, profile, False, "", "", False, RunChoices(wait_for_quiet=wait)), where)
 
 
+def power_record_name(profile: str, hog: bool) -> str:
+    """The record a power benchmark writes: power.toml (power-busy.toml under a hog); another profile's runs
+    (power-sequential) get a record of their own, so the committed curve of the power profile stays."""
+    if hog:
+        return "power-busy.toml"
+    return "power.toml" if profile == "power" else f"{profile}.toml"
+
+
 def power_bench(
     repo: Path, data_dir: Path, where: Where, runs: int, profile: str, hog_seed: int | None, resume: bool
 ) -> Path:
@@ -66,7 +74,7 @@ def power_bench(
     recipe = load_recipe(RECIPE, repo / "recipes", repo / "conf")
     cpu = recipe.settings.server_cpu if recipe.settings.server_cpu is not None else 0
     hog = None if hog_seed is None else HogChoice(cpu, random.Random(hog_seed))
-    record = data_dir / METHOD_DIR / ("power-busy.toml" if hog else "power.toml")
+    record = data_dir / METHOD_DIR / power_record_name(profile, hog is not None)
     shown = str(record.relative_to(repo) if record.is_relative_to(repo) else record)
     if resume and not record.is_file():
         raise BenchError(f"--resume: there is no {shown} to go on with: run invoke powerbench without --resume")

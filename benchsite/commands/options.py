@@ -9,10 +9,10 @@ HELP: dict[str, dict[str, str]] = {
         "profile": "'full' (the default: what the site publishes), 'quick' (a smoke run, never committed), or "
         "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases), "
         "'cheroot-sweep' and 'cheroot-sweep-quick' (the releases of cheroot, the server under it) and "
-        "'timed' (full's timed rounds alone), 'versus', 'versus-quick' and 'power' (for `invoke versus` and `invoke "
-        "powerbench`), 'slices-500', 'slices-1000' and 'slices-2000' (A/B slices compared), 'latency-quick' (the "
-        "open-loop latency profile alone, short), 'cheroot-wall' (cheroot 8.0.0 and 8.1.0 by wall clock), "
-        "calibration 'sliced'",
+        "'timed' (full's timed rounds alone), 'versus', 'versus-fixed', 'versus-quick', 'power' and "
+        "'power-sequential' (for `invoke versus` and `invoke powerbench`), 'slices-500', 'slices-1000' and "
+        "'slices-2000' (A/B slices compared), 'latency-quick' (the open-loop latency profile alone, short), "
+        "'cheroot-wall' (cheroot 8.0.0 and 8.1.0 by wall clock), calibration 'sliced'",
         "data_dir": "where the new run directory goes (default: data/)",
         "clean": "first stop the servers and remove the folders that a killed earlier run left, and the A/B sides "
         "under build/variants/ that this run does not use",
@@ -69,7 +69,8 @@ HELP: dict[str, dict[str, str]] = {
         "(that option of the subjects' commands set to VALUE)",
         "b": "side B, in the same forms",
         "subjects": "the subjects to measure, comma-separated (default: those either side changes)",
-        "profile": "the recipe's profile for it (default: versus)",
+        "profile": "the recipe's profile for it (default: versus, sequential: it stops once every cell is decided; "
+        "versus-fixed: twelve rounds whatever they show)",
         "data_dir": "where the run's recipe folder goes (default: data/experiments/versus/)",
         "clean": "first stop the servers and remove the folders that a killed earlier run left, and the A/B sides "
         "under build/variants/ that this run does not use",
@@ -83,7 +84,8 @@ HELP: dict[str, dict[str, str]] = {
     },
     "powerbench": {
         "runs": "A/B runs per injected slowdown (default 10)",
-        "profile": "cherrypy-speed's profile for each run (default: power, the framework at -c 1)",
+        "profile": "cherrypy-speed's profile for each run (default: power, the framework at -c 1; power-sequential: "
+        "the same runs, sequential, into data/method/power-sequential.toml)",
         "hog": "measure on a busy machine: each run with a busy loop on the servers' CPU for a random 30-60 % of it "
         "(writes data/method/power-busy.toml)",
         "seed": "with --hog, the seed of the hogs' random shares and moments",

@@ -11,6 +11,7 @@ from rich.table import Table
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
 from benchsite.results.comparing import change_said, paired_cells, paired_subjects, sees_said, time_untold
+from benchsite.results.deciding import sequential_said
 from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.latency import copies_said as latency_said
 from benchsite.results.memory import copies_said
@@ -27,9 +28,11 @@ def print_versus(view: RunView) -> None:
         raise BenchError(f"{view.run.run_id} has no subject measured as an A and a B copy: it is not an A/B run")
     rounds = view.run.rounds.made if view.run.rounds else view.run.profile.rounds
     starts = f", servers started {len(view.run.starts)} times" if view.run.starts else ""
+    profile = view.run.profile
+    valid = "valid at every round looked at, " if profile.sequential else ""
     table = Table(
         title=f"{view.run.title}: B ÷ A, measured in one run ({rounds} rounds{starts}); intervals "
-        f"simultaneous over the cells (Bonferroni, 95 %)"
+        f"{valid}simultaneous over the cells (Bonferroni, 95 %)"
     )
     for header in ("Subject", "Cell", "Time: req/s B ÷ A", "sees", "Work: instructions/request B ÷ A", "sees"):
         table.add_column(header)
@@ -37,17 +40,23 @@ def print_versus(view: RunView) -> None:
         table.add_row(
             cell.subject,
             cell.cell,
-            change_said(cell.time, cell.time_changed, cell.time_margin),
-            sees_said(cell.time_sees),
+            change_said(cell.time, cell.time_changed, cell.time_margin, smallest=cell.smallest_change),
+            "decided" if cell.sequential and cell.time_decided else sees_said(cell.time_sees),
             change_said(cell.work, cell.work_changed, cell.work_margin, MORE_INSTRUCTIONS),
             sees_said(cell.work_sees),
         )
     Console().print(table)
+    if profile.sequential and view.run.rounds is not None:
+        say(sequential_said(view))
     say(
         "sees: the smallest change this run would have called in that cell 80 % of the time, from the spread of "
         "its own rounds (time) and batches (work)"
     )
-    blind = [cell.time_sees for cell in cells if cell.time_sees is not None and cell.time_sees > BLIND_TIME]
+    blind = [
+        cell.time_sees
+        for cell in cells
+        if cell.time_sees is not None and cell.time_sees > BLIND_TIME and not (cell.sequential and cell.time_decided)
+    ]
     if blind:
         say(
             f"time in this run sees no change under {100 * min(blind):.0f} % in {len(blind)} of {len(cells)} cells: "

@@ -47,6 +47,18 @@ class Profile(Record):
     # Further rounds also go to claims whose ratio interval is wider than ± this share of the estimate
     # (0.05: ±5 %), within the same limits (0: deciding is enough).
     target_half_width: float = Field(ge=0, le=1)
+    # Each ab repetition and warm-up also ends after this many seconds (ab -t, with -n as its ceiling), so that a
+    # side answering at 10 req/s costs seconds, not minutes; the figure records how many requests were made (0: the
+    # request count alone bounds it).
+    seconds: float = Field(ge=0, le=3600)
+    # A sequential A/B run or sweep: every comparison of copies is looked at after every round, with intervals
+    # valid at every look (`results.sequential`); a cell is no longer measured once its comparisons are decided,
+    # and the rounds stop when every one is, or at max_rounds or the time budget. With several starts the rounds
+    # keep starting the servers anew every `rounds ÷ starts` rounds, to the end.
+    sequential: bool
+    # The smallest change that matters (0.02: ±2 %): a comparison whose interval lies wholly within it is decided
+    # as "no change that matters" (0: only a change decides).
+    smallest_change: float = Field(ge=0, le=1)
     # A release sweep: every subject the conf's [sweeps.PACKAGE] names runs once per release of PACKAGE (sweep).
     releases: Seq[Release]
     sweep: str | None  # the package the releases are of (None: no releases)
@@ -68,19 +80,29 @@ class Profile(Record):
             )
         if self.max_rounds and not self.time_budget_s:
             raise ValueError(f"profiles.{self.name}: further rounds (max_rounds) need a time_budget_s")
+        if self.sequential and not self.max_rounds:
+            raise ValueError(f"profiles.{self.name}: a sequential profile needs max_rounds, the most it may make")
+        if self.sequential and self.rounds % self.starts:
+            raise ValueError(
+                f"profiles.{self.name}: a sequential profile starts its servers every rounds ÷ starts rounds: "
+                f"make rounds ({self.rounds}) a multiple of starts ({self.starts})"
+            )
         return self
 
     def requests_for(self, cell: AnyCell) -> int:
         return self.cell_requests.get(cell.name, self.requests)
 
     def start_of(self, round_index: int) -> int:
-        """The start (1 to `starts`) whose servers measure a round: the rounds in equal blocks, the further
-        rounds in the last start."""
+        """The start (1, 2...) whose servers measure a round: the rounds in equal blocks, the further rounds in
+        the last start (a sequential profile: in further blocks of the same length)."""
+        if self.sequential and self.starts > 1:
+            return (round_index - 1) // (self.rounds // self.starts) + 1
         return min(self.starts, (round_index - 1) * self.starts // self.rounds + 1)
 
     def first_rounds(self) -> list[int]:
-        """The round each start begins with."""
-        return [index for index in range(1, self.rounds + 1) if self.start_of(index) != self.start_of(index - 1)]
+        """The round each start begins with (a sequential profile: up to max_rounds)."""
+        last = self.max_rounds if self.sequential and self.starts > 1 else self.rounds
+        return [index for index in range(1, last + 1) if self.start_of(index) != self.start_of(index - 1)]
 
 
 PROFILE_DEFAULTS: dict[str, Any] = {
@@ -94,6 +116,9 @@ PROFILE_DEFAULTS: dict[str, Any] = {
     "max_rounds": 0,
     "time_budget_s": 0,
     "target_half_width": 0,
+    "seconds": 0,
+    "sequential": False,
+    "smallest_change": 0,
     "releases": [],
     "counting": None,
     "latency": None,

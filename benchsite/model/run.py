@@ -56,7 +56,7 @@ from benchsite.tools.memory import MemoryPeak
 #    sweep's newest release), instead of a purpose
 # 14 memory: each subject's process tree once it answered (idle_memory) and each repetition's server at its
 #    peak (server_memory); the open-loop latency profile (latency); None in every earlier run
-FORMAT_VERSION: Literal[14] = 14
+FORMAT_VERSION: Literal[15] = 15
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -214,7 +214,7 @@ class ServerStart(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[14]
+    format_version: Literal[15]
     recipe: Name
     title: Text
     run_id: RunId

@@ -127,3 +127,10 @@ def run_v13_to_v14(data: dict[str, Any]) -> dict[str, Any]:
             for subject in data["subjects"]
         ],
     }
+
+
+def run_v14_to_v15(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 14 to 15: profiles may bound each repetition in time and look after every round (sequential);
+    no earlier run did either."""
+    profile = {**data["profile"], "seconds": 0, "sequential": False, "smallest_change": 0}
+    return {**data, "format_version": 15, "profile": profile}

@@ -34,6 +34,7 @@ from benchsite.model.run_steps_since_v10 import (
     run_v11_to_v12,
     run_v12_to_v13,
     run_v13_to_v14,
+    run_v14_to_v15,
 )
 from benchsite.records import read_toml
 
@@ -53,6 +54,7 @@ _RUN_STEPS: dict[int, Step] = {
     11: run_v11_to_v12,
     12: run_v12_to_v13,
     13: run_v13_to_v14,
+    14: run_v14_to_v15,
 }
 
 

@@ -31,6 +31,7 @@ from benchsite.results.intervals import (
     simultaneous_level,
 )
 from benchsite.results.metrics import RPS
+from benchsite.results.sequential import sequence_detectable, sequence_interval, within
 from benchsite.results.view import RunView
 from benchsite.tools.base import Repetition
 
@@ -53,10 +54,19 @@ class PairedCell:
     # What a change must exceed to be called: 0 where the interval covers several starts, MARGIN where one.
     time_margin: float = 0.0
     work_margin: float = 0.0
+    # A sequential run's: the smallest change that matters (0: none named); its time interval is a confidence
+    # sequence, valid at every round it was looked at (see `results.sequential`).
+    smallest_change: float = 0.0
+    sequential: bool = False
 
     @property
     def time_changed(self) -> bool:
         return beyond_margin(self.time, self.time_margin)
+
+    @property
+    def time_decided(self) -> bool:
+        """Time has answered: a change, or none beyond the smallest change that matters."""
+        return self.time_changed or within(self.time, self.smallest_change)
 
     @property
     def work_changed(self) -> bool:
@@ -120,11 +130,12 @@ def compare_copies(
     counted = [(a, b, cell) for _, cell, a, b in shared if batches(view, a, cell) and batches(view, b, cell)]
     work_level = simultaneous_level(len(counted))
     found = []
-    counting = view.run.profile.counting
+    profile = view.run.profile
+    counting = profile.counting
     work_margin = 0.0 if counting and counting.starts > 1 else MARGIN
     for subject, cell, a, b in shared:
         time_ratios, time_margin = per_start(view, alike_rounds(view, a, b, cell))
-        time = ratio_interval(time_ratios, time_level)
+        time = (sequence_interval if profile.sequential else ratio_interval)(time_ratios, time_level)
         work, work_ratios = None, []
         if (a, b, cell) in counted and counting:
             counted_a, counted_b = batches(view, a, cell), batches(view, b, cell)
@@ -141,10 +152,14 @@ def compare_copies(
                 cell,
                 time if time and time.bounded else None,
                 work if work and work.bounded else None,
-                detectable_change(time_ratios, time_level, time_margin),
+                (sequence_detectable if profile.sequential else detectable_change)(
+                    time_ratios, time_level, time_margin
+                ),
                 detectable_change(work_ratios, work_level, work_margin),
                 time_margin,
                 work_margin,
+                profile.smallest_change,
+                profile.sequential,
             )
         )
     return found
@@ -230,12 +245,17 @@ def batches(view: RunView, subject: str | None, cell: str) -> list[float]:
     return [batch.per_request for batch in count.batches]
 
 
-def change_said(interval: Interval | None, changed: bool, margin: float = MARGIN, words: Direction = FASTER) -> str:
+def change_said(
+    interval: Interval | None, changed: bool, margin: float = MARGIN, words: Direction = FASTER, smallest: float = 0.0
+) -> str:
     """-4.8 % [-6.1 % … -3.5 %], changed; a change beyond ±50 % as factors ("143× slower (95 %: 36× to 550×),
-    changed"); or "—" where there is no estimate."""
+    changed"); or "—" where there is no estimate. With the smallest change that matters: "no change beyond ±5 %"
+    where the interval lies within it, else "undecided"."""
     if interval is None or interval.low is None or interval.high is None:
-        return "—"
+        return "—" if not smallest else "undecided: too few rounds for an interval"
     verdict = "changed" if changed else (f"no change beyond ±{100 * margin:g} %" if margin else "no change seen")
+    if smallest and not changed:
+        verdict = f"no change beyond ±{100 * smallest:g} %" if within(interval, smallest) else "undecided"
     if not all(2 / 3 <= bound <= 1.5 for bound in (interval.low, interval.high)):
         return f"{with_range(interval, words)}, {verdict}"
     return (

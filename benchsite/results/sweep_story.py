@@ -158,8 +158,12 @@ def told_stall(
         worked = next((w for w in work if w.release == first and w.subject == stall.subject), None)
         if worked is not None:
             counted = sweep.cell_named(worked.cell)
-            moved = "changed by" if worked.significant else "did not change beyond the noise"
-            said += f", while its instructions per request (counted at {counted}) {moved} ({_percent_only(worked)})"
+            moved = (
+                f"changed by {_percent_only(worked)}"
+                if worked.significant
+                else f"did not change beyond the noise ({_percent_only(worked)})"
+            )
+            said += f", while its instructions per request (counted at {counted}) {moved}"
     names = [r.release for r in sweep.releases]
     after = names[names.index(last) + 1] if names.index(last) + 1 < len(names) else None
     out = _step(steps, after, stall.subject, cell) if after else None

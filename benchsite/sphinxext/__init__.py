@@ -62,6 +62,7 @@ from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
 from benchsite.sphinxext.raw import BenchCommands, BenchRaw
 from benchsite.sphinxext.releases import BenchReleases
 from benchsite.sphinxext.results import BenchFlagRule, BenchResults
+from benchsite.sphinxext.sequential import BenchSequential
 from benchsite.sphinxext.setup_steps import BenchSetup
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
 from benchsite.sphinxext.topology import BenchTopology
@@ -96,6 +97,7 @@ DIRECTIVES = {
     "bench-hogged": BenchHogged,
     "bench-power": BenchPower,
     "bench-power-said": BenchPowerSaid,
+    "bench-sequential": BenchSequential,
     "bench-slices": BenchSlices,
     "bench-versus": BenchVersus,
     "bench-details": BenchDetails,

@@ -37,6 +37,13 @@ WORDS: dict[str, str] = {
     "margin two starts of unchanged code can differ by (none where the run started its servers several times): "
     "one rule for A/B sides and sweep releases, in time (pairs of repetitions that met alike interference) and "
     "in work (counted batches)",
+    "sequential": "an A/B run or sweep that looks at every comparison after each round and measures a cell no "
+    "more once it is decided: a change called, or its interval within the smallest change that matters "
+    "(undecided otherwise, when its rounds or time budget end)",
+    "confidence sequence": "an interval that holds at its level over every look at once, however often the rounds "
+    "are looked at while they accrue: what a sequential run's time intervals are",
+    "time bound": "a profile's seconds: each ab repetition also ends after that long, its request count the "
+    "ceiling; the raw output records how many requests it made",
     "open loop": "requests sent on a fixed schedule whether or not earlier ones were answered (benchsite-paced), "
     "each timed from when it was due: a stall is charged to every request it held up; ab and wrk run a closed "
     "loop instead, each client waiting for its answer before it sends again",

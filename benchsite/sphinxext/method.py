@@ -34,8 +34,9 @@ class MethodDirective(ReportingDirective):
     def data_dir(self) -> Path:
         return Path(self.config.bench_data_dir)
 
-    def record(self) -> MethodRecord:
-        path = self.data_dir() / METHOD_DIR / f"{self.arguments[0]}.toml"
+    def record(self, name: str | None = None) -> MethodRecord:
+        """The record the directive names (or `name`, another one)."""
+        path = self.data_dir() / METHOD_DIR / f"{name or self.arguments[0]}.toml"
         self.env.note_dependency(str(path))
         if not path.is_file():
             raise BenchError(f"{path}: no such record of the method's experiments")

@@ -12,6 +12,7 @@ from docutils.parsers.rst import directives
 
 from benchsite.errors import BenchError
 from benchsite.results.claims import fmt_interval
+from benchsite.results.deciding import sequential_said
 from benchsite.results.factors import FASTER, MORE_INSTRUCTIONS, Direction, with_range
 from benchsite.results.intervals import Interval, level_label
 from benchsite.results.memory import memory_figures
@@ -108,6 +109,12 @@ class BenchReleases(PublishedDirective):
             f"{len(releases)} releases, each installed from PyPI into its own environment {beside}, all of them "
             f"measured in the same {rounds} round{'s' * (rounds != 1)} (every release's subjects back to back in each "
             "cell, so that two releases are compared round by round). "
+            + (
+                "The sweep was sequential: a release's cell was measured again only while one of its comparisons "
+                "was undecided, and its time intervals hold at every round looked at. " + sequential_said(view) + ". "
+                if run.profile.sequential
+                else ""
+            )
             + (
                 f"Patched to run on today's Python (the patch is recorded in the run): {', '.join(patched)}."
                 if patched

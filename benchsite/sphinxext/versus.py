@@ -9,6 +9,7 @@ from docutils import nodes
 
 from benchsite.errors import BenchError
 from benchsite.results.comparing import PairedCell, change_said, paired_cells, paired_subjects, time_untold
+from benchsite.results.deciding import answered_said, sequential_said
 from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.memory import copies_said
 from benchsite.results.store import load_view
@@ -43,7 +44,11 @@ class BenchVersus(ReportingDirective):
                     cell.cell,
                     _median(view, a, cell.cell),
                     _median(view, b, cell.cell),
-                    data(change_said(cell.time, cell.time_changed, cell.time_margin), versus=tag, currency="time"),
+                    data(
+                        change_said(cell.time, cell.time_changed, cell.time_margin, smallest=cell.smallest_change),
+                        versus=tag,
+                        currency="time",
+                    ),
                     _counted(view, a, cell.cell),
                     _counted(view, b, cell.cell),
                     data(
@@ -64,14 +69,23 @@ class BenchVersus(ReportingDirective):
             "Work: B ÷ A",
         )
         rounds = view.run.rounds.made if view.run.rounds else view.run.profile.rounds
+        answered = answered_said(view, cells)
         return [
+            *([nodes.paragraph(text=answered, classes=["bench-answered"])] if answered else []),
             nodes.paragraph(text=_sides(view)),
             table(headers, rows, classes=["bench-versus"]),
             nodes.paragraph(
                 text=f"Measured on {view.run.machine.name} ({view.run.started_at[:10]}), {rounds} rounds, each "
                 "measuring A and B back to back in every cell (A first in odd rounds, B first in even ones)"
                 f"{_starts_said(view)}; instructions counted under callgrind after the timed rounds. Intervals: "
-                "95 %, simultaneous over the cells of each currency."
+                "95 %, simultaneous over the cells of each currency"
+                + (
+                    "; in time, valid at every round the run looked at (a confidence sequence). "
+                    + sequential_said(view)
+                    + "."
+                    if view.run.profile.sequential
+                    else "."
+                )
             ),
             nodes.paragraph(text=detectable_said(cells)),
             *(nodes.paragraph(text=said) for cell in cells if (said := time_untold(view, cell))),
@@ -104,11 +118,14 @@ def detectable_said(cells: list[PairedCell]) -> str:
         return f"{low} %" if low == high else f"{low} % to {high} % by cell"
 
     parts = []
+    open_cells = [c for c in cells if not (c.sequential and c.time_decided)]  # a decided cell has its answer
     for currency, found in (
-        ("time", [c.time_sees for c in cells if c.time_sees is not None]),
+        ("time", [c.time_sees for c in open_cells if c.time_sees is not None]),
         ("work", [c.work_sees for c in cells if c.work_sees is not None]),
     ):
         parts.append(f"{span(found)} in {currency}" if found else f"nothing in {currency} (no spread to tell by)")
+    if len(open_cells) < len(cells):
+        parts[0] = f"{parts[0]} in the cells left undecided" if open_cells else "every cell decided in time"
     return (
         "What this run could see: the smallest change it would have called 80 % of the time, from the spread "
         f"of its own rounds and batches, is {parts[0]}, and {parts[1]}."

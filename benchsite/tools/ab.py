@@ -320,6 +320,15 @@ class AbCellRun(CellRunBase[AbResult]):
 AbCell.RUN = AbCellRun  # the record a subject's repetitions in such a cell are kept in
 
 
+def time_bounded(argv: list[str], seconds: float) -> list[str]:
+    """An ab command that also ends after `seconds` (-t), its -n still the ceiling: ab's -t sets -n 50000 unless
+    an -n follows it, so -t goes before -n (0: unchanged)."""
+    if not seconds:
+        return argv
+    at = argv.index("-n")
+    return [*argv[:at], "-t", f"{seconds:g}", *argv[at:]]
+
+
 def build_argv(
     *,
     url: str,

@@ -3,6 +3,7 @@
 Usage: python held_app.py PORT [--pause SECONDS] [--hold MB]
 --pause S   once a second, one request sleeps S seconds first: the whole server stalls (it has one thread)
 --hold MB   the process holds MB mebibytes more, every page written (so counted in its USS)
+--delay S   every request sleeps S seconds first (a slow side of an A/B run)
 Under gunicorn (`gunicorn held_app:app`), HELD_APP_HOLD_MB holds that much in each worker (imported after the fork).
 """
 
@@ -15,6 +16,7 @@ import time
 BODY = b"hello"
 _next_pause = [time.monotonic() + 1.0]
 _pause_s = [0.0]
+_delay_s = [0.0]
 _ballast: list[bytearray] = []
 
 
@@ -25,6 +27,8 @@ def hold(mebibytes: int) -> None:
 
 
 def app(environ: dict, start_response) -> list[bytes]:  # type: ignore[no-untyped-def]
+    if _delay_s[0]:
+        time.sleep(_delay_s[0])
     now = time.monotonic()
     if _pause_s[0] and now >= _next_pause[0]:
         _next_pause[0] = now + 1.0
@@ -42,8 +46,10 @@ if __name__ == "__main__":
     parser.add_argument("port", type=int)
     parser.add_argument("--pause", type=float, default=0.0)
     parser.add_argument("--hold", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0)
     options = parser.parse_args()
     _pause_s[0] = options.pause
+    _delay_s[0] = options.delay
     hold(options.hold)
     server = wsgi.Server(("127.0.0.1", options.port), app, numthreads=1, request_queue_size=1024)
     server.safe_start()

@@ -24,11 +24,13 @@ from benchsite.model.conf import Profile, Settings
 from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
 from benchsite.model.run import Rounds, RunDocument, Warmup
 from benchsite.results.claims import Verdict
+from benchsite.results.deciding import looked
 from benchsite.results.intervals import half_width
 from benchsite.results.published import Published
 from benchsite.results.store import write_text
 from benchsite.results.view import RunView
 from benchsite.tools import AnyCell, AnyResult, parse_report
+from benchsite.tools.ab import AbCell, time_bounded
 from benchsite.tools.base import BusyClock, ExternalCell, Repetition
 from benchsite.tools.client import ClientCell
 from benchsite.tools.paced import PacedCell
@@ -41,10 +43,13 @@ def cell_argv(
     requests: int,
     settings: Settings,
     address: str,
+    seconds: float = 0,
 ) -> list[str]:
-    """The load tool's bounded command for one cell, aimed at the server's address and port."""
+    """The load tool's bounded command for one cell, aimed at the server's address and port; an ab cell also ends
+    after `seconds` where given (wrk and the paced tool run for a set time anyway)."""
     url = f"http://{address}:{server.port}{cell.path or subject.path}"
-    return cell.argv(url, requests, settings.program(cell.TOOL), settings.socket_timeout_s)
+    argv = cell.argv(url, requests, settings.program(cell.TOOL), settings.socket_timeout_s)
+    return time_bounded(argv, seconds) if isinstance(cell, AbCell) else argv
 
 
 def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeout_s: float) -> str:
@@ -180,7 +185,8 @@ def warm_up(
             if profile.warmup_cells and cell.name not in profile.warmup_cells:
                 continue
             reporter.status(f"warming up {subject.label}, {cell.label}")
-            argv = cell_argv(server, subject, cell, profile.warmup_requests, settings, hosts.server.address)
+            address = hosts.server.address
+            argv = cell_argv(server, subject, cell, profile.warmup_requests, settings, address, profile.seconds)
             run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
             records.append(Warmup(subject=subject.name, cell=cell.name, argv=tuple(argv), exit_code=run.exit_code))
     return records
@@ -217,7 +223,8 @@ def repetition_argv(
     match cell:
         case ExternalCell() if isinstance(subject, Server | Ceiling):
             server = started[subject.name].server
-            return server, cell_argv(server, subject, cell, profile.requests_for(cell), settings, hosts.server.address)
+            requests = profile.requests_for(cell)
+            return server, cell_argv(server, subject, cell, requests, settings, hosts.server.address, profile.seconds)
         case ClientCell() if isinstance(subject, Client):
             backend = _backend(started)
             return backend.server, client_argv(recipe, subject, cell, backend, profile)
@@ -244,11 +251,14 @@ class Measuring:
     rounds_made: int = 0
     further_repetitions: int = 0
     reserved_s: float = 0.0  # of the time budget, kept for what follows the timed rounds (counting)
+    before_round: Callable[[int], None] | None = None  # what a round needs first (a new start of the servers)
 
     def round(self, index: int, plan: Plan) -> None:
         """One round of the plan's cells. By default cell by cell: the subjects of a cell back to back, so
         the figures a claim compares are measured seconds apart, their order turning round every other
         round (A B, then B A)."""
+        if self.before_round is not None:
+            self.before_round(index)
         backends = {name: s.server for name, s in self.started.items() if isinstance(s.subject, Backend)}
         subjects = [subject for subject, _ in plan]
         if index % 2 == 0:
@@ -290,11 +300,20 @@ class Measuring:
         target, while the profile's limits allow."""
         profile = self.profile
         while True:
-            verdicts = published.verdicts(RunView(document())) if published is not None else []
-            needed = {cell for verdict in verdicts for cell in self._needs(verdict)} | self._disturbed_cells()
+            view = RunView(document())
+            if profile.sequential:  # the comparisons decide; claims are judged at the end, as they stand
+                state = looked(view)
+                self.reporter.step(f"after round {self.rounds_made}: {state.said()}")
+                needed = state.to_measure | self._disturbed_cells()
+                verdicts = []
+            else:
+                verdicts = published.verdicts(view) if published is not None else []
+                needed = {cell for verdict in verdicts for cell in self._needs(verdict)} | self._disturbed_cells()
             needed = needed if profile.max_rounds else set()
             stopped = self._why_stop(needed, published)
             if stopped:
+                if profile.sequential and published is not None:
+                    verdicts = published.verdicts(view)
                 return Rounds(
                     minimum=profile.rounds,
                     maximum=profile.max_rounds,
@@ -351,6 +370,8 @@ class Measuring:
         profile = self.profile
         if not profile.max_rounds:
             return "this profile makes no further rounds"
+        if not needed and profile.sequential:
+            return "every comparison decided and no disturbed round to measure again"
         if not needed:
             target = f" or wider than ±{100 * profile.target_half_width:g} %" if profile.target_half_width else ""
             decided = f"no claim left undecided{target}" if published is not None else "no published claims to decide"

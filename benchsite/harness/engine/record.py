@@ -121,6 +121,14 @@ class RunHeader:
     starts: tuple[ServerStart, ...] | None = None  # several starts of the servers, each with its hash seed
 
 
+def _begun(
+    starts: tuple[ServerStart, ...] | None, measured: dict[tuple[str, str], list[Repetition[Any]]]
+) -> tuple[ServerStart, ...] | None:
+    """The starts whose rounds were made (a sequential run draws one per block up to its max_rounds)."""
+    last = max((rep.index for reps in measured.values() for rep in reps), default=0)
+    return None if starts is None else tuple(start for start in starts if start.first_round <= max(last, 1))
+
+
 def document(
     header: RunHeader,
     finished_at: str,
@@ -158,6 +166,6 @@ def document(
         machine_check=header.machine_check,
         accepted_busy=header.accepted_busy,
         variants=header.recipe.variants,
-        starts=header.starts,
+        starts=_begun(header.starts, measured),
         latency=latency,
     )

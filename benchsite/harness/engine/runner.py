@@ -131,11 +131,15 @@ def run_recipe(
             session = Measuring(hosts, recipe, runnable, started, profile, settings, run_dir, reporter, run_started)
             if profile.counting is not None:
                 session.reserved_s = profile.counting.reserve_s(len(servers))
-            for index in range(1, profile.rounds + 1):
-                if index > 1 and index in seeds:
+
+            def begin_round(index: int) -> None:
+                if index > 1 and index in seeds:  # a new start: the servers anew, with its hash seed
                     start = (profile.start_of(index), seeds[index], workroot)
                     restart_subjects(hosts, recipe, started, settings, stack, run_dir, reporter, start)
                     warm_up(hosts, runnable, started, profile, settings, reporter)
+
+            session.before_round = begin_round
+            for index in range(1, profile.rounds + 1):
                 session.round(index, runnable)
 
             latency: LatencyProfile | None = None
