@@ -4,13 +4,22 @@ looked at after every round (simulated), and its rule replayed on committed roun
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from benchsite.model.run import RunDocument
-from benchsite.results.comparing import change_said
-from benchsite.results.deciding import comparison_sets, first_rounds, looked, replayed
+from benchsite.results.comparing import change_said, paired_cells
+from benchsite.results.deciding import (
+    answered_said,
+    comparison_sets,
+    first_rounds,
+    looked,
+    replayed,
+    sequential_said,
+)
+from benchsite.results.factors import percent_or_factor
 from benchsite.results.intervals import LEVEL, Interval, ratio_interval
 from benchsite.results.sequential import critical_t, log_bayes_factor, sequence_interval, within
 from benchsite.results.store import load_run
@@ -18,7 +27,7 @@ from benchsite.results.view import RunView
 from committed import COMMITTED_DATA
 
 FIXED_SWEEP = COMMITTED_DATA / "cherrypy-speed" / "20261126T175644.478812Z-cheroot-sweep"
-SEQUENTIAL_AB = COMMITTED_DATA / "experiments" / "versus" / "cherrypy-speed" / "20261127T143554.130524Z-versus"
+SEQUENTIAL_AB = COMMITTED_DATA / "experiments" / "versus" / "cherrypy-speed" / "20261127T150521.998138Z-versus"
 POWER_A_A = [
     "20261126T231957.750900Z-power",
     "20261126T232928.442041Z-power",
@@ -146,3 +155,26 @@ def test_committed_a_a_rounds_replayed_never_call_a_change(run_id: str) -> None:
     for made in range(2, last + 1, 3):
         assert not any(cell.time_changed for cell in looked(RunView(first_rounds(run, made, 0.01))).cells)
     assert replayed(run, 0.01).stopped_at is None or not any(c.time_changed for c in replayed(run, 0.01).state.cells)
+
+
+def test_a_sequential_run_says_its_answer_first_and_what_its_time_bound_cut_short() -> None:
+    """The answer in words (each called cell's factor, the others undecided), and each cut-short cell's requests
+    as its raw outputs count them."""
+    view = RunView(load_run(SEQUENTIAL_AB))
+    cells = paired_cells(view)
+    said = answered_said(view, cells)
+    assert view.run.rounds is not None and said.startswith(f"Answered after {view.run.rounds.made} rounds")
+    for cell in cells:
+        name = f"{cell.subject} {view.run.cell_label(cell.cell)}"
+        if cell.time_changed and cell.time is not None:
+            assert f"{name} {percent_or_factor(cell.time.value)}" in said
+        elif not cell.time_decided:
+            assert name in said.split("; ")[-1] and "undecided" in said
+    side_b = view.run.subject("raw-wsgi-b")
+    assert side_b is not None
+    cut = side_b.cell("c1-k")
+    assert cut is not None
+    raw = [(SEQUENTIAL_AB / rep.raw_output).read_text() for rep in cut.repetitions]
+    made = sorted({int(re.search(r"Complete requests:\s+(\d+)", text).group(1)) for text in raw})  # type: ignore[union-attr]
+    span = f"{made[0]:,}" if len(made) == 1 else f"{made[0]:,}-{made[-1]:,}"
+    assert made[-1] < cut.requests and f"raw-wsgi-b c1-k ({span} requests a repetition)" in sequential_said(view)

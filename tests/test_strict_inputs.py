@@ -162,6 +162,31 @@ RECIPE_MISTAKES = [
         "",
         "profiles.quick.requests: input should be greater than or equal to 1 (got -5)",
     ),
+    (
+        "a sequential profile with no most rounds",
+        toy_subject(),
+        "",
+        "profiles.quick: a sequential profile needs max_rounds, the most it may make",
+    ),
+    (
+        "a negative time bound",
+        toy_subject(),
+        "",
+        "profiles.quick.seconds: input should be greater than or equal to 0 (got -2)",
+    ),
+    (
+        "a smallest change that is not a share",
+        toy_subject(),
+        "",
+        "profiles.quick.smallest_change: input should be less than or equal to 1 (got 5)",
+    ),
+    (
+        "a sequential profile outside an A/B run or a sweep",
+        toy_subject(),
+        "",
+        "profile 'quick' of toy is sequential: it stops once its comparisons of copies are decided, so it runs "
+        "under `invoke versus` or as a release sweep",
+    ),
 ]
 MATRIX_MISTAKES = [
     (
@@ -177,6 +202,14 @@ CONF_EDITS: dict[str, Callable[[str], str]] = {
     "a profile key by its old name": lambda conf: conf.replace("rounds = 1", "repetitions = 1"),
     "a typo in a profile key": lambda conf: conf.replace("warmup_requests", "warmup_reqeusts"),
     "negative requests": lambda conf: conf.replace("requests = 50", "requests = -5"),
+    "a sequential profile with no most rounds": lambda conf: conf.replace(
+        "rounds = 1", "rounds = 1\nsequential = true"
+    ),
+    "a negative time bound": lambda conf: conf.replace("rounds = 1", "rounds = 1\nseconds = -2"),
+    "a smallest change that is not a share": lambda conf: conf.replace("rounds = 1", "rounds = 1\nsmallest_change = 5"),
+    "a sequential profile outside an A/B run or a sweep": lambda conf: conf.replace(
+        "rounds = 1", "rounds = 1\nsequential = true\nmax_rounds = 4\ntime_budget_s = 60"
+    ),
 }
 
 
@@ -195,8 +228,9 @@ def refusal(toy: ToyRecipes) -> str:
     return str(refused.value)
 
 
-# Checked when the run places its processes, not when the files load: through the command only.
-AT_PLACEMENT = {"a CPU the machine lacks"}
+# Checked when the run places its processes, or what the command is asked, not when the files load: through the
+# command only.
+AT_PLACEMENT = {"a CPU the machine lacks", "a sequential profile outside an A/B run or a sweep"}
 LOADING = [mistake for mistake in RECIPE_MISTAKES if mistake[0] not in AT_PLACEMENT]
 
 

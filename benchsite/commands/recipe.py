@@ -112,7 +112,13 @@ def _measured(prepared: list[tuple[Recipe, Published | None]], asked: Asked, pla
 def _checked(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> None:
     """Everything asked of a recipe that reads no measurement: its profile, where it may run, an A/B run's sides
     (harness/variants/precheck.py); a one-line error at once, never after waiting for the machine."""
-    sweep = recipe.sweep_of(recipe.profile(asked.profile))
+    chosen = recipe.profile(asked.profile)
+    sweep = recipe.sweep_of(chosen)
+    if chosen.sequential and sweep is None and asked.sides is None:
+        raise BenchError(
+            f"profile {asked.profile!r} of {recipe.name} is sequential: it stops once its comparisons of copies are "
+            "decided, so it runs under `invoke versus` or as a release sweep (give it sweep = PACKAGE)"
+        )
     if placement.remote:
         check_placeable(recipe)
     if (sweep is not None or asked.sides) and placement.remote:

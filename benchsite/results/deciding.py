@@ -120,15 +120,17 @@ def replayed(run: RunDocument, smallest_change: float | None = None) -> Replayed
 
 
 def sequential_said(view: RunView) -> str:
-    """How a sequential run ended: after how many rounds and seconds, why, and what each repetition's time bound
+    """How a sequential run ended: "Sequential: looked at after every round, stopped after ..."."""
+    return f"Sequential: looked at after every round, {stopped_said(view)}" if view.run.rounds else ""
+
+
+def stopped_said(view: RunView) -> str:
+    """After how many rounds and seconds a sequential run stopped, why, and what each repetition's time bound
     cut short."""
     rounds = view.run.rounds
     if rounds is None:
         return ""
-    said = (
-        f"Sequential: looked at after every round, stopped after {rounds.made} rounds and {rounds.elapsed_s:.0f} s "
-        f"of measuring ({rounds.stopped})"
-    )
+    said = f"stopped after {rounds.made} rounds and {rounds.elapsed_s:.0f} s of measuring ({rounds.stopped})"
     cut = bounded_repetitions(view)
     return said + (f"; ended at the {view.run.profile.seconds:g} s bound: {cut}" if cut else "")
 
@@ -163,5 +165,6 @@ def answered_said(view: RunView, cells: Sequence[PairedCell]) -> str:
             open_.append(name)
     said = f"Answered after {rounds.made} rounds ({rounds.elapsed_s:.0f} s): " + ("; ".join(told) or "nothing decided")
     if open_:
-        said += f"; {', '.join(open_)} undecided when the rounds stopped ({rounds.stopped})"
+        why = "its time budget ended" if rounds.stopped.startswith("the time budget") else "its rounds ran out"
+        said += f"; {', '.join(open_)} undecided when {why} (each within its interval below)"
     return said + "."

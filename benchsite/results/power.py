@@ -7,6 +7,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benchsite.model.run import RunDocument
 from benchsite.results.comparing import PairedCell, paired_cells
 from benchsite.results.view import RunView
 
@@ -20,6 +21,12 @@ class PowerLevel:
 
     label: str
     cells: tuple[PairedCell, ...]  # the framework's -c 1 in each run
+    rounds_s: tuple[float, ...] = ()  # when each run's timed rounds ended, in seconds after it began
+
+    @property
+    def median_rounds_s(self) -> float | None:
+        """The median time the runs' timed rounds took to answer (a sequential run stops once decided)."""
+        return statistics.median(self.rounds_s) if self.rounds_s else None
 
     @property
     def runs(self) -> int:
@@ -60,7 +67,14 @@ def power_level(label: str, views: Sequence[RunView]) -> PowerLevel:
     for view in views:
         cell = next((c for c in paired_cells(view) if c.subject == SUBJECT and c.cell == CELL), None)
         found.append(cell if cell is not None else PairedCell(SUBJECT, "", "", CELL, None, None))  # no copy ran it
-    return PowerLevel(label, tuple(found))
+    return PowerLevel(label, tuple(found), tuple(rounds_ended(view.run) for view in views))
+
+
+def rounds_ended(run: RunDocument) -> float:
+    """When a run's timed rounds ended, in seconds after it began."""
+    return max(
+        (rep.started_after_s or 0.0) + rep.wall_s for s in run.subjects for c in s.cells for rep in c.repetitions
+    )
 
 
 def power_said(where: str, levels: Sequence[PowerLevel]) -> str:

@@ -13,6 +13,7 @@ from benchsite.model.run import RunDocument
 from benchsite.results.comparing import PairedCell, paired_cells
 from benchsite.results.deciding import replayed
 from benchsite.results.intervals import LEVEL
+from benchsite.results.power import rounds_ended
 from benchsite.results.view import RunView
 
 SUBJECT, CELL = "framework", "c1"
@@ -59,13 +60,6 @@ class DesignRow:
 
 def _cell(cells: Sequence[PairedCell]) -> PairedCell | None:
     return next((c for c in cells if c.subject == SUBJECT and c.cell == CELL), None)
-
-
-def rounds_ended(run: RunDocument) -> float:
-    """When the run's timed rounds ended, in seconds after it started."""
-    return max(
-        (rep.started_after_s or 0.0) + rep.wall_s for s in run.subjects for c in s.cells for rep in c.repetitions
-    )
 
 
 def fixed_answers(runs: Sequence[RunDocument]) -> tuple[Answered, ...]:

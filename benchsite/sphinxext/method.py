@@ -261,6 +261,7 @@ class BenchPower(MethodDirective):
                 _change(level.work_change),
                 _change(level.time_change),
                 _width(level.time_half_width),
+                "—" if level.median_rounds_s is None else f"{level.median_rounds_s:.0f} s",
                 data(
                     f"{level.work_called} of {level.runs}",
                     power=level.label.split(" (")[0],
@@ -282,6 +283,7 @@ class BenchPower(MethodDirective):
             "Work measured (median)",
             "Time measured (median)",
             "Time interval (median)",
+            "Rounds took (median)",
             "Work called a change",
             "Time called a change",
         )

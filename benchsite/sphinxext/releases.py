@@ -12,7 +12,7 @@ from docutils.parsers.rst import directives
 
 from benchsite.errors import BenchError
 from benchsite.results.claims import fmt_interval
-from benchsite.results.deciding import sequential_said
+from benchsite.results.deciding import stopped_said
 from benchsite.results.factors import FASTER, MORE_INSTRUCTIONS, Direction, with_range
 from benchsite.results.intervals import Interval, level_label
 from benchsite.results.memory import memory_figures
@@ -110,8 +110,10 @@ class BenchReleases(PublishedDirective):
             f"measured in the same {rounds} round{'s' * (rounds != 1)} (every release's subjects back to back in each "
             "cell, so that two releases are compared round by round). "
             + (
-                "The sweep was sequential: a release's cell was measured again only while one of its comparisons "
-                "was undecided, and its time intervals hold at every round looked at. " + sequential_said(view) + ". "
+                "The sweep was sequential: looked at after every round, a release's cell was measured again only "
+                "while one of its comparisons was undecided, and its time intervals hold at every look; it "
+                + stopped_said(view)
+                + ". "
                 if run.profile.sequential
                 else ""
             )

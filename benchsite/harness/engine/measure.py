@@ -1,6 +1,6 @@
 """Measuring: warm-ups, then rounds of every (subject, cell), each repetition one bounded load run with
 the CPU time it cost on each side and what else the machine did meanwhile; further rounds for the
-cells of claims still undecided, within the profile's limits.
+cells of claims still undecided (a sequential run: of comparisons still undecided), within the profile's limits.
 """
 
 from __future__ import annotations
@@ -297,7 +297,8 @@ class Measuring:
 
     def further_rounds(self, published: Published | None, document: Callable[[], RunDocument]) -> Rounds:
         """Rounds of the cells whose claims are still inconclusive, or wider than the profile's precision
-        target, while the profile's limits allow."""
+        target (a sequential profile: of the copies' cells whose comparisons are undecided, looked at after every
+        round), while the profile's limits allow."""
         profile = self.profile
         while True:
             view = RunView(document())
