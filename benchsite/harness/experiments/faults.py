@@ -27,6 +27,7 @@ from pathlib import Path
 
 import psutil
 
+from benchsite.harness.processes.live import live_processes
 from benchsite.harness.processes.machine_lock import HOLDER_ENV, LOCK_ENV, holding_the_machine
 from benchsite.harness.processes.signals import TEST_SIGNAL
 from benchsite.results.store import STAGING_PREFIX
@@ -88,7 +89,7 @@ def _of_trial(session: int, mark: str) -> list[psutil.Process]:
     """The live processes a trial's run started: those in its session (the run leads a new one), and any
     that left the session but inherited its environment mark. Nothing else on the machine counts."""
     found = []
-    for process in psutil.process_iter():
+    for process in live_processes():
         try:
             if process.status() == psutil.STATUS_ZOMBIE:
                 continue

@@ -14,6 +14,7 @@ import psutil
 from benchsite.errors import BenchError
 from benchsite.harness.hosts.placement import LocalHost, Placement
 from benchsite.harness.interference.machine import measured_cpus
+from benchsite.harness.processes.live import live_processes
 from benchsite.model.conf import Settings
 from benchsite.model.interference import MachineCheck
 from benchsite.tools.base import BusyClock
@@ -69,7 +70,7 @@ def _busiest(primed: dict[int, psutil.Process], limit: int = 2) -> tuple[str, ..
 
 def _primed() -> dict[int, psutil.Process]:
     primed = {}
-    for process in psutil.process_iter():
+    for process in live_processes():
         try:
             process.cpu_percent(None)
             primed[process.pid] = process

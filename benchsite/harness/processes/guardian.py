@@ -19,6 +19,8 @@ from typing import Any
 
 import psutil
 
+from benchsite.harness.processes.live import live_processes
+
 GRACE_S = 5.0
 
 
@@ -31,7 +33,7 @@ def _members(pgid: int, created: float) -> list[psutil.Process]:
     """The live processes of a group whose leader started at `created` (none if that leader is gone and the
     id could have been reused)."""
     found = []
-    for process in psutil.process_iter():
+    for process in live_processes():
         try:
             if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
                 found.append(process)
