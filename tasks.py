@@ -318,16 +318,11 @@ def wheels(c: Context) -> None:
 @reported
 def add_run(c: Context, path: str, data_dir: str = "") -> None:
     """Add a run made on another machine to data/, after checking it whole (schema, machine, raw outputs)."""
-    from benchsite.results.contribute import add_run as add
+    from benchsite.commands.add_run import add_run_said
 
     target_dir = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
-    run, target, renamed_from = add(Path(path), target_dir, _path(c, "recipes_dir"), _path(c, "conf_dir"))
-    known = f"; the run called it {renamed_from!r}, data/ knows it by this name" if renamed_from else ""
-    print(
-        f"added {_shown(target)} (machine {run.machine.name}, id {run.machine.id}{known}); "
-        "build the site with `.venv/bin/invoke docs` and commit the run directory",
-        file=sys.stderr,
-    )
+    said = add_run_said(Path(path), target_dir, _path(c, "recipes_dir"), _path(c, "conf_dir"), ROOT)
+    print(said, file=sys.stderr)
 
 
 @task(help=HELP["upgrade_data"])

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tiny_site import build
 
 from benchsite.errors import BenchError
 from benchsite.model.machine import machine_of
@@ -18,6 +19,7 @@ from benchsite.results.contribute import add_run
 from benchsite.results.machines import by_machine
 from benchsite.results.published import load_published
 from benchsite.results.store import list_runs, load_run, recipe_views
+from benchsite.sphinxext.history import short_run_name
 from committed import COMMITTED_DATA
 from conftest import REPO, run_invoke
 
@@ -120,7 +122,8 @@ def test_a_known_machine_under_another_name_joins_under_the_name_data_knows(tmp_
     result = run_invoke("add-run", str(run_dir), "--data-dir", str(data), timeout=120)
     assert result.returncode == 0, result.stderr
     [line] = result.stderr.strip().splitlines()
-    assert "machine amd-epyc-2cpu" in line and "the run called it 'other-box'" in line
+    assert "machine amd-epyc-2cpu" in line and "the run named it 'other-box'" in line
+    assert "the same fingerprint" in line and "the pages show it as that" in line
     added = load_run(data / RECIPE / source.name)
     assert added.machine.name == "amd-epyc-2cpu" and added.machine.id == document["machine"]["id"]
     names = {view.run.machine.name for view in recipe_views(data / RECIPE, "full")}
@@ -174,3 +177,69 @@ def test_anything_a_run_does_not_describe_is_refused_in_one_line_and_nothing_is_
         add_run(run_dir, data, REPO / "recipes", REPO / "conf")
     assert message in str(refused.value) and "\n" not in str(refused.value), refused.value
     assert sorted(p.relative_to(data) for p in data.rglob("*")) == before
+
+
+# The full profile shortened (requests, rounds, counting, flame graph and latency loads), every phase kept: a run
+# made by this checkout's code in minutes, with every kind of file a full run writes.
+SHORTER_FULL = [
+    (
+        "requests = 1000\nrounds = 5\nwarmup_requests = 500\n# Then",
+        "requests = 200\nrounds = 2\nwarmup_requests = 50\n# Then",
+    ),
+    ("max_rounds = 40\ntime_budget_s = 420\n", "max_rounds = 0\ntime_budget_s = 420\n"),
+    ("batches = 3\nrequests = 400\nwarmup_requests = 200", "batches = 3\nrequests = 20\nwarmup_requests = 10"),
+    ('cells = ["c1"]\nseconds = 4', 'cells = ["c1"]\nseconds = 1'),
+    (
+        "fractions = [0.25, 0.5, 0.75, 0.9]\nseconds = 3\nrounds = 3",
+        "fractions = [0.25, 0.5, 0.9]\nseconds = 1\nrounds = 1",
+    ),
+]
+
+
+def shorter_conf(tmp_path: Path) -> Path:
+    conf = tmp_path / "conf"
+    shutil.copytree(REPO / "conf", conf)
+    text = (conf / f"{RECIPE}.toml").read_text()
+    for old, new in SHORTER_FULL:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    (conf / f"{RECIPE}.toml").write_text(text)
+    return conf
+
+
+def test_a_full_run_this_checkout_makes_is_added_whole_and_shown_on_the_page(tmp_path: Path) -> None:
+    """The contributor's path, end to end: a full run made now (every phase: timed rounds, counting, flame graph,
+    latency loads, memory) is added by `invoke add-run` to a copy of the data, every file it wrote with it, and
+    the page's history lists it, however busy the machine was."""
+    env = {"INVOKE_BENCH_CONF_DIR": str(shorter_conf(tmp_path))}
+    made = run_invoke("recipe", RECIPE, "--data-dir", str(tmp_path / "mine"), "--machine", "my-laptop", env=env)
+    assert made.returncode == 0, made.stderr[-2000:]
+    [run_dir] = list_runs(tmp_path / "mine" / RECIPE, "full")
+    written = sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file())
+    assert any("/paced-" in name for name in written), written  # the latency loads' raw outputs are among them
+    data = site_data(tmp_path)
+    added = run_invoke("add-run", str(run_dir), "--data-dir", str(data), env=env, timeout=120)
+    assert added.returncode == 0, added.stderr
+    target = data / RECIPE / run_dir.name
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == written
+    run = load_run(target)
+    assert run.latency is not None and [each.subject for each in run.latency.subjects] + list(run.latency.skipped) == [
+        "framework",
+        "raw-wsgi",
+    ]
+    page = build(tmp_path / "site", f".. bench-history:: {RECIPE}\n", data_dir=data)
+    assert not page.warnings, page.warnings
+    assert short_run_name(run.run_id) in page.text
+
+
+def test_a_quick_run_is_refused_as_the_smoke_test_git_ignores(tmp_path: Path) -> None:
+    data, source = site_data(tmp_path), elsewhere(tmp_path)
+    run_dir = source.with_name(source.name.replace("-full", "-quick"))
+    source.rename(run_dir)
+    document = json.loads((run_dir / RUN_FILE).read_text())
+    document["run_id"] = run_dir.name
+    (run_dir / RUN_FILE).write_text(json.dumps(document))
+    result = run_invoke("add-run", str(run_dir), "--data-dir", str(data), timeout=120)
+    assert result.returncode == 1 and not (data / RECIPE / run_dir.name).exists()
+    assert "a quick run is a smoke test: no page shows it and git ignores it" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1

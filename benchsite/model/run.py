@@ -236,6 +236,25 @@ class RunDocument(Record):
     starts: Seq[ServerStart] | None  # None: the servers started once, with hash seeds of Python's choosing
     latency: LatencyProfile | None  # the open-loop latency profile (None: the profile measured none)
 
+    @model_validator(mode="after")
+    def _memory_fits_the_machine(self) -> RunDocument:
+        if not isinstance(self.environment.memory_total_gib, float | int):
+            return self
+        room = (self.environment.memory_total_gib + 0.1) * 2**30  # the total is rounded to 0.1 GiB
+        readings = [(f"{s.name}'s idle_memory", s.idle_memory) for s in self.subjects]
+        readings += [
+            (f"server_memory of {rep.raw_output}", rep.server_memory)
+            for _, c in self.every_cell()
+            for rep in c.repetitions
+        ]
+        for where, reading in readings:
+            if reading is not None and reading.pss_bytes > room:
+                raise ValueError(
+                    f"{where}: {reading.pss_mib:,.1f} MiB, more than the machine's "
+                    f"{self.environment.memory_total_gib:g} GiB"
+                )
+        return self
+
     def start_of(self, round_index: int) -> int:
         """The start (1, 2...) whose servers measured a round."""
         if not self.starts:
@@ -283,6 +302,15 @@ class RunDocument(Record):
     def subject_labels(self) -> dict[str, str]:
         """Every measured or skipped subject's label by name (not ceilings, not backends)."""
         return {s.name: s.label for s in self.measured} | {s.name: s.label for s in self.skipped}
+
+    def every_cell(self) -> tuple[tuple[str, AnyCellRun], ...]:
+        """(subject, cell) of every cell the run measured: the timed rounds' and its latency profile's loads.
+        Whatever reads every raw output of a run (its integrity, its files) reads them from here."""
+        timed = [(subject.name, cell) for subject in self.subjects for cell in subject.cells]
+        paced = [
+            (each.subject, load.cell) for each in (self.latency.subjects if self.latency else ()) for load in each.loads
+        ]
+        return (*timed, *paced)
 
     def cell_label(self, name: str) -> str:
         return next((c.label for s in self.subjects for c in s.cells if c.name == name), name)

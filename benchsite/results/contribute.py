@@ -20,7 +20,7 @@ from benchsite.model.recipe import load_recipe
 from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.records import read_json
 from benchsite.results.integrity import duplicate_error, identities
-from benchsite.results.store import STAGING_PREFIX, list_runs, load_run, load_view, write_json
+from benchsite.results.store import STAGING_PREFIX, list_runs, load_run, load_view, profile_of, write_json
 from benchsite.results.view import RunView
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a raw output, log or run.json larger than this is no run's
@@ -48,10 +48,9 @@ def described_files(run: RunDocument) -> tuple[set[str], tuple[str, ...]]:
     subject's rendered configs and its flame graphs)."""
     names = [s.name for s in run.subjects] + [s.name for s in run.skipped]
     files = {RUN_FILE}
-    for subject in run.subjects:
-        for cell in subject.cells:
-            for rep in cell.repetitions:
-                files |= {rep.raw_output, str(Path(rep.raw_output).with_suffix(".stderr.txt"))}
+    for _, cell in run.every_cell():
+        for rep in cell.repetitions:
+            files |= {rep.raw_output, str(Path(rep.raw_output).with_suffix(".stderr.txt"))}
     for name in names:
         files |= {f"logs/{name}{suffix}.log" for suffix in ("", "-prepare", "-callgrind")}
     return files, tuple(
@@ -138,6 +137,11 @@ def add_run(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path) -> tu
     path = path.resolve()
     checked = checked_run(path, recipes_dir, conf_dir)
     run = checked.run
+    if profile_of(path).endswith("quick"):
+        raise BenchError(
+            f"{path}: a {profile_of(path)} run is a smoke test: no page shows it and git ignores it; "
+            f"add a full run (`.venv/bin/invoke recipe {run.recipe}`)"
+        )
     known = known_machine_names(data_dir).get(run.machine.id)
     renamed_from = run.machine.name if known is not None and known != run.machine.name else None
     target = data_dir / run.recipe / run.run_id

@@ -36,22 +36,21 @@ def read_back(run: RunDocument) -> ReadBack:
     (each repetition's parsed figures; where nothing parsed, its lines without trailing blanks, carriage
     returns or trailing empty lines)."""
     problems, read = [], {}
-    for subject in run.subjects:
-        for cell in subject.cells:
-            for rep in cell.repetitions:
-                text = run.raw_text(rep)
-                try:
-                    again = parse_report(cell.tool, text)
-                except BenchError as error:
-                    read[rep.raw_output] = "\n".join(line.rstrip() for line in text.splitlines()).rstrip("\n")
-                    if rep.result is not None:
-                        problems.append(f"{rep.raw_output}: {error}")
-                    continue
-                read[rep.raw_output] = again.model_dump_json()
-                if rep.result is not None and again != rep.result:
-                    problems.append(f"{rep.raw_output}: parses to other figures than {RUN_FILE} holds")
-                elif (clocks := clock_disagreement(run, rep, again)) is not None:
-                    problems.append(f"{rep.raw_output}: {clocks}")
+    for _, cell in run.every_cell():
+        for rep in cell.repetitions:
+            text = run.raw_text(rep)
+            try:
+                again = parse_report(cell.tool, text)
+            except BenchError as error:
+                read[rep.raw_output] = "\n".join(line.rstrip() for line in text.splitlines()).rstrip("\n")
+                if rep.result is not None:
+                    problems.append(f"{rep.raw_output}: {error}")
+                continue
+            read[rep.raw_output] = again.model_dump_json()
+            if rep.result is not None and again != rep.result:
+                problems.append(f"{rep.raw_output}: parses to other figures than {RUN_FILE} holds")
+            elif (clocks := clock_disagreement(run, rep, again)) is not None:
+                problems.append(f"{rep.raw_output}: {clocks}")
     if not read:
         return ReadBack(problems, None)
     each = sorted(hashlib.sha256(figures.encode()).hexdigest() for figures in read.values())

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from benchsite.errors import BenchError
 from benchsite.records import InnerPath, Name, Pair, Record, Seq, Text, UrlPath
@@ -51,9 +52,24 @@ class ToolResult(Record):
         @property
         def measured_s(self) -> float: ...
 
+    @model_validator(mode="after")
+    def _percentiles_rise(self) -> ToolResult:
+        rising_percentiles(self.percentiles_ms, "ms")
+        return self
+
     def percentile_ms(self, percent: int) -> float | None:
         """The time within which `percent` % of the requests were served (None: not reported)."""
         return dict(self.percentiles_ms).get(percent)
+
+
+def rising_percentiles(pairs: Sequence[tuple[float, float]], unit: str) -> None:
+    """A ValueError unless each percentile is listed once, from the lowest up, none below a lower one."""
+    ranks = [rank for rank, _ in pairs]
+    if ranks != sorted(set(ranks)):
+        raise ValueError(f"percentiles {ranks} are not listed once each, from the lowest up")
+    for (low, below), (high, above) in pairwise(pairs):
+        if above < below:
+            raise ValueError(f"its p{high:g} ({above:,} {unit}) is below its p{low:g} ({below:,} {unit})")
 
 
 ResultT = TypeVar("ResultT", bound=ToolResult)

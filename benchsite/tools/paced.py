@@ -14,11 +14,21 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from benchsite.errors import BenchError
 from benchsite.records import Pair, Seq
-from benchsite.tools.base import CellRunBase, Count, ExternalCell, LoadTool, Positive, Rate, ToolResult, build_report
+from benchsite.tools.base import (
+    CellRunBase,
+    Count,
+    ExternalCell,
+    LoadTool,
+    Positive,
+    Rate,
+    ToolResult,
+    build_report,
+    rising_percentiles,
+)
 
 # A repetition whose tool sent its requests later than this (99th percentile of its send lag, once a
 # connection was free), or that kept the tool busier than BUSY_LIMIT of the time, did not hold the offered
@@ -53,6 +63,11 @@ class PacedResult(ToolResult):
     send_lag_us_max: Count
     latency_us_mean: Positive | None  # None: nothing was answered
     latency_us: Seq[Pair[float, Count]]  # (percentile, µs from the request's due time)
+
+    @model_validator(mode="after")
+    def _latency_rises(self) -> PacedResult:
+        rising_percentiles(self.latency_us, "us")
+        return self
 
     @property
     def complete_requests(self) -> int:
@@ -103,11 +118,11 @@ _LAG = re.compile(r"^send lag us: p50 (\d+) p99 (\d+) max (\d+)$", re.M)
 # latency us: min 180 mean 126765.3 max 1086409
 _LATENCY = re.compile(rf"^latency us: min (\d+) mean {_NUMBER} max (\d+)$", re.M)
 # percentile us: 99.9 1084280
-_PERCENTILE = re.compile(rf"^percentile us: {_NUMBER} (\d+)$", re.M)
+_PERCENTILE = re.compile(rf"percentile us: {_NUMBER} (\d+)")
 # busy: 0.231 of the elapsed time
 _BUSY = re.compile(rf"^busy: {_NUMBER} of the elapsed time$", re.M)
 # bucket us: 251 1800
-_BUCKET = re.compile(r"^bucket us: (\d+) (\d+)$", re.M)
+_BUCKET = re.compile(r"bucket us: (\d+) (\d+)")
 
 
 def _line(name: str, report: str) -> str:
@@ -124,6 +139,39 @@ def _need(pattern: re.Pattern[str], report: str, what: str) -> re.Match[str]:
     return match
 
 
+def _strict_lines(report: str, prefix: str, pattern: re.Pattern[str]) -> list[tuple[str, ...]]:
+    """Every line that starts with `prefix`, each of which must read as `pattern` says (a line of "-5" or "nan"
+    refuses the report rather than being skipped)."""
+    found = []
+    for line in report.splitlines():
+        if line.startswith(prefix):
+            match = pattern.fullmatch(line)
+            if match is None:
+                raise PacedParseError(f"benchsite-paced output has a malformed line {line!r}: not a report it printed")
+            found.append(match.groups())
+    return found
+
+
+def _percentiles_fit(percentiles: tuple[tuple[float, int], ...], latency: re.Match[str] | None) -> None:
+    """Percentiles that rise with their rank, each between the reported min and max, the 100th the max."""
+    try:
+        rising_percentiles(percentiles, "us")
+    except ValueError as error:
+        raise PacedParseError(f"benchsite-paced output is impossible: {error}") from None
+    if latency is None:
+        if percentiles:
+            raise PacedParseError("benchsite-paced output lists percentiles but no 'latency us:' line")
+        return
+    low, high = int(latency.group(1)), int(latency.group(3))
+    outside = [(rank, us) for rank, us in percentiles if not low <= us <= high or (rank == 100 and us != high)]
+    if low > high or outside:
+        rank, us = outside[0] if outside else (0, low)
+        raise PacedParseError(
+            f"benchsite-paced output is impossible: its p{rank:g} ({us} us) is not between its min ({low} us) "
+            f"and max ({high} us)"
+        )
+
+
 def parse_paced_output(report: str) -> PacedResult:
     """Parse one benchsite-paced report; raise PacedParseError naming the first missing or inconsistent part."""
     _need(_VERSION, report, "version line")
@@ -135,8 +183,9 @@ def parse_paced_output(report: str) -> PacedResult:
     latency = _LATENCY.search(report)
     if completed and latency is None:
         raise PacedParseError("benchsite-paced output has no 'latency us:' line though requests were answered")
-    percentiles = tuple((float(p), int(us)) for p, us in _PERCENTILE.findall(report))
-    counted = sum(int(count) for _, count in _BUCKET.findall(report))
+    percentiles = tuple((float(p), int(us)) for p, us in _strict_lines(report, "percentile us:", _PERCENTILE))
+    _percentiles_fit(percentiles, latency)
+    counted = sum(int(count) for _, count in _strict_lines(report, "bucket us:", _BUCKET))
     if counted != completed:
         raise PacedParseError(
             f"benchsite-paced output disagrees with itself: its histogram holds {counted} requests, "
