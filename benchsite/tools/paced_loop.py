@@ -1,0 +1,325 @@
+"""benchsite-paced's event loop: requests sent on a fixed schedule over non-blocking sockets, each reply read
+with httptools, and every outcome counted (answered with its latency from its due time, or failed, and why).
+The command (`paced_client`) reads its arguments, runs the loop and prints the report."""
+
+from __future__ import annotations
+
+import errno
+import gc
+import selectors
+import socket
+import time
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httptools
+
+VERSION = "benchsite-paced 1"
+SPIN_S = 0.002  # within this of a due time the loop polls instead of sleeping (epoll sleeps in whole ms)
+
+
+@dataclass
+class Tally:
+    """What the run counted."""
+
+    latencies_us: array[int] = field(default_factory=lambda: array("q"))
+    lags_us: array[int] = field(default_factory=lambda: array("q"))
+    non_2xx: int = 0
+    connect_errors: int = 0
+    timeouts: int = 0
+    closed: int = 0  # the connection ended before any byte of the reply
+    cut_short: int = 0  # it ended within the reply, before its Content-Length or chunked end
+    not_http: int = 0  # what came back does not parse as an HTTP response
+
+    @property
+    def read_errors(self) -> int:
+        return self.closed + self.cut_short + self.not_http
+
+    @property
+    def failed(self) -> int:
+        return self.connect_errors + self.read_errors + self.timeouts
+
+    def failed_said(self, address: str) -> str:
+        """The failures in words, the most frequent first."""
+        kinds = [
+            (self.connect_errors, f"could not connect to {address} (nothing listening?)"),
+            (self.closed, "closed by the server before any reply"),
+            (self.cut_short, "cut short within the reply"),
+            (self.not_http, "answered with something that is not HTTP"),
+            (self.timeouts, "not answered within the timeout"),
+        ]
+        return "; ".join(f"{count:,} {what}" for count, what in sorted(kinds, key=lambda kind: -kind[0]) if count)
+
+
+class Reply:
+    """httptools' callbacks for one reply."""
+
+    def __init__(self) -> None:
+        self.complete = False
+        self.headers_done = False
+        self.received = False  # any byte of it
+        self.delimited = False  # a Content-Length or chunked body: its end is known, not the connection's
+
+    def on_header(self, name: bytes, _value: bytes) -> None:
+        if name.lower() in (b"content-length", b"transfer-encoding"):
+            self.delimited = True
+
+    def on_headers_complete(self) -> None:
+        self.headers_done = True
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+
+
+class Connection:
+    """One socket, the request in flight and how many wait for it (kept alive, request i goes to connection
+    i mod C, so those waiting are the next `waiting` indices of its own, C apart: a count, never a queue)."""
+
+    def __init__(self) -> None:
+        self.sock: socket.socket | None = None
+        self.connected = False
+        self.waiting = 0
+        self.next_index = 0  # the index of the first request waiting for it
+        self.current: int | None = None  # the due time of the request in flight
+        self.free_since = 0
+        self.reply = Reply()
+        self.parser = httptools.HttpResponseParser(self.reply)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the requests go: the address to connect to, its family, and the request's Host and path."""
+
+    family: socket.AddressFamily
+    address: tuple[Any, ...]
+    netloc: str
+    path: str
+
+    @property
+    def shown(self) -> str:
+        return self.netloc
+
+
+def target_of(url: str) -> Target:
+    """The URL's target, resolved once; a ValueError saying what is wrong with it."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError(f"{url!r} is not an http:// URL with a host: give one as http://127.0.0.1:8080/")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"{url!r} has no port from 1 to 65535: give one as http://127.0.0.1:8080/") from None
+    if port is None and parts.netloc.endswith(":"):
+        raise ValueError(f"{url!r} has an empty port: give one from 1 to 65535, or none for 80")
+    if port == 0:
+        raise ValueError(f"{url!r} has port 0, which no server listens on: give one from 1 to 65535")
+    try:
+        found = socket.getaddrinfo(parts.hostname, port or 80, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as error:
+        raise ValueError(
+            f"{parts.hostname!r} cannot be resolved ({error}): give an address such as 127.0.0.1"
+        ) from None
+    family, _, _, _, address = found[0]
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Target(family, address, parts.netloc, path)
+
+
+class Paced:
+    """The event loop: one thread, epoll, the schedule in nanoseconds of the monotonic clock."""
+
+    def __init__(
+        self, target: Target, rate: float, duration_s: float, connections: int, keepalive: bool, timeout_s: float
+    ) -> None:
+        self.target = target
+        path, netloc = target.path, target.netloc
+        close = "" if keepalive else "Connection: close\r\n"
+        self.request = (
+            f"GET {path} HTTP/1.1\r\nHost: {netloc}\r\nUser-Agent: {VERSION}\r\nAccept: */*\r\n{close}\r\n"
+        ).encode()
+        self.count = max(1, round(rate * duration_s))
+        self.interval_ns = 1e9 / rate
+        self.keepalive = keepalive
+        self.timeout_ns = int(timeout_s * 1e9)
+        self.pool = [Connection() for _ in range(connections)] if keepalive else []
+        self.limit = connections
+        # Without keep-alive: due requests waiting for a free slot, always the `line` indices before the next due
+        # one (a count, never a queue: requests not yet due take no memory, and those due are numbered).
+        self.line = 0
+        self.index = 0  # the next request to fall due
+        self.selector = selectors.DefaultSelector()
+        self.tally = Tally()
+        self.outstanding = 0
+        self.busy_ns = 0  # time spent sending and reading, not sleeping or polling for the next due time
+        self.start = 0  # the schedule's start, on the monotonic clock in ns
+        self.refused: list[Connection] = []  # connections refused at once, failed by the loop
+
+    # --- connections -------------------------------------------------------------------------------
+    def _open(self, conn: Connection, now: int) -> None:
+        sock = socket.socket(self.target.family, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        code = sock.connect_ex(self.target.address)
+        if code not in (0, errno.EINPROGRESS):
+            sock.close()
+            self.refused.append(conn)  # failed by the loop, not here: a line of refusals is no recursion
+            return
+        conn.sock, conn.connected = sock, False
+        conn.reply = Reply()
+        conn.parser = httptools.HttpResponseParser(conn.reply)
+        self.selector.register(sock, selectors.EVENT_WRITE, conn)
+
+    def _close(self, conn: Connection) -> None:
+        if conn.sock is not None:
+            self.selector.unregister(conn.sock)
+            conn.sock.close()
+        conn.sock, conn.connected = None, False
+
+    def _start(self, conn: Connection, due: int, now: int, free_since: int = 0) -> None:
+        """Put a due request in flight on `conn` (connecting first where needed); its send lag counts from when
+        it was due or its connection (or slot) came free, whichever was later."""
+        self.tally.lags_us.append((now - max(due, conn.free_since, free_since)) // 1000)
+        conn.current = due
+        if conn.sock is None:
+            self._open(conn, now)
+        elif conn.connected:
+            self._send(conn, now)
+
+    def _send(self, conn: Connection, now: int) -> None:
+        assert conn.sock is not None
+        try:
+            sent = conn.sock.send(self.request)
+        except OSError:
+            self._fail(conn, "closed", now)
+            return
+        if sent != len(self.request):  # a request this small always fits a fresh socket's buffer
+            self._fail(conn, "closed", now)
+
+    def _fail(self, conn: Connection, what: str, now: int) -> None:
+        """A request failed: `what` is connect_errors, timeouts, closed, cut_short or not_http."""
+        setattr(self.tally, what, getattr(self.tally, what) + 1)
+        self._close(conn)
+        self._finished(conn, now)
+
+    def _done(self, conn: Connection, now: int) -> None:
+        assert conn.current is not None
+        self.tally.latencies_us.append((now - conn.current) // 1000)
+        status = conn.parser.get_status_code()
+        if not 200 <= status < 300:
+            self.tally.non_2xx += 1
+        if not (self.keepalive and conn.parser.should_keep_alive()):
+            self._close(conn)
+        else:  # the socket stays registered for reading: the next request is sent from _start
+            conn.reply = Reply()
+            conn.parser = httptools.HttpResponseParser(conn.reply)
+        self._finished(conn, now)
+
+    def _finished(self, conn: Connection, now: int) -> None:
+        """A request ended (answered or failed): the connection takes its next waiting one."""
+        conn.current = None
+        conn.free_since = now
+        self.outstanding -= 1
+        if self.keepalive:
+            if conn.waiting:
+                conn.waiting -= 1
+                conn.next_index += len(self.pool)
+                self._start(conn, self._due_at(conn.next_index - len(self.pool)), now)
+        elif self.line:
+            self.line -= 1
+            self._start(Connection(), self._due_at(self.index - self.line - 1), now, free_since=now)
+
+    # --- events -------------------------------------------------------------------------------------
+    def _event(self, conn: Connection, now: int) -> None:
+        if conn.sock is None:  # closed by an earlier event of the same batch
+            return
+        if not conn.connected:
+            if conn.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                self._fail(conn, "connect_errors", now)
+                return
+            conn.connected = True
+            self.selector.modify(conn.sock, selectors.EVENT_READ, conn)
+            if conn.current is not None:
+                self._send(conn, now)
+            return
+        try:
+            data = conn.sock.recv(65536)
+        except OSError:
+            data = None
+        if not data:
+            if conn.current is None:  # a kept-alive connection the server closed while idle
+                self._close(conn)
+            elif conn.reply.headers_done and not conn.reply.delimited:  # a body that ends with the connection
+                self._done(conn, now)
+            else:
+                self._fail(conn, "cut_short" if conn.reply.received else "closed", now)
+            return
+        conn.reply.received = True
+        try:
+            conn.parser.feed_data(data)
+        except httptools.HttpParserError:
+            self._fail(conn, "not_http", now)
+            return
+        if conn.reply.complete:
+            self._done(conn, now)
+
+    def _due_at(self, index: int) -> int:
+        return self.start + int(index * self.interval_ns)
+
+    def _due(self, index: int, now: int) -> None:
+        self.outstanding += 1
+        if self.keepalive:
+            conn = self.pool[index % len(self.pool)]
+            if conn.current is None and not conn.waiting:
+                self._start(conn, self._due_at(index), now)
+            else:
+                if not conn.waiting:
+                    conn.next_index = index
+                conn.waiting += 1
+        elif self.outstanding - self.line <= self.limit:
+            self._start(Connection(), self._due_at(index), now)
+        else:
+            self.line += 1
+
+    def _expire(self, now: int) -> None:
+        """Requests in flight for longer than the timeout fail (a waiting one's time starts when it is sent)."""
+        in_flight = [key.data for key in self.selector.get_map().values()]
+        for conn in in_flight:
+            if conn.current is not None and now - conn.current > self.timeout_ns:
+                self._fail(conn, "timeouts", now)
+
+    def run(self) -> float:
+        """Send every request on schedule and wait for the last answers; the elapsed seconds."""
+        gc.disable()  # a collection would be a stall of the tool's own
+        start = self.start = time.perf_counter_ns() + 20_000_000
+        last_check = start
+        while True:
+            now = time.perf_counter_ns()
+            if self.index < self.count and self._due_at(self.index) <= now:
+                while self.index < self.count and self._due_at(self.index) <= now:
+                    self.index += 1  # before _due: a request that waits in line is one of the indices before it
+                    self._due(self.index - 1, now)
+                self.busy_ns += time.perf_counter_ns() - now
+            while self.refused:
+                self._fail(self.refused.pop(), "connect_errors", now)
+            if self.index >= self.count and self.outstanding == 0:
+                break
+            if now - last_check > 10_000_000:
+                self._expire(now)
+                last_check = now
+                if self.index >= self.count and now - start > self.count * self.interval_ns + 2 * self.timeout_ns:
+                    break
+            if self.index < self.count:
+                wait = (self._due_at(self.index) - now) / 1e9 - SPIN_S
+                wait = max(0.0, wait)
+            else:
+                wait = 0.01
+            events = self.selector.select(wait)
+            if events:
+                began = time.perf_counter_ns()
+                for key, _ in events:
+                    self._event(key.data, time.perf_counter_ns())
+                self.busy_ns += time.perf_counter_ns() - began
+        self.tally.timeouts += self.outstanding  # never answered within the run's last timeout
+        gc.enable()
+        return (time.perf_counter_ns() - start) / 1e9
