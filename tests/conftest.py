@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -33,6 +34,11 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TOY_SERVER = Path(__file__).resolve().parent / "servers" / "toy_server.py"
 INVOKE = [sys.executable, "-m", "invoke"]
+# The line an interrupted task ends with: what it stopped, counted.
+INTERRUPTED_LINE = re.compile(
+    r"interrupted: (stopped the (\d+ )?servers? this task started \(\d+ processes in all\), none left running"
+    r"|no server of this task was running on this machine); an unfinished run is not kept"
+)
 
 
 def run_invoke(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -79,22 +79,37 @@ def test_a_pin_no_measured_subject_runs_is_said_before_anything_runs() -> None:
 
 
 @pytest.mark.parametrize(
-    ("side", "said"),
+    ("side", "said", "more"),
     [
-        ("nonsense", "-b 'nonsense' is not a variant"),
-        ("dir:/no/such/folder", "no folder /no/such/folder"),
-        (f"dir:{RECIPE_DIR}", "an A/A run; pass --aa to measure it anyway"),
-        ("django==4.2", "no measured subject of cherrypy-speed runs django"),
+        ("nonsense", "-b 'nonsense' is not a variant", ()),
+        ("dir:/no/such/folder", "no folder /no/such/folder", ()),
+        (f"dir:{RECIPE_DIR}", "an A/A run; pass --aa to measure it anyway", ()),
+        ("django==4.2", "no measured subject of cherrypy-speed runs django", ()),
+        ("release:cheroot==0.0.1", "the registry has no release 0.0.1 of cheroot", ()),
+        ("cheroot==8.0.0", "profile 'sweep-quick' of cherrypy-speed sweeps releases", ("--profile", "sweep-quick")),
+        ("cheroot==8.0.0", "profile 'full' of cherrypy-speed measures a page's latency profile", ("--profile", "full")),
     ],
 )
 def test_a_wrong_side_is_said_at_once_while_another_benchmark_holds_the_machine(
-    tmp_path: Path, side: str, said: str
+    tmp_path: Path, side: str, said: str, more: tuple[str, ...]
 ) -> None:
-    """The faults round's wait: behind another benchmark, a side's real error came after the lock (9 min 20 s)."""
+    """The faults round's wait: behind another benchmark, a side's real error came after the lock (9 min 20 s);
+    a profile an A/B run cannot honour, or a release the registry does not have, is said as soon."""
     lock = tmp_path / "machine.lock"
     with holder(lock) as other:
         result = subprocess.run(
-            [*INVOKE, "versus", RECIPE, "-b", side, "--subjects", "raw-wsgi", "--data-dir", str(tmp_path / "data")],
+            [
+                *INVOKE,
+                "versus",
+                RECIPE,
+                "-b",
+                side,
+                "--subjects",
+                "raw-wsgi",
+                "--data-dir",
+                str(tmp_path / "data"),
+                *more,
+            ],
             cwd=REPO,
             env=lock_env(lock),
             capture_output=True,

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import REPO
 
-INTERRUPTED = "interrupted: every server this task started is stopped; an unfinished run is not kept"
+INTERRUPTED = "interrupted: no server of this task was running on this machine; an unfinished run is not kept"
 
 # the handled signal arrives and something catches it (a library's bare `except` during an import, say)
 SWALLOWED = textwrap.dedent("""\

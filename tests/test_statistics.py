@@ -170,6 +170,30 @@ def test_a_fastest_claim_that_names_a_few_comparisons_lists_them_all() -> None:
     assert few.state == DOES_NOT_HOLD and few.details == ()  # nothing shortened, nothing more to list
 
 
+def test_a_fastest_claim_compared_with_no_competitor_is_not_enough_evidence() -> None:
+    """Every competitor's figure left out (here a non-2xx reply flags the framework's -c 10): nothing was set
+    against the subject, so nothing holds, whatever its own figure."""
+    run = run_with({("framework", "c10"): FRAMEWORK, ("raw-wsgi", "c10"): [1500.0, 1650.0, 1350.0, 1560.0, 1440.0]})
+    framework = run.subjects[0]
+    cells = []
+    for cell in framework.cells:
+        if cell.name == "c10":
+            reps = tuple(
+                rep.model_copy(update={"result": rep.result.model_copy(update={"non_2xx_responses": 1})})
+                for rep in cell.repetitions
+                if rep.result is not None
+            )
+            cell = cell.model_copy(update={"repetitions": reps})
+        cells.append(cell)
+    flagged = run.model_copy(
+        update={"subjects": (framework.model_copy(update={"cells": tuple(cells)}), *run.subjects[1:])}
+    )
+    verdict = decide(FASTEST, flagged, PUBLISHED)
+    assert verdict.state == State.TOO_LITTLE, verdict.today
+    assert verdict.today.startswith("its only comparison could not be made")
+    assert "surely faster" not in verdict.reading and "is not known" in verdict.reading
+
+
 def test_a_flagged_cell_decides_nothing(tmp_path: Path) -> None:
     run = load_run(COMMITTED)
     subject = run.subjects[1]

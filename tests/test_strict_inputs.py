@@ -175,6 +175,12 @@ RECIPE_MISTAKES = [
         "profiles.quick.seconds: input should be greater than or equal to 0 (got -2)",
     ),
     (
+        "a time bound ab cannot keep",
+        toy_subject(),
+        "",
+        "profiles.quick.seconds (0.5): ab bounds a repetition in whole seconds: give 0 (no bound) or a whole number",
+    ),
+    (
         "a smallest change that is not a share",
         toy_subject(),
         "",
@@ -206,6 +212,7 @@ CONF_EDITS: dict[str, Callable[[str], str]] = {
         "rounds = 1", "rounds = 1\nsequential = true"
     ),
     "a negative time bound": lambda conf: conf.replace("rounds = 1", "rounds = 1\nseconds = -2"),
+    "a time bound ab cannot keep": lambda conf: conf.replace("rounds = 1", "rounds = 1\nseconds = 0.5"),
     "a smallest change that is not a share": lambda conf: conf.replace("rounds = 1", "rounds = 1\nsmallest_change = 5"),
     "a sequential profile outside an A/B run or a sweep": lambda conf: conf.replace(
         "rounds = 1", "rounds = 1\nsequential = true\nmax_rounds = 4\ntime_budget_s = 60"

@@ -27,7 +27,13 @@ from benchsite.harness.processes.signals import (
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-INTERRUPTED = "interrupted: every server this task started is stopped; an unfinished run is not kept"
+def interrupted_said() -> str:
+    """The line an interrupted task ends with: what it stopped, counted."""
+    from benchsite.harness.processes.processes import STOPPED
+
+    return f"interrupted: {STOPPED.said()}; an unfinished run is not kept"
+
+
 # `invoke hosts-setup`'s: each remote step runs in a pseudo-terminal, so it stops on the host too, and every step
 # is safe to run again (the sync compares, the install stamp is written last; see harness/provision.py).
 INTERRUPTED_SET_UP = (
@@ -50,7 +56,7 @@ def task(*args: Any, **kwargs: Any) -> Any:
 
 def reported(body: F) -> F:
     """The one way a task ends on a user's mistake: a one-line error and exit 1; Ctrl-C exits 130."""
-    return _reported(body, INTERRUPTED)
+    return _reported(body, None)
 
 
 def reported_saying(interrupted_line: str) -> Callable[[F], F]:
@@ -59,7 +65,7 @@ def reported_saying(interrupted_line: str) -> Callable[[F], F]:
     return lambda body: _reported(body, interrupted_line)
 
 
-def _reported(body: F, interrupted_line: str) -> F:
+def _reported(body: F, interrupted_line: str | None) -> F:
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> Any:
         task_began()
@@ -68,12 +74,12 @@ def _reported(body: F, interrupted_line: str) -> F:
             return body(*args, **kwargs)
         except BenchError as error:
             if interrupted():  # the signal came first; the error is what it broke on its way
-                raise Exit(interrupted_line, code=130) from None
+                raise Exit(interrupted_line or interrupted_said(), code=130) from None
             raise Exit(f"error: {error}", code=1) from None
         except InterruptedAfterKeeping as kept:
             raise Exit(str(kept), code=130) from None
         except KeyboardInterrupt:
-            raise Exit(interrupted_line, code=130) from None
+            raise Exit(interrupted_line or interrupted_said(), code=130) from None
         finally:  # the task's outcome is settled: a signal while the interpreter exits changes nothing
             ignore_signals()
             forget_the_escaped_interrupt()

@@ -24,6 +24,7 @@ from benchsite.harness.processes.signals import checkpoint, signal_for_test, sig
 from benchsite.harness.variants.copies import releases, sides, with_variants
 from benchsite.harness.variants.files import unused_sides
 from benchsite.harness.variants.precheck import checked_sides
+from benchsite.model.conf import Profile
 from benchsite.model.hosts import Hosts, parse_hosts
 from benchsite.model.machine import naming
 from benchsite.model.recipe import Recipe, available_recipes, load_recipe
@@ -119,12 +120,29 @@ def _checked(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> No
             f"profile {asked.profile!r} of {recipe.name} is sequential: it stops once its comparisons of copies are "
             "decided, so it runs under `invoke versus` or as a release sweep (give it sweep = PACKAGE)"
         )
+    if asked.sides is not None and (unhonoured := _not_an_ab_profile(chosen, sweep is not None)):
+        raise BenchError(
+            f"profile {asked.profile!r} of {recipe.name} {unhonoured}, which an A/B run cannot honour: give "
+            "`invoke versus` an A/B profile (versus, versus-fixed, or one of your own without those)"
+        )
     if placement.remote:
         check_placeable(recipe)
     if (sweep is not None or asked.sides) and placement.remote:
         raise BenchError("a run of variants (a release sweep, an A/B run) runs on one machine: run it without --hosts")
     if asked.sides is not None:
         checked_sides(recipe, asked.sides, asked.subjects, where.repo, asked.aa)
+
+
+def _not_an_ab_profile(profile: Profile, sweeps: bool) -> str:
+    """What of a profile an A/B run cannot honour, in words ("" where it can): a sweep's releases, a page's
+    latency profile, further rounds that follow a page's claims (an A/B run has none)."""
+    if sweeps:
+        return "sweeps releases"
+    if profile.latency is not None:
+        return "measures a page's latency profile"
+    if profile.max_rounds and not profile.sequential:
+        return "takes further rounds by a page's claims"
+    return ""
 
 
 def _prepared(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> tuple[Recipe, Published | None]:

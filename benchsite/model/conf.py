@@ -80,6 +80,11 @@ class Profile(Record):
             )
         if self.max_rounds and not self.time_budget_s:
             raise ValueError(f"profiles.{self.name}: further rounds (max_rounds) need a time_budget_s")
+        if self.seconds != int(self.seconds):  # ab -t reads a whole number: 0.5 would be no bound, 1.5 one second
+            raise ValueError(
+                f"profiles.{self.name}.seconds ({self.seconds:g}): ab bounds a repetition in whole seconds: give 0 "
+                "(no bound) or a whole number from 1"
+            )
         if self.sequential and not self.max_rounds:
             raise ValueError(f"profiles.{self.name}: a sequential profile needs max_rounds, the most it may make")
         if self.sequential and self.rounds % self.starts:

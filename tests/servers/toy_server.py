@@ -8,7 +8,9 @@ Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--
 --slow-term SECONDS takes SIGTERM, closes its socket and exits that long after (a server with work to finish),
   logging both moments;
 --lose-first-term ignores its first SIGTERM (as uWSGI can, during its start) and exits on the next, saying so;
---one-thread answers every request on its main thread (no thread per connection, whose CPU time leaves with it).
+--one-thread answers every request on its main thread (no thread per connection, whose CPU time leaves with it);
+--daemonize binds its port, then forks a child that leaves the process group and session (setsid) and serves,
+  and exits at once (as a server that daemonizes does, nginx among them, unless told not to).
 """
 
 import argparse
@@ -30,6 +32,7 @@ parser.add_argument("--hang-on-term", action="store_true")
 parser.add_argument("--slow-term", type=float, default=0.0)
 parser.add_argument("--lose-first-term", action="store_true")
 parser.add_argument("--one-thread", action="store_true")
+parser.add_argument("--daemonize", action="store_true")
 options = parser.parse_args()
 if options.exit_under_valgrind and "vgpreload" in os.environ.get("LD_PRELOAD", ""):
     sys.exit(3)
@@ -83,4 +86,8 @@ if options.lose_first_term:
             os._exit(0)
 
     signal.signal(signal.SIGTERM, second_term_ends_it)
+if options.daemonize:
+    if os.fork():
+        os._exit(0)
+    os.setsid()
 server.serve_forever()

@@ -38,7 +38,18 @@ def http_get(port: int, path: str, timeout_s: float = 5.0, address: str = LOOPBA
         connection.close()
 
 
-def _exited_at_start(server: RunningServer, code: int) -> BenchError:
+def _exited_at_start(server: RunningServer, code: int, still_answers: Callable[[], object]) -> BenchError:
+    """Why a subject's first process exited before it was ready: a daemon it left behind still answering, or the
+    telling lines of its log."""
+    try:
+        still_answers()
+    except (ConnectionError, TimeoutError, http.client.HTTPException, OSError):
+        pass
+    else:
+        return BenchError(
+            f"subject {server.name!r} daemonized: its process exited (code {code}) while port {server.port} still "
+            "answers: run it in the foreground (its no-daemon option) in the recipe; what it left running is stopped"
+        )
     detail = server.telling()
     return BenchError(
         f"subject {server.name!r} exited with code {code} at start"
@@ -53,7 +64,7 @@ def wait_until_ready(server: RunningServer, get: Callable[[], HttpReply], timeou
     while True:
         code = server.exit_code()
         if code is not None:
-            raise _exited_at_start(server, code)
+            raise _exited_at_start(server, code, get)
         try:
             return get()
         except (ConnectionError, TimeoutError, http.client.HTTPException, OSError):
@@ -91,13 +102,17 @@ def accepts_connections(address: str, port: int, timeout_s: float = 1.0) -> bool
         return False
 
 
+def _refused() -> None:
+    raise ConnectionRefusedError
+
+
 def wait_until_accepting(server: RunningServer, accepts: Callable[[], bool], timeout_s: float) -> None:
     """Poll until the server accepts TCP connections (`accepts`; backends that do not speak HTTP)."""
     deadline = time.monotonic() + timeout_s
     while True:
         code = server.exit_code()
         if code is not None:
-            raise _exited_at_start(server, code)
+            raise _exited_at_start(server, code, lambda: accepts() or _refused())
         if accepts():
             return
         if time.monotonic() > deadline:

@@ -15,7 +15,7 @@ from benchsite.harness.engine.leftovers import record_owner
 from benchsite.harness.engine.probes import HttpReply, wait_until_accepting, wait_until_ready
 from benchsite.harness.engine.progress import Reporter
 from benchsite.harness.hosts.placement import Placement
-from benchsite.harness.processes.processes import RunningServer, ServerProcess, stop_process_groups
+from benchsite.harness.processes.processes import RunningServer, ServerProcess, stop_servers
 from benchsite.harness.processes.signals import signals_held
 from benchsite.model.conf import Settings
 from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
@@ -161,7 +161,7 @@ def restart_subjects(
 def stop_side_by_side(started: dict[str, Started]) -> None:
     """Stop the subjects started on this machine all at once; each one's own clean-up then finds it stopped
     and checks its port. (A server host's agent stops its own one by one.)"""
-    stop_process_groups([s.server.popen for s in started.values() if isinstance(s.server, ServerProcess)])
+    stop_servers([s.server for s in started.values() if isinstance(s.server, ServerProcess)])
 
 
 def start_one(

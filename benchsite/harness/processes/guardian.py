@@ -20,6 +20,7 @@ from typing import Any
 import psutil
 
 from benchsite.harness.processes.live import live_processes
+from benchsite.harness.processes.marks import marked
 
 GRACE_S = 5.0
 
@@ -48,24 +49,31 @@ def _members(pgid: int, created: float) -> list[psutil.Process]:
     return found
 
 
-def stop_groups(groups: dict[int, float], grace_s: float = GRACE_S) -> None:
-    """TERM every registered group that is still alive, then KILL what is left after the grace period."""
+def stop_groups(groups: dict[int, float], grace_s: float = GRACE_S, marks: frozenset[str] = frozenset()) -> None:
+    """TERM every registered group that is still alive and every process carrying a registered mark (a server
+    that left its group), then KILL what is left after the grace period."""
     alive = {pgid: created for pgid, created in groups.items() if _members(pgid, created)}
     for pgid in alive:
         try:
             os.killpg(pgid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+    strays = [process for mark in marks for process in marked(mark)]
+    for process in strays:
+        try:
+            process.terminate()
+        except psutil.NoSuchProcess:
+            pass
     deadline = time.monotonic() + grace_s
-    while alive and time.monotonic() < deadline:
+    while (alive or strays) and time.monotonic() < deadline:
         time.sleep(0.1)
         alive = {pgid: created for pgid, created in alive.items() if _members(pgid, created)}
-    for pgid, created in alive.items():
-        for process in _members(pgid, created):
-            try:
-                process.kill()
-            except psutil.NoSuchProcess:
-                pass
+        strays = [process for mark in marks for process in marked(mark)]
+    for process in [*(p for pgid, created in alive.items() for p in _members(pgid, created)), *strays]:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
 
 
 class _Guardian:
@@ -93,30 +101,35 @@ class _Guardian:
             cls.process = None  # it is gone: the parent-death signal still stops what it would have
 
 
-def guarded(popen: subprocess.Popen[Any]) -> None:
-    """Register a child's process group with the guardian (the child leads its own group)."""
+def guarded(popen: subprocess.Popen[Any], mark: str | None = None) -> None:
+    """Register a child's process group with the guardian (the child leads its own group), and the mark its
+    processes carry where it has one."""
     try:
         created = psutil.Process(popen.pid).create_time()
     except psutil.NoSuchProcess:
         return
-    _Guardian.tell(f"+ {popen.pid} {created}")
+    _Guardian.tell(f"+ {popen.pid} {created}" + (f" {mark}" if mark else ""))
 
 
 def unguarded(popen: subprocess.Popen[Any]) -> None:
-    """The harness stopped this child's group itself: the guardian forgets it."""
+    """The harness stopped this child's group (and its marked processes) itself: the guardian forgets them."""
     _Guardian.tell(f"- {popen.pid}")
 
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the harness's to handle; the pipe says the rest
     groups: dict[int, float] = {}
+    marks: dict[int, str] = {}
     for line in sys.stdin:
         parts = line.split()
-        if len(parts) == 3 and parts[0] == "+":
+        if len(parts) in (3, 4) and parts[0] == "+":
             groups[int(parts[1])] = float(parts[2])
+            if len(parts) == 4:
+                marks[int(parts[1])] = parts[3]
         elif len(parts) == 2 and parts[0] == "-":
             groups.pop(int(parts[1]), None)
-    stop_groups(groups, configured_grace_s())
+            marks.pop(int(parts[1]), None)
+    stop_groups(groups, configured_grace_s(), frozenset(marks.values()))
 
 
 if __name__ == "__main__":

@@ -30,10 +30,12 @@ class MemorySample:
     processes: int
 
 
-def tree_memory(root_pid: int) -> MemorySample | None:
-    """USS and PSS of a process and its live children, summed (None: it has exited)."""
+def tree_memory(root: psutil.Process) -> MemorySample | None:
+    """USS and PSS of a process and its live children, summed (None: it has exited, or its PID is another
+    process's now: psutil's is_running compares the start time it was created with)."""
     try:
-        root = psutil.Process(root_pid)
+        if not root.is_running() or root.status() == psutil.STATUS_ZOMBIE:
+            return None
         processes = [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
         return None
@@ -61,13 +63,23 @@ def as_peak(samples: list[MemorySample]) -> MemoryPeak | None:
     )
 
 
+def process_of(pid: int) -> psutil.Process | None:
+    """The process that has `pid` now, held by its start time (None: there is none)."""
+    try:
+        return psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return None
+
+
 class PeakSampler:
     """Samples a process tree's memory at `start()`, every `every_s` seconds in a thread pinned to `cpu` until
     `stop()`, and at `stop()`; with `every_s` None, at the start and the stop alone (an open-loop load, whose
-    schedule a sample on its CPU would delay)."""
+    schedule a sample on its CPU would delay). It holds the process it was given, not its PID: once that process
+    is gone it reads nothing more (a process that got its PID meanwhile is another's)."""
 
     def __init__(self, root_pid: int, cpu: int | None, every_s: float | None = SAMPLE_EVERY_S) -> None:
         self.root_pid = root_pid
+        self.root = process_of(root_pid)
         self.cpu = cpu
         self.every_s = every_s
         self.samples: list[MemorySample] = []
@@ -76,9 +88,14 @@ class PeakSampler:
         self._thread = threading.Thread(target=self._sample, name=f"memory-{root_pid}", daemon=True)
 
     def _take(self) -> None:
+        if self.root is None:
+            return
         began = time.thread_time()
-        sample = tree_memory(self.root_pid)
-        if sample is not None:
+        sample = tree_memory(self.root)
+        if sample is None:
+            self.root = None  # gone: whatever has its PID later is not this server
+            self._stopped.set()
+        else:
             self.samples.append(sample)
         self.cpu_s += time.thread_time() - began
 

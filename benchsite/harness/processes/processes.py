@@ -12,7 +12,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,7 +22,8 @@ import psutil
 from benchsite.errors import BenchError
 from benchsite.harness.processes.cputime import CpuReading, tree_reading
 from benchsite.harness.processes.guardian import guarded, unguarded
-from benchsite.harness.processes.memory import PeakSampler, as_peak, tree_memory
+from benchsite.harness.processes.marks import MARK_ENV, marked, new_mark
+from benchsite.harness.processes.memory import PeakSampler, as_peak, process_of, tree_memory
 from benchsite.harness.processes.signals import pause_for_test, signal_for_test, signals_held, unblock_in_child
 from benchsite.tools.memory import MemoryPeak
 
@@ -128,7 +129,8 @@ class RunningServer(Protocol):
 
 @dataclass
 class ServerProcess:
-    """A subject's server started by us: its process group is ours to stop."""
+    """A subject's server started by us: its process group, and every process carrying its mark, are ours to
+    stop."""
 
     name: str
     argv: list[str]
@@ -136,6 +138,7 @@ class ServerProcess:
     popen: subprocess.Popen[bytes]
     log_path: Path
     cwd: Path
+    mark: str  # in the environment of each of its processes (marks.py)
 
     @property
     def pid(self) -> int:
@@ -156,21 +159,29 @@ class ServerProcess:
         return tree_reading(self.pid)
 
     def tree_memory(self) -> MemoryPeak | None:
-        """USS and PSS of the server and its live children, now (None: it has exited)."""
-        sample = tree_memory(self.pid)
+        """USS and PSS of the server and its live children, now (None: it has exited: unknown, never 0)."""
+        if self.popen.poll() is not None:
+            return None
+        root = process_of(self.pid)
+        sample = tree_memory(root) if root is not None else None
         return as_peak([sample] if sample else [])
 
-    def memory_sampler(self, cpu: int | None, every_s: float | None) -> PeakSampler:
-        """A sampler of its tree's peak memory over a repetition, run on `cpu` (every_s: see PeakSampler)."""
+    def memory_sampler(self, cpu: int | None, every_s: float | None) -> PeakSampler | None:
+        """A sampler of its tree's peak memory over a repetition, run on `cpu` (every_s: see PeakSampler); None
+        once it has exited."""
+        if self.popen.poll() is not None:
+            return None
         return PeakSampler(self.pid, cpu, every_s)
 
 
 def start_server(
     name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path, tmpdir: Path | None = None
 ) -> ServerProcess:
-    """Start a server in a new process group, pinned, with its output in a log file; with `tmpdir`, its
-    temporary files go there (TMPDIR), so nothing of it outlives the run's folder (Cherokee makes one)."""
-    env = None if tmpdir is None else {**os.environ, "TMPDIR": str(tmpdir)}
+    """Start a server in a new process group, pinned, with its output in a log file and a mark of its own in its
+    environment; with `tmpdir`, its temporary files go there (TMPDIR), so nothing of it outlives the run's folder
+    (Cherokee makes one)."""
+    mark = new_mark()
+    env = {**os.environ, MARK_ENV: mark, **({"TMPDIR": str(tmpdir)} if tmpdir is not None else {})}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
         try:
@@ -186,8 +197,25 @@ def start_server(
             )
         except OSError as error:
             raise BenchError(f"cannot start subject {name!r} ({argv[0]}): {error.strerror}") from None
-    guarded(popen)
-    return ServerProcess(name=name, argv=argv, port=port, popen=popen, log_path=log_path, cwd=cwd)
+    guarded(popen, mark)
+    return ServerProcess(name=name, argv=argv, port=port, popen=popen, log_path=log_path, cwd=cwd, mark=mark)
+
+
+@dataclass
+class StoppedTally:
+    """The servers this process stopped, and how many processes they had: what an interrupt's line says."""
+
+    servers: int = 0
+    processes: int = 0
+
+    def said(self) -> str:
+        if not self.servers:
+            return "no server of this task was running on this machine"
+        servers = "the server" if self.servers == 1 else f"the {self.servers} servers"
+        return f"stopped {servers} this task started ({self.processes} processes in all), none left running"
+
+
+STOPPED = StoppedTally()
 
 
 def stop_process_group(popen: subprocess.Popen[Any], term_timeout_s: float = 15.0) -> None:
@@ -197,11 +225,20 @@ def stop_process_group(popen: subprocess.Popen[Any], term_timeout_s: float = 15.
     stop_process_groups([popen], term_timeout_s)
 
 
-def stop_process_groups(popens: Sequence[subprocess.Popen[Any]], term_timeout_s: float = 15.0) -> None:
+def stop_servers(servers: Sequence[ServerProcess], term_timeout_s: float = 15.0) -> None:
+    """Stop servers side by side, each with its group and every process carrying its mark (a daemon that left
+    the group included), and count them in STOPPED."""
+    popens = [server.popen for server in servers]
+    stop_process_groups(popens, term_timeout_s, tuple(server.mark for server in servers))
+
+
+def stop_process_groups(
+    popens: Sequence[subprocess.Popen[Any]], term_timeout_s: float = 15.0, marks: Sequence[str] = ()
+) -> None:
     """Stop several groups as stop_process_group stops one, side by side: a run's servers take as long to
-    stop as the slowest of them, not as all of them together."""
+    stop as the slowest of them, not as all of them together; with `marks`, every process carrying one too."""
     with signals_held():
-        _stop_process_groups(popens, term_timeout_s)
+        _stop_process_groups(popens, term_timeout_s, marks)
 
 
 # A server can lose a TERM that comes while it starts: uWSGI, stopped by an interrupt during its start on a
@@ -209,11 +246,23 @@ def stop_process_groups(popens: Sequence[subprocess.Popen[Any]], term_timeout_s:
 TERM_AGAIN_S = 1.0
 
 
-def _stop_process_groups(popens: Sequence[subprocess.Popen[Any]], term_timeout_s: float) -> None:
-    members = [proc for popen in popens for proc in _group(popen)]
+def _marked(marks: Sequence[str]) -> list[psutil.Process]:
+    return [proc for mark in marks for proc in marked(mark)]
+
+
+def _stop_process_groups(popens: Sequence[subprocess.Popen[Any]], term_timeout_s: float, marks: Sequence[str]) -> None:
+    found = {mark: marked(mark) for mark in marks}
+    STOPPED.servers += sum(1 for procs in found.values() if procs)
+    STOPPED.processes += sum(len(procs) for procs in found.values())
+    members = {proc.pid: proc for proc in [*(p for popen in popens for p in _group(popen)), *_marked(marks)]}
     deadline = time.monotonic() + term_timeout_s
     termed_at: dict[int, float] = {}
-    while (running := [popen for popen in popens if popen.poll() is None]) and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        running = [popen for popen in popens if popen.poll() is None]
+        strays = [proc for proc in _marked(marks) if proc.pid not in {popen.pid for popen in running}]
+        members.update((proc.pid, proc) for proc in strays)
+        if not running and not strays:
+            break
         for popen in running:
             last = termed_at.get(popen.pid)
             if last is None or time.monotonic() - last >= TERM_AGAIN_S:
@@ -223,8 +272,15 @@ def _stop_process_groups(popens: Sequence[subprocess.Popen[Any]], term_timeout_s
                 except ProcessLookupError:
                     continue
                 signal_for_test("server-stopping")
-        time.sleep(POLL_INTERVAL_S / 5)
-    alive = _still_running(members, timeout_s=0.5)
+        if not running:  # the groups are gone; what carries a mark still is a daemon that left them
+            for proc in strays:
+                last = termed_at.get(proc.pid)
+                if last is None or time.monotonic() - last >= TERM_AGAIN_S:
+                    termed_at[proc.pid] = time.monotonic()
+                    with suppress(psutil.NoSuchProcess):
+                        proc.terminate()
+        time.sleep(POLL_INTERVAL_S / 5 if not strays else POLL_INTERVAL_S)
+    alive = _still_running([*members.values(), *_marked(marks)], timeout_s=0.5)
     for proc in alive:
         try:
             proc.kill()
@@ -301,7 +357,7 @@ def running_server(
         yield server
     finally:
         if server is not None:
-            stop_process_group(server.popen)
+            stop_servers([server])
             port_freed = wait_for_free_port(port, address=address)
     if not port_freed:
         raise BenchError(f"port {port} is still bound after stopping {name!r}: look for a stray process")

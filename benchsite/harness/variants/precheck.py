@@ -18,6 +18,7 @@ from benchsite.harness.variants.copies import (
     unusable_pins,
     with_option,
 )
+from benchsite.harness.variants.envs import upload_time
 from benchsite.harness.variants.files import checkout_files, file_digests, variant_files
 from benchsite.model.recipe import Recipe
 from benchsite.model.variant import SIDES, Variant, canonical, parse_variant
@@ -69,6 +70,8 @@ def what_runs(recipe: Recipe, named: Named, measured: set[str], repo: Path) -> W
         argv = tuple(with_option(*variant.option, s) for s in subjects)
     elif variant.kind == "release":  # the dependencies of its day: another set than the checkout's, whatever the pins
         versions = {canonical(name): version for name, version in pinned_versions(recipe, variant).items()}
+        for name, version in versions.items():
+            upload_time(name, version)  # the registry has it (asked once, kept), or a one-line error now
     return WhatRuns(
         files=tuple(file_digests(files).items()),
         versions=tuple(sorted(versions.items())),

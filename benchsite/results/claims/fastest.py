@@ -104,6 +104,18 @@ class FastestClaim(ClaimBase):
             )
         cells = f"in all {len(self.cells)} cells" if len(self.cells) > 1 else f"at {view.cell_named(self.cells[0])}"
         compared = comparisons - len(not_compared)
+        if not compared:  # nothing was set against it: no comparison decides anything
+            why = (
+                "its only comparison could not be made"
+                if comparisons == 1
+                else f"none of its {comparisons} comparisons could be made"
+                if comparisons
+                else "no competitor ran beside it"
+            )
+            reading = f"whether {subject} is the fastest is not known: {why}."
+            return Outcome(
+                State.TOO_LITTLE, f"{why}{flagged}", details=_long(listed), not_compared=left_out, reading=reading
+            )
         reading = f"{subject} is surely faster than each of the {compared} competitors it was compared with, {cells}."
         today = f"surely ahead of every competitor, {cells}{flagged}"
         return Outcome(State.HOLDS, today, details=_long(listed), not_compared=left_out, reading=reading)
