@@ -81,8 +81,10 @@ rounds = 5
 warmup_requests = 500
 """)
 
-PAGE = Template("""$title
-$underline
+PAGE = Template("""|recipe-title|
+==============
+
+.. The heading is the title in recipes/$name/recipe.toml: change it there, once.
 
 .. bench-recipe:: $name
 
@@ -138,9 +140,13 @@ Raw output
 
 TEST = Template('''"""The $name recipe runs against its real server (scaffolded by invoke new-page)."""
 
+import pytest
+
 from benchsite.model.recipe import load_recipe
 from benchsite.results.store import list_runs, load_run
 from conftest import REPO, run_invoke
+
+pytestmark = pytest.mark.integration  # a real run: the machine's lock, beyond the unit tier
 
 
 def test_the_quick_profile_measures_every_subject_in_every_cell(tmp_path):
@@ -176,7 +182,7 @@ def new_page(name: str, root: Path, title: str = "") -> list[Path]:
         root / "recipes" / name / "app.py": APP,
         root / "conf" / f"{name}.toml": CONF.substitute(name=name),
         root / "data" / name / "published.toml": CLAIMS.substitute(),
-        root / "docs" / "recipes" / f"{name}.rst": PAGE.substitute(name=name, title=title, underline="=" * len(title)),
+        root / "docs" / "recipes" / f"{name}.rst": PAGE.substitute(name=name),
         root / "tests" / f"test_recipe_{name.replace('-', '_')}.py": TEST.substitute(name=name),
     }
     existing = [str(path.relative_to(root)) for path in files if path.exists()]

@@ -164,6 +164,7 @@ def unit_tier_never_takes_the_machine(request: pytest.FixtureRequest, monkeypatc
             )
 
         monkeypatch.setattr(machine_lock, "_opened", refused)
+        monkeypatch.setenv(machine_lock.FORBIDDEN_ENV, request.node.nodeid)  # and in every process it starts
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

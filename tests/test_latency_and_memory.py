@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from benchsite.harness.processes.memory import tree_memory
@@ -137,7 +138,7 @@ def test_a_reading_agrees_with_the_kernels_own_rollup() -> None:
             except OSError:
                 assert time.monotonic() < deadline and server.poll() is None, "held_app did not start"
                 time.sleep(0.05)
-        reading = tree_memory(server.pid)
+        reading = tree_memory(psutil.Process(server.pid))
         uss, pss = smaps_rollup(server.pid)
         assert reading is not None and reading.processes == 1
         assert reading.uss_bytes == pytest.approx(uss, rel=0.02)

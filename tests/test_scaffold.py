@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.utils import canonicalize_name
 
 from benchsite.errors import BenchError
+from benchsite.model.recipe import available_recipes, load_recipe
 from benchsite.results.machines import MIN_EVIDENCE_ROUNDS
 from benchsite.results.store import list_runs, load_view
 from benchsite.scaffold import new_page
@@ -106,3 +108,28 @@ def test_a_name_too_long_is_refused_shortened() -> None:
     with pytest.raises(BenchError, match="at most 40 characters") as refused:
         new_page("a" * 300, REPO)
     assert "\n" not in str(refused.value) and len(str(refused.value)) < 200
+
+
+def pinned_distributions() -> set[str]:
+    """Every distribution the README's first command installs at a pinned version."""
+    files = [REPO / "requirements.txt", *sorted((REPO / "conf").glob("requirements-*.txt"))]
+    pins = (
+        re.match(r"^([A-Za-z0-9_.-]+)(\[[^]]*\])?==", line.strip())
+        for f in files
+        for line in f.read_text().splitlines()
+    )
+    return {canonicalize_name(pin.group(1)) for pin in pins if pin}
+
+
+def test_every_package_a_recipe_or_a_scaffolded_page_names_is_pinned_where_set_up_installs_it(tmp_path: Path) -> None:
+    """The contributing guide's rule: a package a page runs is pinned in conf/requirements-host.txt, so that the
+    README's first command installs it (a subject's `requires` only leaves it out where it is missing)."""
+    shutil.copytree(REPO / "recipes", tmp_path / "recipes")
+    shutil.copytree(REPO / "conf", tmp_path / "conf", ignore=shutil.ignore_patterns("machine.toml"))
+    (tmp_path / "data").mkdir()
+    new_page("demo-servers", tmp_path)
+    pinned = pinned_distributions()
+    for name in available_recipes(tmp_path / "recipes"):
+        recipe = load_recipe(name, tmp_path / "recipes", tmp_path / "conf")
+        named = {*recipe.packages, *(package for subject in recipe.subjects for package in subject.packages)}
+        assert named and {canonicalize_name(p) for p in named} <= pinned, (name, named - pinned)

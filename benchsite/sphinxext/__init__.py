@@ -65,6 +65,7 @@ from benchsite.sphinxext.results import BenchFlagRule, BenchResults
 from benchsite.sphinxext.sequential import BenchSequential
 from benchsite.sphinxext.setup_steps import BenchSetup
 from benchsite.sphinxext.summary import BenchSummary, BenchVerdicts
+from benchsite.sphinxext.titles import setup_titles
 from benchsite.sphinxext.topology import BenchTopology
 from benchsite.sphinxext.versus import BenchVersus
 from benchsite.sphinxext.work import BenchCpuSplit, BenchFlame, BenchWork
@@ -164,6 +165,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     for name, directive in DIRECTIVES.items():
         app.add_directive(name, directive)
     setup_listings(app)
+    setup_titles(app)
     setup_exports(app)
     app.connect("config-inited", resolve_paths)
     app.connect("env-updated", let_go_of_runs)

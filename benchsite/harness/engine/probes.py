@@ -102,8 +102,14 @@ def accepts_connections(address: str, port: int, timeout_s: float = 1.0) -> bool
         return False
 
 
-def _refused() -> None:
-    raise ConnectionRefusedError
+def _accepting(accepts: Callable[[], bool]) -> Callable[[], None]:
+    """`accepts` as a probe that raises where nothing accepts (as an HTTP GET does where nothing answers)."""
+
+    def probe() -> None:
+        if not accepts():
+            raise ConnectionRefusedError
+
+    return probe
 
 
 def wait_until_accepting(server: RunningServer, accepts: Callable[[], bool], timeout_s: float) -> None:
@@ -112,7 +118,7 @@ def wait_until_accepting(server: RunningServer, accepts: Callable[[], bool], tim
     while True:
         code = server.exit_code()
         if code is not None:
-            raise _exited_at_start(server, code, lambda: accepts() or _refused())
+            raise _exited_at_start(server, code, _accepting(accepts))
         if accepts():
             return
         if time.monotonic() > deadline:

@@ -30,6 +30,9 @@ from benchsite.errors import BenchError
 
 LOCK_ENV = "BENCHSITE_LOCK"  # another lock file than the machine's (a test's own)
 HOLDER_ENV = "BENCHSITE_LOCK_HOLDER"  # the pid whose lock the processes it starts measure under
+# Set by the test suite's unit tier (to the test's id), which never waits for the machine: a process it starts that
+# would take the machine's lock (not a test's own, LOCK_ENV) fails at once, naming the test.
+FORBIDDEN_ENV = "BENCHSITE_LOCK_FORBIDDEN"
 P = ParamSpec("P")
 T = TypeVar("T")
 _held = 0  # how many times this process holds the lock (0: not)
@@ -103,6 +106,11 @@ def measuring(wait: bool = True, say: Callable[[str], None] = print) -> Iterator
     a one-line error at once."""
     global _held
     path = lock_path()
+    if os.environ.get(FORBIDDEN_ENV) and not os.environ.get(LOCK_ENV):
+        raise BenchError(
+            f"{os.environ[FORBIDDEN_ENV]} takes the machine's lock in the unit tier, which never waits for the "
+            "machine: give the test a tier's marker (integration)"
+        )
     if _held or _inherited(path):
         _held += 1
         try:
