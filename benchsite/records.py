@@ -149,7 +149,8 @@ def _message(detail: ErrorDetails, root: type[BaseModel]) -> tuple[str, str]:
         return f"{_where(location)}: {key} {context.get('tag')} is unknown", f"use one of {expected}"
     if kind == "value_error":  # a check across keys (names that must agree)
         text = str(context.get("error", detail["msg"]))
-        return (f"{_where(location)}: {text}" if location else text), "fix the file"
+        named = location and not text.startswith(_where(location))  # a check that names its own place says it once
+        return (f"{_where(location)}: {text}" if named else text), "fix the file"
     value = detail.get("input")
     shown = "" if isinstance(value, dict | list | tuple) else f" (got {value!r})"
     return f"{_where(location)}: {detail['msg'][0].lower()}{detail['msg'][1:]}{shown}", "fix the file"

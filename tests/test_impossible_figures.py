@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
+from tiny_site import build
 
 from benchsite.errors import BenchError
 from benchsite.results.store import load_run
@@ -99,3 +101,20 @@ def test_the_loader_refuses_an_impossible_figure_in_one_line_naming_the_run(tmp_
 def test_every_committed_run_reads_with_its_figures_checked() -> None:
     for run_file in sorted(COMMITTED_DATA.glob("*/*/run.json")):
         load_run(run_file.parent)
+
+
+def test_the_docs_build_names_every_bad_run_in_one_pass(tmp_path: Path) -> None:
+    """Three damaged runs: one build names all three (it stopped at the first, a rebuild each)."""
+    recipe = tmp_path / "data" / "cherrypy-speed"
+    shutil.copytree(COMMITTED_DATA / "cherrypy-speed", recipe)
+    full = sorted(path for path in recipe.glob("*-full") if path.is_dir())
+    damaged = [full[0], full[1], full[-1]]
+    (damaged[0] / "run.json").write_text("{")  # not JSON
+    raw = next((damaged[1] / "raw").glob("*/c1/rep-1.txt"))
+    raw.write_text(raw.read_text().replace("Complete requests:", "Complete  requests:"))  # no longer ab's report
+    document = json.loads((damaged[2] / "run.json").read_text())
+    document["subjects"][0]["idle_memory"]["pss_bytes"] = 1
+    (damaged[2] / "run.json").write_text(json.dumps(document))
+    page = build(tmp_path / "site", ".. bench-history:: cherrypy-speed\n", data_dir=tmp_path / "data")
+    said = " ".join(page.warnings)
+    assert all(run.name in said for run in damaged), said

@@ -249,6 +249,7 @@ def test_a_bad_recipe_or_conf_is_one_line_naming_file_and_key(
     write_toy(toy, case, subject, conf)
     said = refusal(toy)
     assert message in said and "\n" not in said
+    assert not re.search(r"(profiles\.\S+): \1", said), said  # a place is named once
 
 
 @pytest.mark.parametrize(("case", "matrix", "message"), MATRIX_MISTAKES, ids=[m[0] for m in MATRIX_MISTAKES])

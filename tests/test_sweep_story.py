@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from docutils import nodes
 
 from benchsite.errors import BenchError
 from benchsite.model.run import RunDocument
@@ -13,6 +14,7 @@ from benchsite.results.releases import releases_of, step_changes
 from benchsite.results.store import list_runs, load_run
 from benchsite.results.sweep_story import Story, Sweep, story, upstream_reports
 from benchsite.results.view import RunView
+from benchsite.sphinxext.releases import told as releases_told
 from committed import COMMITTED_DATA
 
 RECIPE_DATA = COMMITTED_DATA / "cherrypy-speed"
@@ -115,3 +117,33 @@ def test_the_sequential_sweep_tells_the_fixed_sweeps_findings() -> None:
     assert "8.4.8 is back" in sequential[0] and "issues/305" in sequential[0]
     assert sequential[1:3] == fixed[1:3]
     assert sequential[3].startswith(fixed[3].removesuffix("."))
+
+
+def test_an_upstream_file_too_large_to_be_a_list_of_reports_is_refused_unread(tmp_path: Path) -> None:
+    with (tmp_path / "upstream.toml").open("wb") as handle:
+        handle.truncate(400 * 1024 * 1024)  # 400 MB, nearly all of it a hole: never read
+    with pytest.raises(BenchError, match=r"upstream.toml: 419,430,400 bytes, over the 1,048,576"):
+        upstream_reports(tmp_path)
+
+
+def test_only_a_reports_own_addresses_become_links(tmp_path: Path) -> None:
+    """An address in a report's title stays text: links come from its `report` and `fix` fields alone."""
+    (tmp_path / "upstream.toml").write_text(
+        (RECIPE_DATA / "upstream.toml")
+        .read_text()
+        .replace('title = "[cheroot', 'title = "see https://evil.example/x for [cheroot')
+    )
+    found = story(
+        Sweep(
+            RunView(committed_sweep("cheroot-sweep")),
+            releases_of(committed_sweep("cheroot-sweep"), None),
+            ["raw-wsgi"],
+            CELLS["cheroot-sweep"],
+            "cheroot",
+        ),
+        upstream_reports(tmp_path),
+    )
+    assert "https://evil.example/x" in found.sentences[0]
+    listing = releases_told(found, "cherrypy-speed")
+    links = [node["refuri"] for node in listing.findall(nodes.reference)]
+    assert links == ["https://github.com/cherrypy/cheroot/issues/305", "https://github.com/cherrypy/cheroot/pull/308"]

@@ -82,8 +82,19 @@ def runs_shown(recipe_data_dir: Path, profile: str) -> list[Path]:
 
 
 def recipe_views(recipe_data_dir: Path, profile: str) -> list[RunView]:
-    """The runs pages read (`runs_shown`), oldest first, each as its cached view."""
-    return [load_view(path) for path in runs_shown(recipe_data_dir, profile)]
+    """The runs pages read (`runs_shown`), oldest first, each as its cached view; where some cannot be read, one
+    error naming every one of them (a build that stopped at the first would need a rebuild per bad run)."""
+    views, problems = [], []
+    for path in runs_shown(recipe_data_dir, profile):
+        try:
+            views.append(load_view(path))
+        except BenchError as error:
+            problems.append(str(error))
+    if len(problems) > 1:
+        raise BenchError(f"{len(problems)} runs cannot be read: " + " | ".join(problems))
+    if problems:
+        raise BenchError(problems[0])
+    return views
 
 
 def new_run_id(profile: str) -> str:

@@ -24,6 +24,7 @@ from benchsite.results.view import RunView
 
 FAR_SLOWER = 0.1  # a release whose median req/s in a cell is under a tenth of the newest's stalls there
 UPSTREAM_FILE = "upstream.toml"
+MAX_UPSTREAM_BYTES = 1 << 20  # a list of reports, never data: read only below this size
 
 
 class UpstreamReport(Record):
@@ -48,6 +49,11 @@ def upstream_reports(recipe_dir: Path) -> tuple[UpstreamReport, ...]:
         raise BenchError(f"{path}: a link, which is never followed: keep the file itself beside the recipe's data")
     if not path.is_file():
         return ()
+    if (size := path.stat().st_size) > MAX_UPSTREAM_BYTES:
+        raise BenchError(
+            f"{path}: {size:,} bytes, over the {MAX_UPSTREAM_BYTES:,} a list of upstream reports may have: "
+            "keep titles and addresses only"
+        )
     try:
         return UpstreamReports.model_validate(read_toml(path)).reports
     except ValidationError as error:

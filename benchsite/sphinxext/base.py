@@ -18,7 +18,7 @@ from benchsite.results.evidence import Evidence, Pooled
 from benchsite.results.integrity import duplicate_error, identities
 from benchsite.results.machines import MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
-from benchsite.results.store import list_runs, load_view, recipe_views
+from benchsite.results.store import list_runs, load_view, runs_shown
 from benchsite.results.view import RunView
 from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import data
@@ -138,15 +138,21 @@ class BenchDirective(ReportingDirective):
         """Every run of the site's profile, machine by machine, the reference machine first."""
         recipe_dir = self.data_dir() / self.recipe
         self.note_runs(recipe_dir)
-        views = recipe_views(recipe_dir, self.config.bench_profile)
+        views, problems = [], []
+        for path in runs_shown(recipe_dir, self.config.bench_profile):
+            self.note(path / RUN_FILE)
+            try:  # every bad run named in one pass, not one per rebuild
+                views.append(self.checked(load_view(path)))
+            except BenchError as error:
+                problems.append(str(error))
+        if problems:
+            raise BenchError(problems[0] if len(problems) == 1 else f"{len(problems)} runs: " + " | ".join(problems))
         if not views and (Path(self.config.bench_recipes_dir) / self.recipe / RECIPE_FILE).is_file():
             raise NoRunYetError(self.recipe)
         if not views:
             raise BenchError(f"{recipe_dir}: no run of recipe {self.recipe!r}, and no such recipe under recipes/")
         known: dict[tuple[str, ...], RunView] = {}
         for view in views:
-            self.note(view.run.run_file)
-            self.checked(view)
             for identity in identities(view.run, view.content_digest):
                 if identity in known:
                     raise duplicate_error(view.run, known[identity].run)

@@ -348,14 +348,17 @@ def _memory(view: RunView, releases: list[Release], subjects: tuple[str, ...] | 
 
 
 def told(found: Story, recipe: str, waiting: tuple[str, ...] | list[str] = (), stalls_told: int = 0) -> nodes.Node:
-    """The story's sentences, one item each, the upstream reports' addresses as links; where a wall-clock run says
-    where a stalled release's time goes, that right after the stalls (the story's first `stalls_told`)."""
+    """The story's sentences, one item each, the upstream reports' addresses (their `report` and `fix` fields, and
+    nothing else: an address in a title stays text) as links; where a wall-clock run says where a stalled release's
+    time goes, that right after the stalls (the story's first `stalls_told`)."""
     listing = nodes.bullet_list(classes=["bench-sweep-story"])
     sentences = (*found.sentences[:stalls_told], *waiting, *found.sentences[stalls_told:])
+    addresses = sorted({str(url) for r in found.reports for url in (r.report, r.fix) if url}, key=len, reverse=True)
+    linked = re.compile("(" + "|".join(map(re.escape, addresses)) + ")") if addresses else None
     for sentence in sentences:
         paragraph = nodes.paragraph()
-        for piece in re.split(r"(https://[^\s;)]+)", sentence):
-            if piece.startswith("https://"):
+        for piece in linked.split(sentence) if linked else [sentence]:
+            if piece in addresses:
                 paragraph += nodes.reference("", piece.removeprefix("https://github.com/"), refuri=piece)
             elif piece:
                 paragraph += nodes.Text(piece)
