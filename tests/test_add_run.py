@@ -227,9 +227,20 @@ def test_a_full_run_this_checkout_makes_is_added_whole_and_shown_on_the_page(tmp
         "framework",
         "raw-wsgi",
     ]
+    readings = [rep.memory_output for _, cell in run.every_cell() for rep in cell.repetitions if rep.memory_output]
+    assert readings and all(subject.idle_memory_output for subject in run.subjects)  # every reading kept, named
     page = build(tmp_path / "site", f".. bench-history:: {RECIPE}\n", data_dir=data)
     assert not page.warnings, page.warnings
     assert short_run_name(run.run_id) in page.text
+    # memory is checked against its readings as figures are against the raw outputs: an edited reading is refused
+    edited = tmp_path / "edited" / RECIPE / run_dir.name
+    shutil.copytree(run_dir, edited)
+    first = edited / readings[0]
+    header, reading, *rest = first.read_text().splitlines()
+    uss, pss, processes = reading.split()
+    first.write_text("\n".join([header, f"{uss} {int(pss) * 2} {processes}", *rest]) + "\n")
+    refused = run_invoke("add-run", str(edited), "--data-dir", str(tmp_path / "elsewhere"), env=env, timeout=120)
+    assert refused.returncode == 1 and f"{readings[0]}: its readings peak at other figures" in refused.stderr
 
 
 def test_a_quick_run_is_refused_as_the_smoke_test_git_ignores(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from tiny_site import build
 
 from benchsite.errors import BenchError
 from benchsite.results.store import load_run
+from benchsite.tools.memory import READINGS_HEADER, MemoryPeak, MemorySample, parse_readings, readings_text
 from benchsite.tools.paced import PacedParseError, parse_paced_output
 from committed import COMMITTED_DATA
 
@@ -118,3 +119,24 @@ def test_the_docs_build_names_every_bad_run_in_one_pass(tmp_path: Path) -> None:
     page = build(tmp_path / "site", ".. bench-history:: cherrypy-speed\n", data_dir=tmp_path / "data")
     said = " ".join(page.warnings)
     assert all(run.name in said for run in damaged), said
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("", "not a memory readings file"),
+        (f"{READINGS_HEADER}\n", "a memory readings file with no reading"),
+        (f"{READINGS_HEADER}\n100 200 1\n-5 200 1\n", "line 3 '-5 200 1' is not a reading"),
+        (f"{READINGS_HEADER}\n300 200 1\n", "line 2 '300 200 1' cannot be a reading: PSS below USS"),
+        (f"{READINGS_HEADER}\n100 200 0\n", "cannot be a reading"),
+        (f"{READINGS_HEADER}\n{9 * 10**15} {9 * 10**15} 1\n", "an impossible reading"),
+    ],
+)
+def test_a_memory_readings_file_that_is_not_readings_is_refused(text: str, said: str) -> None:
+    with pytest.raises(BenchError, match=re.escape(said)):
+        parse_readings(text)
+
+
+def test_the_readings_peak_is_each_figures_own_maximum() -> None:
+    samples = [MemorySample(100, 300, 1), MemorySample(200, 250, 3)]
+    assert parse_readings(readings_text(samples)) == MemoryPeak(uss_bytes=200, pss_bytes=300, processes=3, samples=2)

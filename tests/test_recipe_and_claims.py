@@ -92,6 +92,7 @@ def test_a_wrk_cell_says_nothing_about_keepalive() -> None:
         other_busy_clock=None,
         disturbed=False,
         server_memory=None,
+        memory_output=None,
     )
     cell = WrkCell(name="wrk-c10", label="wrk -c 10", connections=10, duration_s=2).run_record(0, [rep])
     summary = summarize(cell)

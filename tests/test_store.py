@@ -29,6 +29,7 @@ from benchsite.model.run_steps_since_v10 import (
     run_v12_to_v13,
     run_v13_to_v14,
     run_v14_to_v15,
+    run_v15_to_v16,
 )
 from benchsite.model.upgrade import (
     overhead_v1_to_v2,
@@ -102,6 +103,7 @@ def one_cell_document() -> dict:
         other_busy_clock=None,
         disturbed=False,
         server_memory=None,
+        memory_output=None,
     )
     failed = ok.model_copy(
         update={
@@ -135,7 +137,7 @@ def test_a_stored_run_reads_back_with_the_values_of_its_raw_output(tmp_path: Pat
 def test_both_shapes_of_version_1_upgrade_to_the_current_version(fixture: str) -> None:
     old = json.loads((RUNS / fixture).read_text())
     run = read_run(old, RUNS / fixture)
-    assert run.format_version == FORMAT_VERSION == 15
+    assert run.format_version == FORMAT_VERSION == 16
     roles = {"subject": "server", "server": "backend", "ceiling": "ceiling", "client": "client"}
     for before, after in zip(old["subjects"], run.subjects, strict=True):
         assert after.role == roles[before.get("role", "subject")]
@@ -622,3 +624,19 @@ def test_version_14_becomes_15_with_no_time_bound_and_no_sequential_looks() -> N
     assert new["format_version"] == 15
     assert new["profile"] == {"name": "full", "rounds": 5, "seconds": 0, "sequential": False, "smallest_change": 0}
     assert old["profile"] == {"name": "full", "rounds": 5}  # the old document is left as it was
+
+
+def test_version_15_becomes_16_with_no_memory_readings_kept() -> None:
+    rep = {"index": 1, "server_memory": None}
+    latency = {"subjects": [{"subject": "s", "loads": [{"fraction": 0.25, "cell": {"repetitions": [rep]}}]}]}
+    old = {
+        "format_version": 15,
+        "subjects": [{"name": "s", "idle_memory": None, "cells": [{"name": "c1", "repetitions": [rep]}]}],
+        "latency": latency,
+    }
+    new = run_v15_to_v16(old)
+    assert new["format_version"] == 16 and new["subjects"][0]["idle_memory_output"] is None
+    assert new["subjects"][0]["cells"][0]["repetitions"] == [{**rep, "memory_output": None}]
+    assert new["latency"]["subjects"][0]["loads"][0]["cell"]["repetitions"] == [{**rep, "memory_output": None}]
+    assert run_v15_to_v16({**old, "latency": None})["latency"] is None
+    assert old["subjects"][0]["cells"][0]["repetitions"] == [rep]  # the old document is left as it was

@@ -20,7 +20,7 @@ from benchsite.model.interference import MachineCheck
 from benchsite.model.latency import LatencyProfile
 from benchsite.model.machine import Machine
 from benchsite.model.variant import VariantSet
-from benchsite.records import Name, Pair, Record, Seq, Text
+from benchsite.records import InnerPath, Name, Pair, Record, Seq, Text
 from benchsite.tools import AnyCellRun, CellRun
 from benchsite.tools.base import Count, Positive, Repetition
 from benchsite.tools.memory import MemoryPeak
@@ -56,7 +56,11 @@ from benchsite.tools.memory import MemoryPeak
 #    sweep's newest release), instead of a purpose
 # 14 memory: each subject's process tree once it answered (idle_memory) and each repetition's server at its
 #    peak (server_memory); the open-loop latency profile (latency); None in every earlier run
-FORMAT_VERSION: Literal[15] = 15
+# 15 profiles bound each repetition in time (seconds) and may look after every round (sequential, smallest_change)
+# 16 memory readings kept in files the run names, beside the raw outputs (each repetition's memory_output, each
+#    subject's idle_memory_output), so that a run's memory is checked against them as its figures are against
+#    the raw outputs; None in every earlier run
+FORMAT_VERSION: Literal[16] = 16
 RUN_FILE = "run.json"
 # 20261122T005146Z-full (version 1) or 20261122T005146.123456Z-full: sortable by time.
 RunId = Annotated[str, StringConstraints(pattern=r"^\d{8}T\d{6}(\.\d{6})?Z(-[a-z0-9_-]+)?$")]
@@ -104,6 +108,7 @@ class SubjectRun(Record):
     cells: Seq[CellRun]
     origins: Seq[Origin]  # empty in runs made before invoke byo
     idle_memory: MemoryPeak | None  # its process tree once it answered, before any load (None: not recorded)
+    idle_memory_output: InnerPath | None  # the file of that reading (None: not kept, as before format 16)
 
     @model_validator(mode="after")
     def _measured_has_cells(self) -> SubjectRun:
@@ -214,7 +219,7 @@ class ServerStart(Record):
 class RunDocument(Record):
     """A whole run, as stored in run.json."""
 
-    format_version: Literal[15]
+    format_version: Literal[16]
     recipe: Name
     title: Text
     run_id: RunId
@@ -328,14 +333,25 @@ class RunDocument(Record):
 
     def raw_text(self, repetition: Repetition[Any]) -> str:
         """The tool's output verbatim; a missing, unreadable or non-UTF-8 file is a BenchError naming it."""
-        path = self.raw_file(repetition)
+        return self.inner_text(repetition.raw_output, "raw output")
+
+    def inner_text(self, relative: str, what: str) -> str:
+        """A file the run names, which must lie inside the run directory (links included), as text; a missing,
+        unreadable or non-UTF-8 file is a BenchError naming it."""
+        root = self.path.resolve()
+        path = (self.path / relative).resolve()
+        if not path.is_relative_to(root):
+            raise BenchError(
+                f"{self.run_file}: {what} {relative!r} points outside the run directory: the page will not show "
+                "it; restore the run from git"
+            )
         try:
             return path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise BenchError(f"{path}: raw output named in {RUN_FILE} is missing: restore the run from git") from None
+            raise BenchError(f"{path}: {what} named in {RUN_FILE} is missing: restore the run from git") from None
         except IsADirectoryError:
-            raise BenchError(f"{path}: raw output is a directory, not a file: restore the run from git") from None
+            raise BenchError(f"{path}: {what} is a directory, not a file: restore the run from git") from None
         except UnicodeDecodeError:
-            raise BenchError(f"{path}: raw output is not UTF-8 text: restore the run from git") from None
+            raise BenchError(f"{path}: {what} is not UTF-8 text: restore the run from git") from None
         except OSError as error:
-            raise BenchError(f"{path}: raw output cannot be read ({error.strerror})") from None
+            raise BenchError(f"{path}: {what} cannot be read ({error.strerror})") from None

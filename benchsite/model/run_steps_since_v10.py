@@ -134,3 +134,26 @@ def run_v14_to_v15(data: dict[str, Any]) -> dict[str, Any]:
     no earlier run did either."""
     profile = {**data["profile"], "seconds": 0, "sequential": False, "smallest_change": 0}
     return {**data, "format_version": 15, "profile": profile}
+
+
+def run_v15_to_v16(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 15 to 16: memory readings kept in files the run names (each repetition's memory_output, each
+    subject's idle_memory_output); None in every earlier run, whose readings were not kept."""
+
+    def cell_v16(cell: dict[str, Any]) -> dict[str, Any]:
+        return {**cell, "repetitions": [{**rep, "memory_output": None} for rep in cell["repetitions"]]}
+
+    latency = data.get("latency")
+    if latency is not None:
+        latency = {
+            **latency,
+            "subjects": [
+                {**each, "loads": [{**load, "cell": cell_v16(load["cell"])} for load in each["loads"]]}
+                for each in latency["subjects"]
+            ],
+        }
+    subjects = [
+        {**subject, "idle_memory_output": None, "cells": [cell_v16(cell) for cell in subject["cells"]]}
+        for subject in data["subjects"]
+    ]
+    return {**data, "format_version": 16, "subjects": subjects, "latency": latency}

@@ -35,6 +35,7 @@ from benchsite.model.run_steps_since_v10 import (
     run_v12_to_v13,
     run_v13_to_v14,
     run_v14_to_v15,
+    run_v15_to_v16,
 )
 from benchsite.records import read_toml
 
@@ -55,6 +56,7 @@ _RUN_STEPS: dict[int, Step] = {
     12: run_v12_to_v13,
     13: run_v13_to_v14,
     14: run_v14_to_v15,
+    15: run_v15_to_v16,
 }
 
 

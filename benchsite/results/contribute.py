@@ -51,6 +51,8 @@ def described_files(run: RunDocument) -> tuple[set[str], tuple[str, ...]]:
     for _, cell in run.every_cell():
         for rep in cell.repetitions:
             files |= {rep.raw_output, str(Path(rep.raw_output).with_suffix(".stderr.txt"))}
+            files |= {rep.memory_output} if rep.memory_output else set()
+    files |= {s.idle_memory_output for s in run.subjects if s.idle_memory_output}
     for name in names:
         files |= {f"logs/{name}{suffix}.log" for suffix in ("", "-prepare", "-callgrind")}
     return files, tuple(

@@ -17,6 +17,7 @@ from benchsite.errors import BenchError
 from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.results.clocks import clock_disagreement
 from benchsite.tools import parse_report
+from benchsite.tools.memory import parse_readings
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,30 @@ def read_back(run: RunDocument) -> ReadBack:
                 problems.append(f"{rep.raw_output}: parses to other figures than {RUN_FILE} holds")
             elif (clocks := clock_disagreement(run, rep, again)) is not None:
                 problems.append(f"{rep.raw_output}: {clocks}")
+    problems += memory_disagreements(run)
     if not read:
         return ReadBack(problems, None)
     each = sorted(hashlib.sha256(figures.encode()).hexdigest() for figures in read.values())
     return ReadBack(problems, hashlib.sha256("\n".join(each).encode()).hexdigest())
+
+
+def memory_disagreements(run: RunDocument) -> list[str]:
+    """The memory readings files the run names whose peak is not the one run.json holds (or that do not read as
+    readings): memory is checked against its files as figures are against the raw outputs."""
+    kept = [(rep.memory_output, rep.server_memory) for _, cell in run.every_cell() for rep in cell.repetitions]
+    kept += [(subject.idle_memory_output, subject.idle_memory) for subject in run.subjects]
+    problems = []
+    for path, peak in kept:
+        if path is None:
+            continue
+        try:
+            found = parse_readings(run.inner_text(path, "memory readings"))
+        except BenchError as error:
+            problems.append(f"{path}: {error}")
+            continue
+        if found != peak:
+            problems.append(f"{path}: its readings peak at other figures than {RUN_FILE} holds")
+    return problems
 
 
 def reparse_mismatches(run: RunDocument) -> list[str]:

@@ -124,6 +124,8 @@ class Repetition(Record, Generic[ResultT]):
     # The server's process tree at its highest memory during the repetition (None: made before format 14, or
     # a client under test, whose server is the recipe's backend).
     server_memory: MemoryPeak | None
+    # The file of every reading that peak summarizes (None: not kept, as before format 16, or no reading).
+    memory_output: InnerPath | None
 
     @property
     def ok(self) -> bool:

@@ -1,10 +1,27 @@
-"""What a server held in memory, as a run stores it: USS and PSS summed over its process tree."""
+"""What a server held in memory, as a run stores it: USS and PSS summed over its process tree, every reading
+kept in a file beside the raw outputs (one line a reading) and its peak in run.json, which must agree."""
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+import re
+from dataclasses import dataclass
 
+from pydantic import Field, ValidationError, model_validator
+
+from benchsite.errors import BenchError
 from benchsite.records import Record
+
+READINGS_HEADER = "benchsite memory readings 1: USS bytes, PSS bytes, processes (one reading of the tree a line)"
+_READING = re.compile(r"(\d{1,16}) (\d{1,16}) (\d{1,6})")
+
+
+@dataclass(frozen=True)
+class MemorySample:
+    """One reading of a process tree."""
+
+    uss_bytes: int
+    pss_bytes: int
+    processes: int
 
 
 class MemoryPeak(Record):
@@ -28,3 +45,44 @@ class MemoryPeak(Record):
     @property
     def pss_mib(self) -> float:
         return self.pss_bytes / 2**20
+
+
+def as_peak(samples: list[MemorySample]) -> MemoryPeak | None:
+    """The highest USS and PSS among samples (each its own maximum), and how many samples there were."""
+    if not samples:
+        return None
+    return MemoryPeak(
+        uss_bytes=max(sample.uss_bytes for sample in samples),
+        pss_bytes=max(sample.pss_bytes for sample in samples),
+        processes=max(sample.processes for sample in samples),
+        samples=len(samples),
+    )
+
+
+def readings_text(samples: list[MemorySample]) -> str:
+    """The file of a tree's readings, as a run keeps it beside its raw outputs."""
+    lines = [READINGS_HEADER, *(f"{s.uss_bytes} {s.pss_bytes} {s.processes}" for s in samples)]
+    return "\n".join(lines) + "\n"
+
+
+def parse_readings(text: str) -> MemoryPeak:
+    """The peak of a readings file; a BenchError naming the first line that is not a plausible reading."""
+    lines = text.splitlines()
+    if not lines or lines[0] != READINGS_HEADER:
+        raise BenchError("not a memory readings file (its first line is not the header)")
+    samples = []
+    for number, line in enumerate(lines[1:], start=2):
+        match = _READING.fullmatch(line)
+        if match is None:
+            raise BenchError(f"line {number} {line[:60]!r} is not a reading (USS, PSS, processes)")
+        sample = MemorySample(*(int(group) for group in match.groups()))
+        if sample.pss_bytes < sample.uss_bytes or not sample.processes:
+            raise BenchError(f"line {number} {line!r} cannot be a reading: PSS below USS, or no process")
+        samples.append(sample)
+    try:
+        peak = as_peak(samples)
+    except ValidationError as error:
+        raise BenchError(f"an impossible reading ({error.errors()[0]['msg']})") from None
+    if peak is None:
+        raise BenchError("a memory readings file with no reading")
+    return peak

@@ -33,6 +33,7 @@ from benchsite.tools import AnyCell, AnyResult, parse_report
 from benchsite.tools.ab import AbCell, time_bounded
 from benchsite.tools.base import BusyClock, ExternalCell, Repetition
 from benchsite.tools.client import ClientCell
+from benchsite.tools.memory import readings_text
 from benchsite.tools.paced import PacedCell
 
 
@@ -102,6 +103,7 @@ def measure(
             other_busy_clock=None,
             disturbed=False,
             server_memory=None,
+            memory_output=None,
         )
     backends = {name: process for name, process in (backends or {}).items() if process is not server}
     cpu_before = server.tree_cpu()
@@ -114,6 +116,10 @@ def measure(
         sampler.start()
     run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
     server_memory = sampler.stop() if sampler is not None else None
+    memory_output = None
+    if sampler is not None and server_memory is not None:  # every reading, beside the raw output it summarizes
+        memory_output = str(Path(raw_output).with_suffix(".memory.txt"))
+        write_text(run_dir / memory_output, readings_text(sampler.samples))
     machine = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - machine_before
     cpu_after = server.tree_cpu()
     server_cpu_s, clock = cpu_between(cpu_before, cpu_after)  # a child that exited takes its CPU along
@@ -159,6 +165,7 @@ def measure(
         other_busy_clock=other_busy_clock,
         disturbed=settings.disturbed(other_busy_s + steal_s, run.wall_s, other_busy_clock),
         server_memory=server_memory,
+        memory_output=memory_output,
     )
 
 

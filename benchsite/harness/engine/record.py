@@ -87,6 +87,7 @@ def subject_run(
             cells=cell_runs,
             origins=origins,
             idle_memory=None,
+            idle_memory_output=None,
         )
     own = started[subject.name]
     reply = own.reply
@@ -101,6 +102,7 @@ def subject_run(
         cells=cell_runs,
         origins=origins,
         idle_memory=own.idle_memory,
+        idle_memory_output=own.idle_memory_output,
     )
 
 

@@ -22,7 +22,7 @@ from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSub
 from benchsite.model.run import SkippedSubject, Verification
 from benchsite.results.store import write_text
 from benchsite.tools import AnyCell
-from benchsite.tools.memory import MemoryPeak
+from benchsite.tools.memory import MemoryPeak, MemorySample, readings_text
 
 HttpServerSubject = Server | Ceiling | Backend  # the subjects the runner starts
 Plan = list[tuple[AnySubject, list[AnyCell]]]  # each subject with the cells it runs
@@ -65,6 +65,7 @@ class Started:
     keeps_http10_alive: bool | None
     values: dict[str, str]  # the placeholders its command was filled with (port, port2, workdir...)
     idle_memory: MemoryPeak | None = None  # its process tree's memory once it answered, before any load
+    idle_memory_output: str | None = None  # the file of that reading, in the run folder
 
 
 LOG_TAIL_BYTES = 64 * 1024
@@ -202,16 +203,29 @@ def start_one(
             )
         if isinstance(subject, Backend) and subject.probe == "tcp":
             wait_until_accepting(server, lambda: load.accepts(address, port), settings.start_timeout_s)
-            found = Started(subject, server, None, None, values, settled_memory(server))
+            reply, alive = None, None
         else:
             wait_until_ready(server, lambda: load.http_get(address, port, subject.path), settings.start_timeout_s)
             reply = load.http_get(address, port, subject.path)  # a fresh request, checked before any load
             verify_reply(subject, reply)
             alive = load.keeps_http10_alive(address, port, subject.path)
-            found = Started(subject, server, reply, alive, values, settled_memory(server))
+        idle = settled_memory(server)
+        kept = None if wrap else kept_reading(idle, run_dir, subject.name)  # under a wrapper: not the server's own
+        found = Started(subject, server, reply, alive, values, idle if not wrap else None, kept)
         with signals_held():
             stack.push(own.pop_all())  # from here the run's own clean-up stops it
     return found
+
+
+def kept_reading(idle: MemoryPeak | None, run_dir: Path, name: str) -> str | None:
+    """Keep a subject's idle reading in its file beside its raw outputs (a start after the first replaces it, as
+    its reading replaces the first's); the file's path in the run folder, None where there was no reading."""
+    path = f"raw/{name}/idle-memory.txt"
+    if idle is None:
+        (run_dir / path).unlink(missing_ok=True)
+        return None
+    write_text(run_dir / path, readings_text([MemorySample(idle.uss_bytes, idle.pss_bytes, idle.processes)]))
+    return path
 
 
 def settled_memory(server: RunningServer, within_s: float = 3.0) -> MemoryPeak | None:

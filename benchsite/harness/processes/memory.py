@@ -10,24 +10,14 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass
 
 import psutil
 
-from benchsite.tools.memory import MemoryPeak
+from benchsite.tools.memory import MemoryPeak, MemorySample, as_peak
 
 # How often a repetition samples its server's memory: each sample reads smaps of every process of the
 # tree (about half a millisecond a process), a small share of the load tool's CPU, never the server's.
 SAMPLE_EVERY_S = 0.25
-
-
-@dataclass(frozen=True)
-class MemorySample:
-    """One reading of a process tree."""
-
-    uss_bytes: int
-    pss_bytes: int
-    processes: int
 
 
 def tree_memory(root: psutil.Process) -> MemorySample | None:
@@ -49,18 +39,6 @@ def tree_memory(root: psutil.Process) -> MemorySample | None:
         pss += info.pss
         counted += 1
     return MemorySample(uss, pss, counted) if counted else None
-
-
-def as_peak(samples: list[MemorySample]) -> MemoryPeak | None:
-    """The highest USS and PSS among samples (each its own maximum), and how many samples there were."""
-    if not samples:
-        return None
-    return MemoryPeak(
-        uss_bytes=max(sample.uss_bytes for sample in samples),
-        pss_bytes=max(sample.pss_bytes for sample in samples),
-        processes=max(sample.processes for sample in samples),
-        samples=len(samples),
-    )
 
 
 def process_of(pid: int) -> psutil.Process | None:

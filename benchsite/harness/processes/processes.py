@@ -23,9 +23,9 @@ from benchsite.errors import BenchError
 from benchsite.harness.processes.cputime import CpuReading, tree_reading
 from benchsite.harness.processes.guardian import guarded, unguarded
 from benchsite.harness.processes.marks import MARK_ENV, marked, new_mark
-from benchsite.harness.processes.memory import PeakSampler, as_peak, process_of, tree_memory
+from benchsite.harness.processes.memory import PeakSampler, process_of, tree_memory
 from benchsite.harness.processes.signals import pause_for_test, signal_for_test, signals_held, unblock_in_child
-from benchsite.tools.memory import MemoryPeak
+from benchsite.tools.memory import MemoryPeak, as_peak
 
 LOOPBACK = "127.0.0.1"
 POLL_INTERVAL_S = 0.05
