@@ -127,7 +127,7 @@ def test_every_package_a_recipe_or_a_scaffolded_page_names_is_pinned_where_set_u
     shutil.copytree(REPO / "recipes", tmp_path / "recipes")
     shutil.copytree(REPO / "conf", tmp_path / "conf", ignore=shutil.ignore_patterns("machine.toml"))
     (tmp_path / "data").mkdir()
-    new_page("demo-servers", tmp_path)
+    new_page(next(f"pins-{n}" for n in range(100) if not (tmp_path / "recipes" / f"pins-{n}").exists()), tmp_path)
     pinned = pinned_distributions()
     for name in available_recipes(tmp_path / "recipes"):
         recipe = load_recipe(name, tmp_path / "recipes", tmp_path / "conf")
