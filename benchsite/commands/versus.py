@@ -40,7 +40,9 @@ def print_versus(view: RunView) -> None:
         table.add_row(
             cell.subject,
             cell.cell,
-            change_said(cell.time, cell.time_changed, cell.time_margin, smallest=cell.smallest_change),
+            change_said(
+                cell.time, cell.time_changed, cell.time_margin, smallest=cell.smallest_change, bound=cell.time_bound
+            ),
             "decided" if cell.sequential and cell.time_decided else sees_said(cell.time_sees),
             change_said(cell.work, cell.work_changed, cell.work_margin, MORE_INSTRUCTIONS),
             sees_said(cell.work_sees),

@@ -4,7 +4,11 @@ a release sweep's releases against the newest and against the one before, each c
 Time: each round measured a subject's copies (A and B) back to back in every cell, so a slow phase of the
 machine (a VM's host busy elsewhere, where /proc cannot see it) hits both; B ÷ A is the geometric mean of the
 per-round ratios of req/s with a t interval on their logarithms, over the rounds whose two repetitions met
-alike interference (both quiet, or both hit about as hard: see `alike`). Work: the instructions per request each
+alike interference (both quiet, or both hit about as hard: see `alike`). Others' work only slows what it hits, so
+a round in which A met clearly more of it than B can only make B look faster than it is: such rounds, beside the
+alike ones, still bound B ÷ A from above, and can call "B slower" (the mirror for "B faster"); on a busy machine
+a change too large for the interference to explain is called, never one it could have made (see `leaning`).
+Work: the instructions per request each
 copy ran under callgrind, batch by batch; B ÷ A from the batches paired by position (see batch_ratio). In each
 currency the intervals are simultaneous over the cells compared (Bonferroni), and a change is called where
 its interval lies wholly beyond 1.
@@ -21,9 +25,9 @@ from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
 from statistics import geometric_mean, mean
-from typing import Any
+from typing import Any, Literal
 
-from benchsite.results.factors import FASTER, Direction, times, with_range
+from benchsite.results.factors import FASTER, Direction, percent_or_factor, times, with_range
 from benchsite.results.intervals import (
     Interval,
     detectable_change,
@@ -58,15 +62,20 @@ class PairedCell:
     # sequence, valid at every round it was looked at (see `results.sequential`).
     smallest_change: float = 0.0
     sequential: bool = False
+    # Where `time` rests on rounds in which one side met clearly more interference than the other: "at most" (A
+    # met more: B ÷ A is at most its interval's high end) or "at least" (B met more); "": rounds met alike.
+    time_bound: Bound = ""
 
     @property
     def time_changed(self) -> bool:
+        if self.time_bound and self.time is not None:
+            return one_sided_change(self.time, self.time_bound, self.time_margin)
         return beyond_margin(self.time, self.time_margin)
 
     @property
     def time_decided(self) -> bool:
         """Time has answered: a change, or none beyond the smallest change that matters."""
-        return self.time_changed or within(self.time, self.smallest_change)
+        return self.time_changed or (not self.time_bound and within(self.time, self.smallest_change))
 
     @property
     def work_changed(self) -> bool:
@@ -79,6 +88,17 @@ class PairedCell:
 # lies beyond this margin, never for a difference that two starts of unchanged code can make, unless the run
 # started its servers several times and so measured that difference itself.
 MARGIN = 0.01
+
+
+Bound = Literal["", "at most", "at least"]
+
+
+def one_sided_change(interval: Interval, bound: Bound, margin: float) -> bool:
+    """A change in the one direction a leaning set of rounds can show: B slower where A met more interference
+    (the interval's high end below 1 - margin), B faster where B met more (its low end above 1 + margin)."""
+    if bound == "at most":
+        return interval.high is not None and interval.high < 1 - margin
+    return interval.low is not None and interval.low > 1 + margin
 
 
 def beyond_margin(interval: Interval | None, margin: float = MARGIN) -> bool:
@@ -133,9 +153,14 @@ def compare_copies(
     profile = view.run.profile
     counting = profile.counting
     work_margin = 0.0 if counting and counting.starts > 1 else MARGIN
+    interval = sequence_interval if profile.sequential else ratio_interval
     for subject, cell, a, b in shared:
         time_ratios, time_margin = per_start(view, alike_rounds(view, a, b, cell))
-        time = (sequence_interval if profile.sequential else ratio_interval)(time_ratios, time_level)
+        time = interval(time_ratios, time_level)
+        time_bound: Bound = ""
+        called = leaning_change(view, a, b, cell, time_level, interval)
+        if called is not None:
+            (time, time_bound), time_margin = called
         work, work_ratios = None, []
         if (a, b, cell) in counted and counting:
             counted_a, counted_b = batches(view, a, cell), batches(view, b, cell)
@@ -160,9 +185,28 @@ def compare_copies(
                 work_margin,
                 profile.smallest_change,
                 profile.sequential,
+                time_bound,
             )
         )
     return found
+
+
+def leaning_change(
+    view: RunView, a: str, b: str, cell: str, level: float, interval: Any
+) -> tuple[tuple[Interval, Bound], float] | None:
+    """A change that the rounds leaning one way, with the alike ones, call in the one direction they can: B slower
+    from the rounds in which A met at least as much interference (the bias is against B slower), B faster from
+    those in which B did; with the margin a change must clear. None where neither calls one. On a quiet machine
+    every round is alike, and this is the alike rounds' two-sided test ("" for its bound)."""
+    alike_keys = alike_rounds(view, a, b, cell).keys()
+    directions: tuple[tuple[Bound, str], ...] = (("at most", a), ("at least", b))
+    for bound, heavier in directions:
+        rounds = leaning(view, a, b, cell, heavier)
+        ratios, margin = per_start(view, rounds)
+        found = interval(ratios, level)
+        if found is not None and found.bounded and one_sided_change(found, bound, margin):
+            return (found, bound if rounds.keys() != alike_keys else ""), margin
+    return None
 
 
 def per_start(view: RunView, ratios: dict[int, float]) -> tuple[list[float], float]:
@@ -213,6 +257,34 @@ def alike_rounds(view: RunView, a: str, b: str, cell: str) -> dict[int, float]:
     return ratios
 
 
+def leaning(view: RunView, a: str, b: str, cell: str, heavier: str) -> dict[int, float]:
+    """B ÷ A of req/s of the rounds whose repetitions met alike interference, and of those in which `heavier`
+    (the copy a or b) met more of it than the other: a slowed A makes B look faster, a slowed B slower."""
+    side_a, side_b = view.run.subject(a), view.run.subject(b)
+    run_a = side_a.cell(cell) if side_a else None
+    run_b = side_b.cell(cell) if side_b else None
+    if run_a is None or run_b is None:
+        return {}
+    worked_a = {rep.index: rep for rep in run_a.repetitions if rep.ok}
+    worked_b = {rep.index: rep for rep in run_b.repetitions if rep.ok}
+    share = view.run.settings.disturbed_share
+    ratios = {}
+    for index in sorted(worked_a.keys() & worked_b.keys()):
+        rep_a, rep_b = worked_a[index], worked_b[index]
+        rate_a, rate_b = RPS.read(rep_a), RPS.read(rep_b)
+        hit, other = (rep_a, rep_b) if heavier == a else (rep_b, rep_a)
+        if rate_a and rate_b and (alike(rep_a, rep_b, share) or hit_harder(hit, other)):
+            ratios[index] = rate_b / rate_a
+    return ratios
+
+
+def hit_harder(hit: Repetition[Any], other: Repetition[Any]) -> bool:
+    """Whether others took a larger share of `hit`'s wall time on the measured CPUs than of `other`'s."""
+    if hit.interference_s is None or other.interference_s is None or not hit.wall_s or not other.wall_s:
+        return False
+    return hit.interference_s / hit.wall_s > other.interference_s / other.wall_s
+
+
 def alike(a: Repetition[Any], b: Repetition[Any], share: float) -> bool:
     """Whether two repetitions measured back to back met alike interference: neither disturbed, or the shares
     of their wall time that others took on the measured CPUs differ by no more than `share` (the settings'
@@ -246,11 +318,24 @@ def batches(view: RunView, subject: str | None, cell: str) -> list[float]:
 
 
 def change_said(
-    interval: Interval | None, changed: bool, margin: float = MARGIN, words: Direction = FASTER, smallest: float = 0.0
+    interval: Interval | None,
+    changed: bool,
+    margin: float = MARGIN,
+    words: Direction = FASTER,
+    smallest: float = 0.0,
+    bound: Bound = "",
 ) -> str:
     """-4.8 % [-6.1 % … -3.5 %], changed; a change beyond ±50 % as factors ("143× slower (95 %: 36× to 550×),
     changed"); or "—" where there is no estimate. With the smallest change that matters: "no change beyond ±5 %"
-    where the interval lies within it, else "undecided"."""
+    where the interval lies within it, else "undecided". A change called from rounds one side met more of others'
+    work in is said as the bound it is: "-35.2 % or beyond (A met more interference in 3 of 5 rounds), changed"."""
+    if bound and interval is not None and interval.low is not None and interval.high is not None:
+        edge = interval.high if bound == "at most" else interval.low
+        side, look = ("A", "faster") if bound == "at most" else ("B", "slower")
+        return (
+            f"{percent_or_factor(edge, words)} or beyond (from {interval.count} rounds, in some of which {side} met "
+            f"more of others' work: that can only make B look {look}), changed"
+        )
     if interval is None or interval.low is None or interval.high is None:
         return "—" if not smallest else "undecided: too few rounds for an interval"
     verdict = "changed" if changed else (f"no change beyond ±{100 * margin:g} %" if margin else "no change seen")

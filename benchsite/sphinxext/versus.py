@@ -45,7 +45,13 @@ class BenchVersus(ReportingDirective):
                     _median(view, a, cell.cell),
                     _median(view, b, cell.cell),
                     data(
-                        change_said(cell.time, cell.time_changed, cell.time_margin, smallest=cell.smallest_change),
+                        change_said(
+                            cell.time,
+                            cell.time_changed,
+                            cell.time_margin,
+                            smallest=cell.smallest_change,
+                            bound=cell.time_bound,
+                        ),
                         versus=tag,
                         currency="time",
                     ),

@@ -1,0 +1,98 @@
+"""Interference bounds a figure, it does not erase it: others' work only slows what it hits, so the rounds in which
+A met more of it than B can still call "B slower" (and the mirror), never the other way. Frozen rounds: a committed
+A/A run of the raw WSGI server (twelve rounds), its B copy's req/s scaled and interference set round by round."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+import pytest
+
+from benchsite.model.run import RunDocument
+from benchsite.results.comparing import change_said, paired_cells
+from benchsite.results.store import load_run
+from benchsite.results.view import RunView
+from committed import COMMITTED_DATA
+
+AA_RUN = COMMITTED_DATA / "experiments" / "versus" / "cherrypy-speed" / "20261126T172653.987849Z-versus"
+
+
+def hit(rep: Any, share: float) -> Any:
+    """The repetition as if others had taken `share` of its wall time on the measured CPUs (disturbed)."""
+    return rep.model_copy(update={"other_busy_s": share * rep.wall_s, "steal_s": 0.0, "disturbed": share > 0.1})
+
+
+def edited(scale_b: float, hit_a: float, hit_b: float, cell: str = "c1") -> RunDocument:
+    """The A/A run with B's req/s in `cell` scaled and each side's repetitions there hit as given, every round."""
+    run = load_run(AA_RUN)
+    subjects = []
+    for subject in run.subjects:
+        cells = []
+        for each in subject.cells:
+            if each.name == cell:
+                is_b = subject.name.endswith("-b")
+                reps = []
+                for rep in each.repetitions:
+                    assert rep.result is not None
+                    result = rep.result.model_copy(
+                        update={"requests_per_s": rep.result.requests_per_s * (scale_b if is_b else 1.0)}
+                    )
+                    reps.append(hit(rep.model_copy(update={"result": result}), hit_b if is_b else hit_a))
+                each = each.model_copy(update={"repetitions": tuple(reps)})
+            cells.append(each)
+        subjects.append(subject.model_copy(update={"cells": tuple(cells)}))
+    return run.model_copy(update={"subjects": tuple(subjects)})
+
+
+def c1(run: RunDocument) -> Any:
+    [cell] = [cell for cell in paired_cells(RunView(run)) if cell.cell == "c1"]
+    return cell
+
+
+def test_the_unedited_aa_run_calls_nothing() -> None:
+    assert not any(cell.time_changed for cell in paired_cells(RunView(load_run(AA_RUN))))
+
+
+def test_a_thousandfold_slowdown_is_called_though_every_pair_met_unlike_interference() -> None:
+    """A hit in every round, B quiet: no pair is alike (the rule before called nothing), but a slowed A can only
+    make B look faster, so B 1000× slower is surely slower."""
+    cell = c1(edited(scale_b=0.001, hit_a=0.5, hit_b=0.0))
+    assert cell.time_changed and cell.time_bound == "at most" and cell.time is not None
+    assert cell.time.high is not None and cell.time.high < 0.01
+    said = change_said(cell.time, cell.time_changed, cell.time_margin, bound=cell.time_bound)
+    assert said.endswith("changed") and "× slower or beyond" in said and "A met more of others' work" in said
+
+
+@pytest.mark.parametrize("scale_b", [0.5, 0.001])
+def test_rounds_in_which_b_met_more_interference_never_call_b_slower(scale_b: float) -> None:
+    """B hit in every round, A quiet: B's slowness may be the interference's, so nothing is called."""
+    cell = c1(edited(scale_b=scale_b, hit_a=0.0, hit_b=0.5))
+    assert not cell.time_changed
+
+
+def test_rounds_in_which_b_met_more_interference_can_still_call_b_faster() -> None:
+    cell = c1(edited(scale_b=3.0, hit_a=0.0, hit_b=0.5))
+    assert cell.time_changed and cell.time_bound == "at least"
+
+
+def test_alike_interference_decides_both_ways_as_before() -> None:
+    """Both sides hit as hard: every pair alike, the two-sided test, no bound named."""
+    slower, same = c1(edited(scale_b=0.5, hit_a=0.5, hit_b=0.5)), c1(edited(scale_b=1.0, hit_a=0.5, hit_b=0.5))
+    assert slower.time_changed and slower.time_bound == "" and not same.time_changed
+
+
+def test_replaying_every_committed_aa_run_calls_no_more_than_the_stated_level() -> None:
+    """Every A/A run the calibration page counts (the power benchmarks' A/A sets), under this rule: the rounds
+    leaning one way call nothing there, and time calls at most 5 % of the cells (the 95 % level)."""
+    cells = called = by_bound = 0
+    for record in sorted((COMMITTED_DATA / "method").glob("power*.toml")):
+        for found in tomllib.loads(record.read_text())["sets"]:
+            if not found["label"].startswith("A/A"):
+                continue
+            for run in found["runs"]:
+                view = RunView(load_run(COMMITTED_DATA / found["data_dir"] / found["recipe"] / run))
+                for cell in paired_cells(view):
+                    cells, called = cells + 1, called + cell.time_changed
+                    by_bound += bool(cell.time_bound)
+    assert cells >= 40 and by_bound == 0 and called <= 0.05 * cells, (cells, called, by_bound)
