@@ -10,7 +10,11 @@ from typing import Any
 import pytest
 
 from benchsite.model.run import RunDocument
+from benchsite.results.claims import State
+from benchsite.results.claims import decide as decide_on_view
 from benchsite.results.comparing import change_said, paired_cells
+from benchsite.results.published import load_published, parse_claim
+from benchsite.results.ranking import ranked, ranking_said
 from benchsite.results.store import load_run
 from benchsite.results.view import RunView
 from committed import COMMITTED_DATA
@@ -96,3 +100,36 @@ def test_replaying_every_committed_aa_run_calls_no_more_than_the_stated_level() 
                     cells, called = cells + 1, called + cell.time_changed
                     by_bound += bool(cell.time_bound)
     assert cells >= 40 and by_bound == 0 and called <= 0.05 * cells, (cells, called, by_bound)
+
+
+def all_disturbed(run: RunDocument, cell: str) -> RunDocument:
+    """The run with every repetition of `cell` disturbed, on every subject (a busy machine throughout)."""
+    subjects = []
+    for subject in run.subjects:
+        cells = tuple(
+            each.model_copy(update={"repetitions": tuple(hit(rep, 0.5) for rep in each.repetitions)})
+            if each.name == cell
+            else each
+            for each in subject.cells
+        )
+        subjects.append(subject.model_copy(update={"cells": cells}))
+    return run.model_copy(update={"subjects": tuple(subjects)})
+
+
+def test_a_busy_cell_shows_every_server_that_answered_as_a_lower_bound_and_decides_nothing() -> None:
+    """A new page's quick run beside a hog: every repetition disturbed. The servers answered: the ranking shows
+    each one's figure as what the server does at least, labelled, never "no server answered"; a claim on those
+    figures has not enough evidence, with the reason, instead of "could not run"."""
+    run = all_disturbed(load_run(COMMITTED_DATA / "wsgi-servers" / "20261127T124512.283658Z-full"), "c10")
+    view = RunView(run)
+    said = ranking_said(view, "c10")
+    assert said != "no server answered" and "at least" in said and "every repetition disturbed" in said
+    places = ranked(view, "c10")
+    assert places and all(place.busy for place in places)
+    servers = [s.name for s in run.measured if s.role == "server" and s.cell("c10")]
+    figure = view.figure(servers[0], "c10")
+    assert figure is not None and not figure.usable and "a busy machine" in figure.flags[-1]
+    claim = parse_claim({"id": "f", "text": "t", "kind": "fastest", "subject": servers[0], "cells": ["c10"]}, "test")
+    published = load_published(COMMITTED_DATA / "wsgi-servers" / "published.toml")
+    verdict = decide_on_view(claim, view, published)
+    assert verdict.state == State.TOO_LITTLE and "every repetition disturbed" in verdict.today

@@ -33,6 +33,8 @@ class Evidence(Protocol):
 
     def tool_limited(self, cells: list[SubjectCell]) -> bool: ...
 
+    def busy_only(self, cells: list[SubjectCell]) -> bool: ...
+
     def measured_names(self) -> list[str]: ...
 
     def named(self, subject: str, cell: str | None = None) -> str: ...
@@ -105,6 +107,9 @@ class Pooled:
 
     def tool_limited(self, cells: list[SubjectCell]) -> bool:
         return bool(self.views) and all(view.tool_limited(cells) for view in self.views)
+
+    def busy_only(self, cells: list[SubjectCell]) -> bool:
+        return bool(self.views) and all(view.busy_only(cells) for view in self.views)
 
     def measured_names(self) -> list[str]:
         return list(dict.fromkeys(name for view in self.views for name in view.measured_names()))

@@ -18,17 +18,24 @@ class Ranked:
     median: float
     limited: bool
     ahead_of_next: bool | None  # None: the last one
+    busy: bool = False  # every repetition was disturbed: the median is a lower bound, not compared
 
 
 def ranked(view: RunView, cell: str) -> list[Ranked]:
     """The servers that answered in a cell, fastest first: usable figures and those only the load tool held back
     (marked); a failed or otherwise flagged figure has no place."""
     placed = []
+    busy: list[Ranked] = []
     for subject in view.run.measured:
         if subject.role != "server":
             continue
         found = view.figure(subject.name, cell)
         median = found.summary.median() if found else None
+        if found is not None and median is None and not found.summary.problems:  # only a busy machine's
+            at_least = found.summary.at_least_rps()  # a busy machine's figure, a lower bound
+            if at_least is not None:
+                busy.append(Ranked(subject.name, subject.label, at_least, False, None, busy=True))
+            continue
         if found is None or median is None or not (found.usable or found.limited_only):
             continue
         placed.append((median, subject.name, subject.label, not found.usable))
@@ -40,7 +47,7 @@ def ranked(view: RunView, cell: str) -> list[Ranked]:
             ratio = view.ratio((name, cell), (placed[index + 1][1], cell), usable_only=False)
             ahead = ratio is not None and ratio.low is not None and ratio.low > 1
         out.append(Ranked(name, label, median, limited, ahead))
-    return out
+    return out + sorted(busy, key=lambda place: -place.median)
 
 
 def ranking_said(view: RunView, cell: str, shown: int = 6) -> str:
@@ -51,8 +58,11 @@ def ranking_said(view: RunView, cell: str, shown: int = 6) -> str:
     parts = []
     for index, place in enumerate(places[:shown]):
         text = f"{place.label} {place.median:,.0f}" + (" (load tool's limit)" if place.limited else "")
+        if place.busy:
+            text = f"{place.label} at least {place.median:,.0f} (every repetition disturbed: a busy machine)"
         if index:
-            text = (" > " if places[index - 1].ahead_of_next else " ≈ ") + text
+            between = "; " if place.busy else (" > " if places[index - 1].ahead_of_next else " ≈ ")
+            text = between + text
         parts.append(text)
     more = len(places) - shown
     return "".join(parts) + (f"; {more} more in the table" if more > 0 else "")

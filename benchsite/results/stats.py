@@ -25,10 +25,20 @@ class CellSummary:
     non_2xx_responses: int
     keepalive_honoured: bool | None
     failure_reasons: tuple[str, ...]
+    # Each disturbed repetition's req/s: others' work only slows the server it hits, so each is a lower bound on
+    # what the server does; shown where no quiet repetition was, labelled, never pooled with the quiet ones.
+    disturbed_rps: tuple[float, ...] = ()
 
     def median(self, of: Metric = RPS) -> float | None:
         values = self.values[of.name]
         return statistics.median(values) if values else None
+
+    def at_least_rps(self) -> float | None:
+        """Where every repetition that worked was disturbed: the median of their req/s, which the server's own
+        rate is at least (None where some were quiet, or none worked)."""
+        if self.values[RPS.name] or not self.disturbed_rps:
+            return None
+        return statistics.median(self.disturbed_rps)
 
     def interval(self, of: Metric = RPS) -> Interval | None:
         """The median with its order-statistic interval."""
@@ -91,4 +101,5 @@ def summarize(cell: AnyCellRun) -> CellSummary:
         non_2xx_responses=sum(r.non_2xx_responses for r in results),
         keepalive_honoured=None if not cell.keepalive or not honoured else all(honoured),
         failure_reasons=tuple(dict.fromkeys(rep.error for rep in cell.repetitions if rep.error)),
+        disturbed_rps=tuple(rate for rep in worked if rep.disturbed and (rate := RPS.read(rep)) is not None),
     )

@@ -118,6 +118,12 @@ class RunView:
             return None
         summary = self.summaries[(subject_name, cell_name)]
         flags = list(summary.problems)
+        at_least = summary.at_least_rps()
+        if at_least is not None:  # it answered; only others' work on the machine kept its figure from counting
+            flags.append(
+                f"every repetition disturbed by others' work on the machine (a busy machine): at least "
+                f"{at_least:,.0f} req/s, a lower bound that decides nothing"
+            )
         if subject.role == "server" and record.TOOL.limited_at_ceiling:
             limited = tool_limit_flag(
                 summary.median(),
@@ -189,6 +195,14 @@ class RunView:
         found = [self.figure(*cell) for cell in cells]
         unusable = [f for f in found if f is None or not f.usable]
         return bool(unusable) and all(f is not None and f.limited_only for f in unusable)
+
+    def busy_only(self, cells: list[SubjectCell]) -> bool:
+        """Whether every unusable figure among these answered and only a busy machine kept it from counting."""
+        found = [self.figure(*cell) for cell in cells]
+        unusable = [f for f in found if f is None or not f.usable]
+        return bool(unusable) and all(
+            f is not None and f.summary.at_least_rps() is not None and len(f.flags) == 1 for f in unusable
+        )
 
     def why_not(self, cells: list[SubjectCell]) -> str:
         """Why these figures cannot decide anything: which did not run, which are flagged and why."""

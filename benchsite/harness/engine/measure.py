@@ -14,6 +14,7 @@ from typing import Any, assert_never
 
 from benchsite.errors import BenchError
 from benchsite.harness.engine.progress import Reporter
+from benchsite.harness.engine.readings import kept_readings
 from benchsite.harness.engine.start import Plan, Started
 from benchsite.harness.hosts.placement import Placement
 from benchsite.harness.processes.cputime import cpu_between, system_between
@@ -33,7 +34,6 @@ from benchsite.tools import AnyCell, AnyResult, parse_report
 from benchsite.tools.ab import AbCell, time_bounded
 from benchsite.tools.base import BusyClock, ExternalCell, Repetition
 from benchsite.tools.client import ClientCell
-from benchsite.tools.memory import readings_text
 from benchsite.tools.paced import PacedCell
 
 
@@ -116,10 +116,7 @@ def measure(
         sampler.start()
     run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
     server_memory = sampler.stop() if sampler is not None else None
-    memory_output = None
-    if sampler is not None and server_memory is not None:  # every reading, beside the raw output it summarizes
-        memory_output = str(Path(raw_output).with_suffix(".memory.txt"))
-        write_text(run_dir / memory_output, readings_text(sampler.samples))
+    memory_output = kept_readings(sampler, server_memory, run_dir, raw_output)  # beside what it summarizes
     machine = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - machine_before
     cpu_after = server.tree_cpu()
     server_cpu_s, clock = cpu_between(cpu_before, cpu_after)  # a child that exited takes its CPU along
@@ -290,7 +287,12 @@ class Measuring:
             self.measured.setdefault((subject.name, cell.name), []).append(rep)
             outcome = f"{rep.result.requests_per_s:,.0f} req/s" if rep.result else f"FAILED: {rep.error}"
             if rep.disturbed:
-                outcome += f" (disturbed: others took {rep.interference_s:.2f} s of CPU; measured again later)"
+                again = (
+                    "measured again later"
+                    if self.profile.max_rounds
+                    else "not counted: this profile makes no further rounds"
+                )
+                outcome += f" (disturbed: others took {rep.interference_s:.2f} s of CPU; {again})"
             self.reporter.step(f"{subject.label} {cell.label} round {index}: {outcome}")
         self.rounds_made = index
 

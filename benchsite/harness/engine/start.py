@@ -14,6 +14,7 @@ from benchsite.errors import BenchError
 from benchsite.harness.engine.leftovers import record_owner
 from benchsite.harness.engine.probes import HttpReply, wait_until_accepting, wait_until_ready
 from benchsite.harness.engine.progress import Reporter
+from benchsite.harness.engine.readings import kept_reading
 from benchsite.harness.hosts.placement import Placement
 from benchsite.harness.processes.processes import RunningServer, ServerProcess, stop_servers
 from benchsite.harness.processes.signals import signals_held
@@ -22,7 +23,7 @@ from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSub
 from benchsite.model.run import SkippedSubject, Verification
 from benchsite.results.store import write_text
 from benchsite.tools import AnyCell
-from benchsite.tools.memory import MemoryPeak, MemorySample, readings_text
+from benchsite.tools.memory import MemoryPeak
 
 HttpServerSubject = Server | Ceiling | Backend  # the subjects the runner starts
 Plan = list[tuple[AnySubject, list[AnyCell]]]  # each subject with the cells it runs
@@ -215,17 +216,6 @@ def start_one(
         with signals_held():
             stack.push(own.pop_all())  # from here the run's own clean-up stops it
     return found
-
-
-def kept_reading(idle: MemoryPeak | None, run_dir: Path, name: str) -> str | None:
-    """Keep a subject's idle reading in its file beside its raw outputs (a start after the first replaces it, as
-    its reading replaces the first's); the file's path in the run folder, None where there was no reading."""
-    path = f"raw/{name}/idle-memory.txt"
-    if idle is None:
-        (run_dir / path).unlink(missing_ok=True)
-        return None
-    write_text(run_dir / path, readings_text([MemorySample(idle.uss_bytes, idle.pss_bytes, idle.processes)]))
-    return path
 
 
 def settled_memory(server: RunningServer, within_s: float = 3.0) -> MemoryPeak | None:

@@ -190,8 +190,15 @@ def run_label(view: RunView) -> str:
 
 
 def unusable(view: Evidence, cells: list[SubjectCell]) -> Outcome:
-    """The outcome of a claim whose figures cannot decide it: limited by the load tool, or could not run."""
-    state = State.LIMITED if view.tool_limited(cells) else State.COULD_NOT_RUN
+    """The outcome of a claim whose figures cannot decide it: limited by the load tool, not enough evidence (every
+    repetition disturbed on a busy machine: the servers answered), or could not run."""
+    state = (
+        State.LIMITED
+        if view.tool_limited(cells)
+        else State.TOO_LITTLE
+        if view.busy_only(cells)
+        else State.COULD_NOT_RUN
+    )
     return Outcome(state, view.why_not(cells))
 
 
