@@ -3,6 +3,7 @@ even while another benchmark holds the machine, and two sides that run the same 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from test_machine_lock import WAIT_S, holder, lock_env
 
 from benchsite.errors import BenchError
+from benchsite.harness.variants.copies import changed_subjects, sides
 from benchsite.harness.variants.precheck import checked_sides
 from benchsite.model.recipe import load_recipe
 from benchsite.model.variant import Variant
@@ -135,3 +137,17 @@ def test_an_aa_run_asked_for_goes_on_to_wait_for_the_machine(tmp_path: Path) -> 
             timeout=WAIT_S,
         )
     assert result.returncode == 1 and "another benchmark holds this machine" in result.stderr
+
+
+def test_a_folder_side_measures_only_the_subjects_whose_files_it_changes(tmp_path: Path) -> None:
+    """The A/B page's example with a copy of the whole recipe folder: framework_app.py changed, raw_wsgi_app.py
+    byte for byte the checkout's. Only the framework is measured (the raw server's identical copy was)."""
+    side = tmp_path / "patched"
+    shutil.copytree(RECIPE_DIR, side)
+    (side / "framework_app.py").write_text((side / "framework_app.py").read_text() + "\n# patched\n")
+    recipe = load_recipe(RECIPE, REPO / "recipes", REPO / "conf")
+    named = sides(Variant("checkout", ""), Variant("dir", str(side)))
+    assert changed_subjects(recipe, named, ()) == {"framework"}
+    (side / "framework_app.py").write_text((RECIPE_DIR / "framework_app.py").read_text())  # nothing changed now
+    with pytest.raises(BenchError, match="changes a subject of cherrypy-speed: name the subjects with --subjects"):
+        changed_subjects(recipe, named, ())

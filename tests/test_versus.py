@@ -109,7 +109,8 @@ def test_the_copies_of_a_subject_sit_side_by_side_so_each_round_measures_them_ba
 def test_beside_a_folder_the_checkout_runs_from_a_copy_whose_path_is_as_long_as_the_other_sides(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "framework_app.py").write_text((REPO / "recipes" / RECIPE / "framework_app.py").read_text())
+    changed = (REPO / "recipes" / RECIPE / "framework_app.py").read_text() + "\n# B's\n"  # another file: measured
+    (tmp_path / "framework_app.py").write_text(changed)
     paired = paired_recipe((Variant("checkout"), parse_variant(f"dir:{tmp_path}", "b")))
     a, b = paired.subjects
     assert a.argv[1].startswith("{variants}/a-") and len(a.argv[1]) == len(b.argv[1])

@@ -135,8 +135,8 @@ def changed_subjects(recipe: Recipe, variants: list[Named], chosen: tuple[str, .
 
 def _touches(recipe: Recipe, variant: Variant, subject: AnySubject) -> bool:
     """Whether the variant changes what the subject runs."""
-    if variant.kind == "dir":
-        return any(os.path.lexists(Path(variant.value) / name) for name in subject.source_files)
+    if variant.kind == "dir":  # a file the folder holds changes the subject only where it differs from the checkout's
+        return any(_differs(Path(variant.value) / name, recipe.directory / name) for name in subject.source_files)
     if variant.kind == "rev":
         return bool(subject.source_files)
     if variant.kind in ("pins", "release"):
@@ -146,6 +146,15 @@ def _touches(recipe: Recipe, variant: Variant, subject: AnySubject) -> bool:
         flag, _ = variant.option
         return any(token == flag or token.startswith(flag + "=") for token in subject.argv)
     return False
+
+
+def _differs(given: Path, own: Path) -> bool:
+    """Whether a side's file is another than the checkout's: present, and a link (refused later), or other bytes."""
+    if not os.path.lexists(given):
+        return False
+    if given.is_symlink() or not given.is_file() or not own.is_file():
+        return True
+    return given.stat().st_size != own.stat().st_size or given.read_bytes() != own.read_bytes()
 
 
 def runs(recipe: Recipe, subject: AnySubject) -> dict[str, str]:
