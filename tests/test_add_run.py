@@ -216,14 +216,17 @@ def test_a_full_run_this_checkout_makes_is_added_whole_and_shown_on_the_page(tmp
     assert made.returncode == 0, made.stderr[-2000:]
     [run_dir] = list_runs(tmp_path / "mine" / RECIPE, "full")
     written = sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file())
-    assert any("/paced-" in name for name in written), written  # the latency loads' raw outputs are among them
+    measured = load_run(run_dir).latency
+    if measured is not None and measured.subjects:  # a busy machine may leave no capacity to offer shares of
+        assert any("/paced-" in name for name in written), written  # the latency loads' raw outputs among them
     data = site_data(tmp_path)
     added = run_invoke("add-run", str(run_dir), "--data-dir", str(data), env=env, timeout=120)
     assert added.returncode == 0, added.stderr
     target = data / RECIPE / run_dir.name
     assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == written
     run = load_run(target)
-    assert run.latency is not None and [each.subject for each in run.latency.subjects] + list(run.latency.skipped) == [
+    assert run.latency is not None  # every subject measured or left out with its reason
+    assert sorted([each.subject for each in run.latency.subjects] + list(run.latency.skipped)) == [
         "framework",
         "raw-wsgi",
     ]

@@ -19,7 +19,15 @@ from benchsite.errors import BenchError
 from benchsite.model.conf import PROFILE_DEFAULTS, Profile
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.upgrade import read_method, read_run
-from benchsite.results.comparing import MARGIN, alike_rounds, paired_cells, per_start, start_ratios, time_untold
+from benchsite.results.comparing import (
+    MARGIN,
+    WORK_NOISE,
+    alike_rounds,
+    paired_cells,
+    per_start,
+    start_ratios,
+    time_untold,
+)
 from benchsite.results.method import slices
 from benchsite.results.power import power_level
 from benchsite.results.store import list_runs, load_view
@@ -132,7 +140,9 @@ def test_each_copy_of_an_ab_run_really_starts_once_per_start_with_that_starts_ha
     count = view.run.counting.of("raw-wsgi-b", "c1")  # type: ignore[union-attr]
     assert count is not None and count.error is None and len(count.batches) == 6  # three batches in each start
     [cell] = paired_cells(view)
-    assert cell.work is not None and cell.work.count == 2 and cell.work_margin == 0.0  # instructions: any machine
+    assert (
+        cell.work is not None and cell.work.count == 2 and cell.work_margin == WORK_NOISE
+    )  # instructions: any machine
     reps = [rep for copy in ("raw-wsgi-a", "raw-wsgi-b") for rep in view.run.subject(copy).cells[0].repetitions]  # type: ignore[union-attr]
     if any(rep.disturbed for rep in reps):  # a busy machine: a start whose rounds were hit on one side has none
         assert cell.time is None or 1 <= cell.time.count <= 3

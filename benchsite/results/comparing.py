@@ -170,7 +170,7 @@ def compare_copies(
         work, work_ratios = None, []
         if (a, b, cell) in counted and counting:
             counted_a, counted_b = batches(view, a, cell), batches(view, b, cell)
-            several = work_margin == 0
+            several = counting.starts > 1
             work_ratios = (
                 start_ratios(counted_a, counted_b, counting.batches) if several else batch_ratios(counted_a, counted_b)
             )
