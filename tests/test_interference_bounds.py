@@ -13,6 +13,7 @@ from benchsite.model.run import RunDocument
 from benchsite.results.claims import State
 from benchsite.results.claims import decide as decide_on_view
 from benchsite.results.comparing import change_said, paired_cells
+from benchsite.results.machines import by_machine, picked_by
 from benchsite.results.published import load_published, parse_claim
 from benchsite.results.ranking import ranked, ranking_said
 from benchsite.results.store import load_run
@@ -133,3 +134,52 @@ def test_a_busy_cell_shows_every_server_that_answered_as_a_lower_bound_and_decid
     published = load_published(COMMITTED_DATA / "wsgi-servers" / "published.toml")
     verdict = decide_on_view(claim, view, published)
     assert verdict.state == State.TOO_LITTLE and "every repetition disturbed" in verdict.today
+
+
+def half_disturbed(run: RunDocument, run_id: str) -> RunDocument:
+    """The run, renamed, with every other repetition of every cell disturbed: a busy machine's run whose cells
+    each kept undisturbed repetitions."""
+    subjects = []
+    for subject in run.subjects:
+        cells = tuple(
+            each.model_copy(
+                update={"repetitions": tuple(hit(rep, 0.5) if rep.index % 2 else rep for rep in each.repetitions)}
+            )
+            for each in subject.cells
+        )
+        subjects.append(subject.model_copy(update={"cells": cells}))
+    return run.model_copy(update={"subjects": tuple(subjects), "run_id": run_id})
+
+
+def test_a_busy_run_joins_its_machines_verdicts_labelled_and_a_quiet_run_stays_the_main_one() -> None:
+    """A re-run on a busy machine is its machine's: pooled into its verdicts with what its undisturbed repetitions
+    measured, labelled in its row; where it has as many usable figures as a quiet run, the quiet one is shown."""
+    quiet = load_run(COMMITTED_DATA / "cherrypy-speed" / "20261127T123846.855229Z-full")
+    busy = RunView(half_disturbed(quiet, "20261128T000000.000000Z-full"))
+    assert busy.busy and busy.usable_count == RunView(quiet).usable_count
+    assert (
+        "measured on a busy machine" in busy.interference_said()
+        and "above its limit of 25 %" in busy.interference_said()
+    )
+    [machine] = by_machine([RunView(quiet), busy])
+    assert [view.run.run_id for view in machine.views] == [quiet.run_id, busy.run.run_id]
+    assert machine.busy == (busy,) and not machine.only_busy
+    assert machine.main.run.run_id == quiet.run_id and picked_by(machine.views) == "a quiet machine"
+    [alone] = by_machine([busy])
+    assert alone.only_busy and alone.main is busy  # a machine with only a busy run shows it
+
+
+def test_accept_busy_counts_the_disturbed_repetitions_and_labels_the_cell() -> None:
+    """--accept-busy records the choice; the run's every cell then has a figure, its disturbed repetitions
+    counted (and said to be), where without it the cell is a lower bound that decides nothing."""
+    run = all_disturbed(load_run(COMMITTED_DATA / "wsgi-servers" / "20261127T124512.283658Z-full"), "c10")
+    server = next(s.name for s in run.measured if s.role == "server" and s.cell("c10"))
+    refused, accepted = RunView(run), RunView(run.model_copy(update={"accepted_busy": True}))
+    assert refused.figure(server, "c10") is not None and not refused.usable(server, "c10")
+    figure = accepted.figure(server, "c10")
+    assert figure is not None and figure.usable and not accepted.busy
+    summary = figure.summary
+    cell = run.subject(server).cell("c10")  # type: ignore[union-attr]
+    assert summary.disturbed_counted == summary.repetitions_ok == len([rep for rep in cell.repetitions if rep.ok])
+    assert summary.median() == refused.summaries[(server, "c10")].at_least_rps()  # the same repetitions' median
+    assert "--accept-busy" in accepted.interference_said() and ranking_said(accepted, "c10") != "no server answered"

@@ -25,8 +25,8 @@ HELP: dict[str, dict[str, str]] = {
         "wait": "wait for another benchmark on this machine to end, and on a busy machine up to the conf's "
         "settle_wait_s for it to settle (--no-wait: exit 1 if another benchmark holds the machine, start at once on "
         "a busy one; the check is recorded either way)",
-        "accept_busy": "let this run be a page's main run and join its machine's verdicts even if it was measured "
-        "on a busy machine (recorded in the run)",
+        "accept_busy": "count this run's disturbed repetitions as figures (their req/s may be low: others' work "
+        "slowed them), so that a busy machine still gives every cell a figure (recorded in the run)",
     },
     "docs": {
         "data_dir": "read runs from this directory instead of data/",
@@ -78,7 +78,8 @@ HELP: dict[str, dict[str, str]] = {
         "keep_going": "exit 0 even when a side's subject failed to start or to answer correctly",
         "wait": "wait for another benchmark on this machine to end, then up to settle_wait_s for a busy machine "
         "(--no-wait: exit 1 if another benchmark holds it, start at once on a busy one)",
-        "accept_busy": "let this run count though it was measured on a busy machine",
+        "accept_busy": "count this run's disturbed repetitions in its tables (their req/s may be low); its changes "
+        "are called from rounds paired by the interference each side met, either way",
         "aa": "measure the run even where B runs the same files, versions and commands as A (an A/A run: what the "
         "method calls a change when there is none)",
     },

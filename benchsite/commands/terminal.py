@@ -32,7 +32,7 @@ def print_verdicts(run_dir: Path, published: Published) -> None:
     view = load_view(run_dir)
     rounds = view.run.rounds
     pooled = (
-        "MEASURED ON A BUSY MACHINE: the site leaves it out"
+        "measured on a busy machine: the site pools its undisturbed repetitions with every run of it, labelled"
         if view.busy
         else "the site pools them with every run of it"
     )
@@ -55,8 +55,9 @@ def say_if_busy(view: RunView) -> None:
     """One line when the run was measured on a busy machine: what the site will do with it, and what to do."""
     if view.busy:
         say(
-            f"{view.interference_said()}: the run is kept, but its machine's verdicts and the page's main results "
-            "leave it out (re-run on a quiet machine, or pass --accept-busy to use it anyway)"
+            f"{view.interference_said()}: its disturbed repetitions are lower bounds that decide nothing; the rest "
+            "join its machine's verdicts, labelled (re-run on a quiet machine for more, or pass --accept-busy to count "
+            "the disturbed ones too)"
         )
 
 

@@ -153,8 +153,8 @@ class Settings(Record):
     # others take 5 to 20 ms of a quiet 0.2 s repetition (the harness, the kernel's threads), below the floor.
     disturbed_share: float = Field(gt=0, le=2)
     disturbed_floor_s: float = Field(ge=0, le=60)
-    # A run with more than this share of its repetitions disturbed was measured on a busy machine: kept and
-    # shown, but neither pooled into its machine's verdicts nor a page's main run (unless accepted).
+    # A run with more than this share of its repetitions disturbed was measured on a busy machine: labelled
+    # wherever shown, its undisturbed repetitions pooled as any run's, a quiet run preferred as a page's main run.
     busy_share: float = Field(gt=0, le=1)
     # Before a run: how long to wait for a busy machine to settle (0: do not wait).
     settle_wait_s: float = Field(ge=0, le=3600)

@@ -25,22 +25,27 @@ from benchsite.results.work import cpu_splits
 
 @dataclass(frozen=True)
 class MachineRuns:
-    """The runs of one machine in one set-up, oldest first: those its verdicts and main results rest on
-    (`views`), and those measured on a busy machine that were set aside (`busy`). Where every run of a
-    machine was busy, they are all it has: `views` holds them and `only_busy` says so."""
+    """The runs of one machine in one set-up, oldest first. A run measured on a busy machine is one of them:
+    its disturbed repetitions are already left out of its figures (each is a lower bound, see
+    `CellSummary.at_least_rps`), so what it kept joins its machine's verdicts as any run's does, labelled."""
 
     machine: Machine
     two_hosts: bool
     views: tuple[RunView, ...]
-    busy: tuple[RunView, ...] = ()
-    only_busy: bool = False
 
     @classmethod
     def of(cls, machine: Machine, two_hosts: bool, views: list[RunView]) -> MachineRuns:
-        quiet = tuple(view for view in views if not view.busy)
-        if not quiet:
-            return cls(machine, two_hosts, tuple(views), (), True)
-        return cls(machine, two_hosts, quiet, tuple(view for view in views if view.busy))
+        return cls(machine, two_hosts, tuple(sorted(views, key=lambda view: view.run.run_id)))
+
+    @property
+    def busy(self) -> tuple[RunView, ...]:
+        """Its runs measured on a busy machine (labelled wherever they are shown)."""
+        return tuple(view for view in self.views if view.busy)
+
+    @property
+    def only_busy(self) -> bool:
+        """Whether every run of it was measured on a busy machine."""
+        return len(self.busy) == len(self.views)
 
     @property
     def main(self) -> RunView:
@@ -49,8 +54,8 @@ class MachineRuns:
 
     @property
     def every_run(self) -> tuple[RunView, ...]:
-        """Every run of it, set aside or not, oldest first."""
-        return tuple(sorted(self.views + self.busy, key=lambda view: view.run.run_id))
+        """Every run of it, oldest first."""
+        return self.views
 
     @property
     def label(self) -> str:
@@ -75,21 +80,28 @@ def records_kept(view: RunView) -> int:
 
 
 def best_evidenced(views: Sequence[RunView]) -> RunView:
-    """Of one machine's runs, the one a page shows: the most usable figures, then the least noise (the median CV
+    """Of one machine's runs, the one a page shows: the most usable figures, then a quiet machine's (a busy run's
+    undisturbed repetitions may still have met interference too small to mark), then the least noise (the median CV
     of req/s over its cells: the quality of its evidence, which more rounds forced by a noisy host do not
     improve), then the most kinds of record, then the latest. A noisier run is pooled with its weight into the
     verdicts, and listed, but does not displace a steadier one from the page's tables."""
     return max(enumerate(views), key=_evidence)[1]
 
 
-def _evidence(indexed: tuple[int, RunView]) -> tuple[int, float, int, int]:
+def _evidence(indexed: tuple[int, RunView]) -> tuple[int, bool, float, int, int]:
     index, view = indexed
     noise = view.noise_percent
-    return view.usable_count, -(noise if noise is not None else math.inf), records_kept(view), index
+    return view.usable_count, not view.busy, -(noise if noise is not None else math.inf), records_kept(view), index
 
 
 # What each step of `best_evidenced` looks at, as the runs list says which one picked the page's run.
-EVIDENCE_STEPS = ("the most usable figures", "the least noise", "the most kinds of record", "the latest")
+EVIDENCE_STEPS = (
+    "the most usable figures",
+    "a quiet machine",
+    "the least noise",
+    "the most kinds of record",
+    "the latest",
+)
 
 
 def picked_by(views: Sequence[RunView]) -> str:

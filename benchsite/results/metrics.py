@@ -226,11 +226,12 @@ def metric(name: str) -> Metric:
         raise BenchError(f"unknown metric {name!r}: I know about {', '.join(METRICS)}") from None
 
 
-def metric_values(cell: AnyCellRun, of: Metric) -> dict[int, float]:
-    """Each counted repetition's value on a metric (worked, not disturbed), by round."""
+def metric_values(cell: AnyCellRun, of: Metric, with_disturbed: bool = False) -> dict[int, float]:
+    """Each counted repetition's value on a metric (worked, not disturbed), by round; with_disturbed, the
+    disturbed ones too (a run accepted busy: `RunDocument.accepted_busy`)."""
     values = {}
     for rep in cell.repetitions:
-        if rep.counted:
+        if rep.counted or (with_disturbed and rep.ok):
             value = of.read(rep)
             if value is not None:
                 values[rep.index] = value

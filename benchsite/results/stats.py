@@ -28,6 +28,8 @@ class CellSummary:
     # Each disturbed repetition's req/s: others' work only slows the server it hits, so each is a lower bound on
     # what the server does; shown where no quiet repetition was, labelled, never pooled with the quiet ones.
     disturbed_rps: tuple[float, ...] = ()
+    # Disturbed repetitions counted all the same, in a run accepted busy (--accept-busy): its figures may be low.
+    disturbed_counted: int = 0
 
     def median(self, of: Metric = RPS) -> float | None:
         values = self.values[of.name]
@@ -86,20 +88,24 @@ def coefficient_of_variation_percent(values: list[float]) -> float | None:
     return 100.0 * statistics.stdev(values) / mean if mean else None
 
 
-def summarize(cell: AnyCellRun) -> CellSummary:
-    """Every metric of a cell run's counted repetitions; failed and disturbed ones are counted, not averaged."""
+def summarize(cell: AnyCellRun, with_disturbed: bool = False) -> CellSummary:
+    """Every metric of a cell run's counted repetitions; failed and disturbed ones are counted, not averaged
+    (with_disturbed, as in a run accepted busy, the disturbed ones are averaged too and counted as such)."""
     worked = [rep for rep in cell.repetitions if rep.ok]
-    good = [rep for rep in worked if not rep.disturbed]
+    good = worked if with_disturbed else [rep for rep in worked if not rep.disturbed]
     results = [rep.result for rep in worked if rep.result is not None]
     honoured = [result.keepalive_honoured for result in results if result.keepalive_honoured is not None]
     return CellSummary(
         repetitions_ok=len(good),
         repetitions_failed=len(cell.repetitions) - len(worked),
         repetitions_disturbed=len(worked) - len(good),
-        values={name: tuple(metric_values(cell, of).values()) for name, of in METRICS.items()},
+        values={name: tuple(metric_values(cell, of, with_disturbed).values()) for name, of in METRICS.items()},
         failed_requests=sum(r.failed_requests for r in results),
         non_2xx_responses=sum(r.non_2xx_responses for r in results),
         keepalive_honoured=None if not cell.keepalive or not honoured else all(honoured),
         failure_reasons=tuple(dict.fromkeys(rep.error for rep in cell.repetitions if rep.error)),
-        disturbed_rps=tuple(rate for rep in worked if rep.disturbed and (rate := RPS.read(rep)) is not None),
+        disturbed_rps=tuple(
+            rate for rep in worked if rep.disturbed and not with_disturbed and (rate := RPS.read(rep)) is not None
+        ),
+        disturbed_counted=sum(rep.disturbed for rep in good),
     )

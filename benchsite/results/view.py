@@ -69,7 +69,8 @@ class RunView:
     @property
     def busy(self) -> bool:
         """Measured on a busy machine (more of its repetitions disturbed than its settings allow) and not
-        accepted as such: kept and shown, but not pooled into verdicts nor a page's main run."""
+        accepted as such: pooled into its machine's verdicts with its undisturbed repetitions, labelled, and a
+        page's main run only where its machine has no quiet one with as many usable figures."""
         return self.disturbed_share > self.run.settings.busy_share and not self.run.accepted_busy
 
     def interference_said(self) -> str:
@@ -80,8 +81,8 @@ class RunView:
         said = f"{disturbed} of {judged} repetitions disturbed ({100 * disturbed / judged:.1f} %)"
         if self.busy:
             return f"measured on a busy machine: {said}, above its limit of {100 * self.run.settings.busy_share:g} %"
-        if self.run.accepted_busy and self.disturbed_share > self.run.settings.busy_share:
-            return f"measured on a busy machine and accepted as such (--accept-busy): {said}"
+        if self.run.accepted_busy and disturbed:
+            return f"measured with --accept-busy, its disturbed repetitions counted (their figures may be low): {said}"
         return said
 
     @cached_property
@@ -97,7 +98,8 @@ class RunView:
 
     @cached_property
     def summaries(self) -> dict[SubjectCell, CellSummary]:
-        return {(s.name, c.name): summarize(c) for s in self.run.subjects for c in s.cells}
+        counted = self.run.accepted_busy
+        return {(s.name, c.name): summarize(c, counted) for s in self.run.subjects for c in s.cells}
 
     def ceiling_rps(self, cell: str) -> float | None:
         """The median req/s of the run's ceiling subject (a C server on a static file) in one cell."""
@@ -150,7 +152,7 @@ class RunView:
         cell_record = record.cell(cell) if record else None
         if found is None or (usable_only and not found.usable) or cell_record is None:
             return None
-        return metric_values(cell_record, of)
+        return metric_values(cell_record, of, self.run.accepted_busy)
 
     def ratio(
         self, top: SubjectCell, bottom: SubjectCell, of: Metric = RPS, usable_only: bool = True

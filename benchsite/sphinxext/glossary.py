@@ -18,9 +18,11 @@ WORDS: dict[str, str] = {
     "further rounds": "rounds of the cells of claims still inconclusive (or wider than the target), within "
     "the profile's max_rounds and time budget",
     "disturbed repetition": "one during which other work took more of the pinned CPUs than the run's settings "
-    "allow: kept and shown, left out of intervals and claims, its round measured again",
-    "measured on a busy machine": "a run with more disturbed repetitions than its settings allow: kept and listed, "
-    "but neither pooled into its machine's verdicts nor a page's main run",
+    "allow: kept and shown, left out of intervals and claims (its req/s is a lower bound on the server's), its "
+    "round measured again where the profile makes further rounds",
+    "measured on a busy machine": "a run with more disturbed repetitions than its settings allow (a quarter, "
+    "busy_share): labelled wherever it is shown; what its undisturbed repetitions measured joins its machine's "
+    "verdicts, and a quiet run with as many usable figures is preferred as a page's main run",
     "machine": "where the servers ran, by its fingerprint; a two-host set-up is a machine of its own",
     "pooled": "every run of one machine as one body of evidence, by a random-effects model",
     "instructions per request": "the user-space instructions a server executes per request, counted under "

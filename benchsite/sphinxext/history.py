@@ -55,7 +55,8 @@ class BenchHistory(BenchDirective):
             nodes.paragraph(
                 "",
                 f"The page shows {shown.run_id}, the run of its reference machine, {shown.machine.name}, with the "
-                "most usable figures, then the least noise (the median CV of req/s over its cells), then the most "
+                "most usable figures, then one measured on a quiet machine, then the least noise (the median CV of "
+                "req/s over its cells), then the most "
                 "kinds of record (the kernel's share of the CPU, instruction counts, flame graphs, the pre-run "
                 f"check), then the latest.{picked} A "
                 "newer, noisier run is pooled into the verdicts with its weight but does not replace it. Each "
@@ -65,7 +66,8 @@ class BenchHistory(BenchDirective):
                 nodes.literal(text="invoke compare"),
                 nodes.Text(
                     ", which counts that drift. A run measured on a busy machine (more than its limit of repetitions "
-                    "disturbed by other work) is listed, but the verdicts and the main results leave it out."
+                    "disturbed by other work) is labelled so in its row; its undisturbed repetitions join the "
+                    "verdicts like any run's, and its disturbed ones, each a lower bound, decide nothing."
                 ),
             )
         ]

@@ -59,7 +59,7 @@ def _share(fraction: float) -> str:
 def newest_with(groups: list[MachineRuns], wanted: str) -> RunView | None:
     """The newest run that recorded `wanted` ("latency" or "memory"): the reference machine's, else the next's."""
     for machine in groups:
-        found = [view for view in (*machine.views, *machine.busy) if _has(view, wanted)]
+        found = [view for view in machine.views if _has(view, wanted)]
         if found:
             return max(found, key=lambda each: each.run.started_at)
     return None

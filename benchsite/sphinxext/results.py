@@ -12,6 +12,7 @@ from benchsite.model.run import RunDocument
 from benchsite.results.figures import FLAG_RULE
 from benchsite.results.intervals import Interval, level_label
 from benchsite.results.metrics import METRICS, RPS
+from benchsite.results.stats import CellSummary
 from benchsite.sphinxext.base import BenchDirective, link_to_raw, raw_label, selected
 from benchsite.sphinxext.exports import export_links
 from benchsite.sphinxext.nodes import block, data
@@ -78,7 +79,7 @@ class BenchResults(BenchDirective):
                             data(
                                 found.status, recipe=run.recipe, subject=subject.name, cell=cell.name, status="figure"
                             ),
-                            s.repetitions_disturbed,
+                            s,
                         ),
                     ]
                 )
@@ -127,11 +128,13 @@ class BenchResults(BenchDirective):
         )
 
 
-def _status(status: nodes.Node, disturbed: int) -> nodes.Node:
-    """A figure's status, and how many of its repetitions were disturbed and left out."""
+def _status(status: nodes.Node, summary: CellSummary) -> nodes.Node:
+    """A figure's status, and how many of its repetitions were disturbed: left out, or counted (--accept-busy)."""
+    disturbed = summary.repetitions_disturbed or summary.disturbed_counted
     if not disturbed:
         return status
-    said = f"{disturbed} repetition{'s' * (disturbed != 1)} disturbed, left out"
+    fate = "left out" if summary.repetitions_disturbed else "counted (--accept-busy: may be low)"
+    said = f"{disturbed} repetition{'s' * (disturbed != 1)} disturbed, {fate}"
     return nodes.paragraph("", "", status, nodes.Text(" · "), nodes.inline(text=said, classes=["bench-disturbed"]))
 
 

@@ -22,14 +22,14 @@ Measured = dict[tuple[str, str], list[Repetition[Any]]]
 
 
 def capacities(plan: LatencyPlan, runnable: Plan, measured: Measured) -> dict[str, float]:
-    """Each server's median req/s over its counted repetitions of the capacity cell (absent: none counted)."""
+    """Each server's median req/s over its counted repetitions of the capacity cell; where others' work
+    disturbed every one, over those (a lower bound: the loads it sets are then fractions of at least that);
+    absent where none worked."""
     found: dict[str, float] = {}
     for subject, _ in runnable:
-        rates = [
-            rep.result.requests_per_s
-            for rep in measured.get((subject.name, plan.capacity_cell), [])
-            if rep.counted and rep.result is not None
-        ]
+        worked = [rep for rep in measured.get((subject.name, plan.capacity_cell), []) if rep.ok]
+        counted = [rep for rep in worked if rep.counted] or worked
+        rates = [rep.result.requests_per_s for rep in counted if rep.result is not None]
         if isinstance(subject, Server | Ceiling) and rates:
             found[subject.name] = statistics.median(rates)
     return found
