@@ -63,6 +63,7 @@ def recipe(
     keep_going: bool = False,
     wait: bool = True,
     accept_busy: bool = False,
+    budget: int = 0,
 ) -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
     from benchsite.commands.recipe import Asked, session
@@ -70,7 +71,7 @@ def recipe(
 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
     where = _where(c, target)
-    choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy)
+    choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy, budget_s=budget)
     session(Asked(name, profile, clean, hosts, machine, keep_going, choices), where)
 
 
@@ -224,6 +225,7 @@ def versus(
     wait: bool = True,
     accept_busy: bool = False,
     aa: bool = False,
+    budget: int = 0,
 ) -> None:
     """Did it change? Two variants of a recipe's subjects measured in one run, interleaved round by round:
     B ÷ A in req/s (paired rounds) and in instructions per request (callgrind). For example:
@@ -236,7 +238,7 @@ def versus(
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir") / EXPERIMENT_DIR
     where = _where(c, target)
     chosen = tuple(s.strip() for s in subjects.split(",") if s.strip())
-    choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy)
+    choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy, budget_s=budget)
     session(Asked(name, profile, clean, "", machine, keep_going, choices, (a, b), chosen, aa), where)
 
 

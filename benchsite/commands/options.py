@@ -27,6 +27,8 @@ HELP: dict[str, dict[str, str]] = {
         "a busy one; the check is recorded either way)",
         "accept_busy": "count this run's disturbed repetitions as figures (their req/s may be low: others' work "
         "slowed them), so that a busy machine still gives every cell a figure (recorded in the run)",
+        "budget": "the run's time budget in seconds instead of its profile's time_budget_s (further rounds stop "
+        "where another would overrun it, less what follows the rounds; recorded in the run)",
     },
     "docs": {
         "data_dir": "read runs from this directory instead of data/",
@@ -80,6 +82,8 @@ HELP: dict[str, dict[str, str]] = {
         "(--no-wait: exit 1 if another benchmark holds it, start at once on a busy one)",
         "accept_busy": "count this run's disturbed repetitions in its tables (their req/s may be low); its changes "
         "are called from rounds paired by the interference each side met, either way",
+        "budget": "the run's time budget in seconds instead of the profile's (250 s for versus): more rounds for "
+        "a small change or a busy machine (recorded in the run)",
         "aa": "measure the run even where B runs the same files, versions and commands as A (an A/A run: what the "
         "method calls a change when there is none)",
     },

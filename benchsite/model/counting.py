@@ -33,14 +33,9 @@ class CountPlan(Record):
     starts: int = Field(ge=1, le=20)
     warmup_requests: int = Field(ge=0, le=100_000)
 
-    # A conservative pace under callgrind (the cherrypy-speed framework serves about 40 req/s), and a start.
+    # A conservative pace under callgrind (the cherrypy-speed framework serves about 40 req/s), for a server
+    # whose timed pace is not known yet (`budget.counting_s`).
     SLOWEST_RPS: ClassVar[float] = 30.0
-    START_S: ClassVar[float] = 20.0
-
-    def reserve_s(self, subjects: int) -> float:
-        """How long counting `subjects` servers may take: the timed rounds leave this much of the budget."""
-        requests = self.warmup_requests + self.batches * self.requests
-        return subjects * len(self.cells) * self.starts * (self.START_S + requests / self.SLOWEST_RPS)
 
 
 class FlamePlan(Record):

@@ -7,7 +7,8 @@ import statistics
 from pathlib import Path
 from typing import Any, cast
 
-from benchsite.harness.engine.measure import cell_argv, measure
+from benchsite.harness.engine.load_argv import cell_argv
+from benchsite.harness.engine.measure import measure
 from benchsite.harness.engine.progress import Reporter
 from benchsite.harness.engine.start import Plan, Started
 from benchsite.harness.hosts.placement import Placement

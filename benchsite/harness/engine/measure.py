@@ -5,14 +5,15 @@ cells of claims still undecided (a sequential run: of comparisons still undecide
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, assert_never
+from typing import Any
 
 from benchsite.errors import BenchError
+from benchsite.harness.engine.budget import BUDGET_HINT, RoundClock, after_rounds_s, budget_said
+from benchsite.harness.engine.load_argv import cell_argv, repetition_argv
 from benchsite.harness.engine.progress import Reporter
 from benchsite.harness.engine.readings import kept_readings
 from benchsite.harness.engine.start import Plan, Started
@@ -22,7 +23,7 @@ from benchsite.harness.processes.memory import SAMPLE_EVERY_S
 from benchsite.harness.processes.processes import RunningServer
 from benchsite.harness.processes.signals import checkpoint
 from benchsite.model.conf import Profile, Settings
-from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
+from benchsite.model.recipe import AnySubject, Backend, Ceiling, Recipe, Server
 from benchsite.model.run import Rounds, RunDocument, Warmup
 from benchsite.results.claims import Verdict
 from benchsite.results.deciding import looked
@@ -31,26 +32,9 @@ from benchsite.results.published import Published
 from benchsite.results.store import write_text
 from benchsite.results.view import RunView
 from benchsite.tools import AnyCell, AnyResult, parse_report
-from benchsite.tools.ab import AbCell, time_bounded
 from benchsite.tools.base import BusyClock, ExternalCell, Repetition
 from benchsite.tools.client import ClientCell
 from benchsite.tools.paced import PacedCell
-
-
-def cell_argv(
-    server: RunningServer,
-    subject: HttpSubject,
-    cell: ExternalCell,
-    requests: int,
-    settings: Settings,
-    address: str,
-    seconds: float = 0,
-) -> list[str]:
-    """The load tool's bounded command for one cell, aimed at the server's address and port; an ab cell also ends
-    after `seconds` where given (wrk and the paced tool run for a set time anyway)."""
-    url = f"http://{address}:{server.port}{cell.path or subject.path}"
-    argv = cell.argv(url, requests, settings.program(cell.TOOL), settings.socket_timeout_s)
-    return time_bounded(argv, seconds) if isinstance(cell, AbCell) else argv
 
 
 def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeout_s: float) -> str:
@@ -196,48 +180,6 @@ def warm_up(
     return records
 
 
-def _backend(started: dict[str, Started]) -> Started:
-    """The service that a recipe's clients talk to (its subject of kind backend; the schema ensures one)."""
-    return next(s for s in started.values() if isinstance(s.subject, Backend))
-
-
-def client_argv(recipe: Recipe, subject: Client, cell: ClientCell, backend: Started, profile: Profile) -> list[str]:
-    """The command of a client under test for one cell: the backend's URL, request counts, its files."""
-    port = backend.values["port2"] if cell.scheme == "https" else backend.values["port"]
-    values = {
-        **backend.values,
-        "url": f"{cell.scheme}://{backend.values['host']}:{port}{cell.path}",
-        "requests": str(profile.requests_for(cell)),
-        "warmup": str(profile.warmup_requests),
-        "server_workdir": backend.values["workdir"],
-    }
-    return subject.command(values)
-
-
-def repetition_argv(
-    hosts: Placement,
-    recipe: Recipe,
-    subject: AnySubject,
-    cell: AnyCell,
-    started: dict[str, Started],
-    profile: Profile,
-    settings: Settings,
-) -> tuple[RunningServer, list[str]]:
-    """The process whose CPU a repetition measures, and the command that makes the load."""
-    match cell:
-        case ExternalCell() if isinstance(subject, Server | Ceiling):
-            server = started[subject.name].server
-            requests = profile.requests_for(cell)
-            return server, cell_argv(server, subject, cell, requests, settings, hosts.server.address, profile.seconds)
-        case ClientCell() if isinstance(subject, Client):
-            backend = _backend(started)
-            return backend.server, client_argv(recipe, subject, cell, backend, profile)
-        case ExternalCell() | ClientCell():
-            raise BenchError(f"{recipe.recipe_path}: {subject.name} cannot run cell {cell.name} ({cell.tool})")
-        case _:
-            assert_never(cell)
-
-
 @dataclass
 class Measuring:
     """The measured rounds of one run: every cell once a round for `rounds` rounds, then further ones where needed."""
@@ -254,13 +196,15 @@ class Measuring:
     measured: dict[tuple[str, str], list[Repetition[Any]]] = field(default_factory=dict)
     rounds_made: int = 0
     further_repetitions: int = 0
-    reserved_s: float = 0.0  # of the time budget, kept for what follows the timed rounds (counting)
+    counted: tuple[str, ...] = ()  # the servers measured after the timed rounds (latency, flames, counting)
+    clock: RoundClock = field(default_factory=RoundClock)
     before_round: Callable[[int], None] | None = None  # what a round needs first (a new start of the servers)
 
     def round(self, index: int, plan: Plan) -> None:
         """One round of the plan's cells. By default cell by cell: the subjects of a cell back to back, so
         the figures a claim compares are measured seconds apart, their order turning round every other
         round (A B, then B A)."""
+        began = time.monotonic()
         if self.before_round is not None:
             self.before_round(index)
         backends = {name: s.server for name, s in self.started.items() if isinstance(s.subject, Backend)}
@@ -295,6 +239,7 @@ class Measuring:
                 outcome += f" (disturbed: others took {rep.interference_s:.2f} s of CPU; {again})"
             self.reporter.step(f"{subject.label} {cell.label} round {index}: {outcome}")
         self.rounds_made = index
+        self.clock.took_s[index] = time.monotonic() - began
 
     def _order(self, plan: Plan, subjects: list[AnySubject]) -> list[tuple[AnySubject, AnyCell]]:
         """The (subject, cell) pairs of a round in the order the settings ask for."""
@@ -320,6 +265,10 @@ class Measuring:
                 verdicts = published.verdicts(view) if published is not None else []
                 needed = {cell for verdict in verdicts for cell in self._needs(verdict)} | self._disturbed_cells()
             needed = needed if profile.max_rounds else set()
+            if self.rounds_made == profile.rounds and profile.max_rounds and profile.time_budget_s:
+                every_cell = self.clock.estimate_s(self.measured, self.measured)
+                elapsed = time.monotonic() - self.run_started
+                self.reporter.step(budget_said(profile.time_budget_s, elapsed, self.after_rounds_s, every_cell))
             stopped = self._why_stop(needed, published)
             if stopped:
                 if profile.sequential and published is not None:
@@ -389,11 +338,15 @@ class Measuring:
         if self.rounds_made >= profile.max_rounds:
             return f"max_rounds ({profile.max_rounds}) reached"
         elapsed = time.monotonic() - self.run_started
-        if elapsed + self._round_estimate_s(needed) > profile.time_budget_s - self.reserved_s:
-            kept = f", {self.reserved_s:.0f} s of it kept for counting instructions" if self.reserved_s else ""
-            return f"the time budget ({profile.time_budget_s:g} s{kept}) would be overrun by another round"
+        after = self.after_rounds_s
+        if elapsed + self.clock.estimate_s(needed, self.measured) > profile.time_budget_s - after:
+            kept = f", about {after:.0f} s of it for what follows the rounds" if after else ""
+            return (
+                f"the time budget ({profile.time_budget_s:g} s{kept}) would be overrun by another round ({BUDGET_HINT})"
+            )
         return ""
 
-    def _round_estimate_s(self, needed: set[tuple[str, str]]) -> float:
-        """How long a round of these cells takes, from their repetitions so far (plus start-up per run)."""
-        return sum(statistics.median([rep.wall_s for rep in self.measured[cell]]) + 0.2 for cell in needed)
+    @property
+    def after_rounds_s(self) -> float:
+        """What follows the timed rounds will take (latency, flame graphs, counting), from the pace they saw."""
+        return after_rounds_s(self.recipe, self.profile, self.counted, self.measured)

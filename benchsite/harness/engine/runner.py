@@ -50,11 +50,26 @@ from benchsite.results.store import make_files_portable, new_run_id, staged_run_
 
 @dataclass(frozen=True)
 class RunChoices:
-    """What the user chose about a busy machine: wait for it to settle first (bounded by the settings), and
-    whether a run measured on one may still be a page's main run and join its machine's verdicts."""
+    """What the user chose: wait for a busy machine to settle first (bounded by the settings), count the
+    repetitions others disturbed as figures (--accept-busy), and a time budget instead of the profile's."""
 
     wait_for_quiet: bool = True
     accept_busy: bool = False
+    budget_s: float = 0.0  # 0: the profile's
+
+    def __post_init__(self) -> None:
+        if self.budget_s and not MIN_BUDGET_S <= self.budget_s <= MAX_BUDGET_S:
+            raise BenchError(
+                f"--budget {self.budget_s:g}: give the run's time budget in seconds, from {MIN_BUDGET_S:g} to "
+                f"{MAX_BUDGET_S:g} (a day)"
+            )
+
+    def profile(self, profile: Profile) -> Profile:
+        """The profile with the budget chosen, if any (the run records the budget it had)."""
+        return profile.model_copy(update={"time_budget_s": self.budget_s}) if self.budget_s else profile
+
+
+MIN_BUDGET_S, MAX_BUDGET_S = 10.0, 86400.0
 
 
 def run_recipe(
@@ -77,7 +92,7 @@ def run_recipe(
     reporter = reporter or SilentReporter()
     hosts = hosts or on_this_machine(repo_dir)
     run_started = time.monotonic()
-    profile = recipe.profile(profile_name)
+    profile = choices.profile(recipe.profile(profile_name))
     settings = effective_settings(recipe.settings, hosts)
     plan: Plan = list(recipe.plan(profile))
     tool_versions = check_tools(hosts, plan, settings, () if profile.latency is None else ("paced",))
@@ -129,8 +144,7 @@ def run_recipe(
             skipped += failed
             warmups = warm_up(hosts, runnable, started, profile, settings, reporter)
             session = Measuring(hosts, recipe, runnable, started, profile, settings, run_dir, reporter, run_started)
-            if profile.counting is not None:
-                session.reserved_s = profile.counting.reserve_s(len(servers))
+            session.counted = tuple(server.name for server in servers)
 
             def begin_round(index: int) -> None:
                 if index > 1 and index in seeds:  # a new start: the servers anew, with its hash seed

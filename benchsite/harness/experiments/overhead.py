@@ -12,7 +12,8 @@ from pathlib import Path
 
 from benchsite.errors import BenchError
 from benchsite.harness.engine.environment import collect_environment, utc_now
-from benchsite.harness.engine.measure import cell_argv, measure
+from benchsite.harness.engine.load_argv import cell_argv
+from benchsite.harness.engine.measure import measure
 from benchsite.harness.engine.preflight import effective_settings
 from benchsite.harness.engine.probes import http_get, wait_until_ready
 from benchsite.harness.engine.start import verify_reply

@@ -21,7 +21,7 @@ from pathlib import Path
 import psutil
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.measure import cell_argv
+from benchsite.harness.engine.load_argv import cell_argv
 from benchsite.harness.engine.progress import Reporter
 from benchsite.harness.engine.start import Plan, hash_seeded, start_one
 from benchsite.harness.hosts.placement import Placement

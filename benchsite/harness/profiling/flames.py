@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchsite.harness.engine.measure import cell_argv
+from benchsite.harness.engine.load_argv import cell_argv
 from benchsite.harness.engine.progress import Reporter
 from benchsite.harness.engine.start import Plan, Started
 from benchsite.harness.hosts.placement import Placement

@@ -1,0 +1,75 @@
+"""The command of each repetition: the load tool's bounded command aimed at a server, or a client under test's
+command aimed at the recipe's backend."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from benchsite.errors import BenchError
+from benchsite.harness.engine.start import Started
+from benchsite.harness.hosts.placement import Placement
+from benchsite.harness.processes.processes import RunningServer
+from benchsite.model.conf import Profile, Settings
+from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
+from benchsite.tools import AnyCell
+from benchsite.tools.ab import AbCell, time_bounded
+from benchsite.tools.base import ExternalCell
+from benchsite.tools.client import ClientCell
+
+
+def cell_argv(
+    server: RunningServer,
+    subject: HttpSubject,
+    cell: ExternalCell,
+    requests: int,
+    settings: Settings,
+    address: str,
+    seconds: float = 0,
+) -> list[str]:
+    """The load tool's bounded command for one cell, aimed at the server's address and port; an ab cell also ends
+    after `seconds` where given (wrk and the paced tool run for a set time anyway)."""
+    url = f"http://{address}:{server.port}{cell.path or subject.path}"
+    argv = cell.argv(url, requests, settings.program(cell.TOOL), settings.socket_timeout_s)
+    return time_bounded(argv, seconds) if isinstance(cell, AbCell) else argv
+
+
+def _backend(started: dict[str, Started]) -> Started:
+    """The service that a recipe's clients talk to (its subject of kind backend; the schema ensures one)."""
+    return next(s for s in started.values() if isinstance(s.subject, Backend))
+
+
+def client_argv(recipe: Recipe, subject: Client, cell: ClientCell, backend: Started, profile: Profile) -> list[str]:
+    """The command of a client under test for one cell: the backend's URL, request counts, its files."""
+    port = backend.values["port2"] if cell.scheme == "https" else backend.values["port"]
+    values = {
+        **backend.values,
+        "url": f"{cell.scheme}://{backend.values['host']}:{port}{cell.path}",
+        "requests": str(profile.requests_for(cell)),
+        "warmup": str(profile.warmup_requests),
+        "server_workdir": backend.values["workdir"],
+    }
+    return subject.command(values)
+
+
+def repetition_argv(
+    hosts: Placement,
+    recipe: Recipe,
+    subject: AnySubject,
+    cell: AnyCell,
+    started: dict[str, Started],
+    profile: Profile,
+    settings: Settings,
+) -> tuple[RunningServer, list[str]]:
+    """The process whose CPU a repetition measures, and the command that makes the load."""
+    match cell:
+        case ExternalCell() if isinstance(subject, Server | Ceiling):
+            server = started[subject.name].server
+            requests = profile.requests_for(cell)
+            return server, cell_argv(server, subject, cell, requests, settings, hosts.server.address, profile.seconds)
+        case ClientCell() if isinstance(subject, Client):
+            backend = _backend(started)
+            return backend.server, client_argv(recipe, subject, cell, backend, profile)
+        case ExternalCell() | ClientCell():
+            raise BenchError(f"{recipe.recipe_path}: {subject.name} cannot run cell {cell.name} ({cell.tool})")
+        case _:
+            assert_never(cell)
