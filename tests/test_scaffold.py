@@ -15,10 +15,11 @@ from packaging.utils import canonicalize_name
 from benchsite.errors import BenchError
 from benchsite.model.recipe import available_recipes, load_recipe
 from benchsite.results.machines import MIN_EVIDENCE_ROUNDS
+from benchsite.results.ranking import ranking_said
 from benchsite.results.store import list_runs, load_view
 from benchsite.scaffold import new_page
 from committed import COMMITTED_DATA
-from conftest import REPO
+from conftest import REPO, cpu_hog
 
 
 def invoke_in(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -88,6 +89,7 @@ def test_a_new_page_runs_and_builds_with_its_table_and_chart(tmp_path: Path) -> 
     for name, body in sections:
         content = re.sub(r"<h[1-6].*?</h[1-6]>", "", body, flags=re.S)
         assert re.search(r"<(table|img|pre|p)\b", content), f"section {name} is empty"
+    _a_busy_machine_still_shows_every_server(root)
     again = invoke_in(root, "new-page", "demo-servers")
     assert again.returncode == 1 and again.stderr.strip().startswith("error: recipes/demo-servers/recipe.toml")
     assert invoke_in(root, "new-page", "Bad_Name").stderr.strip() == (
@@ -133,3 +135,25 @@ def test_every_package_a_recipe_or_a_scaffolded_page_names_is_pinned_where_set_u
         recipe = load_recipe(name, tmp_path / "recipes", tmp_path / "conf")
         named = {*recipe.packages, *(package for subject in recipe.subjects for package in subject.packages)}
         assert named and {canonicalize_name(p) for p in named} <= pinned, (name, named - pinned)
+
+
+def _a_busy_machine_still_shows_every_server(root: Path) -> None:
+    """The new page's quick run again, a busy loop on the servers' CPU throughout: whatever share of it was
+    disturbed, every cell shows a figure (a lower bound where every repetition was disturbed, labelled), the
+    ranking never says "no server answered", and a one-round profile never promises to measure again."""
+    with cpu_hog(cpu=0, seconds=120):
+        run = invoke_in(root, "recipe", "demo-servers", "--profile", "quick", "--no-wait")
+    assert run.returncode == 0, run.stderr
+    assert "measured again later" not in run.stderr
+    view = load_view(list_runs(root / "data" / "demo-servers")[-1])
+    for subject in view.run.measured:
+        for cell in subject.cells:
+            figure = view.figure(subject.name, cell.name)
+            assert figure is not None
+            at_least = figure.summary.at_least_rps()
+            assert figure.summary.median() is not None or at_least is not None, (subject.name, cell.name)
+            if at_least is not None:  # every repetition disturbed: the bound, flagged as a busy machine's
+                assert any("a busy machine" in flag for flag in figure.flags)
+            assert ranking_said(view, cell.name) != "no server answered"
+    if any(rep.disturbed for s in view.run.subjects for c in s.cells for rep in c.repetitions):
+        assert "repetitions quiet; the" in run.stderr and "the quick profile makes no further rounds" in run.stderr

@@ -498,3 +498,37 @@ def test_a_round_hit_alike_on_both_sides_is_kept_and_one_hit_on_a_side_alone_is_
     assert len(alike_pairs(one_side, "framework-a", "framework-b", "c1")) == rounds - 1  # B alone hit: dropped
     unlike = with_interference({("framework-a", 3): 0.90, ("framework-b", 3): 0.30})
     assert len(alike_pairs(unlike, "framework-a", "framework-b", "c1")) == rounds - 1  # hit, but not alike
+
+
+def aa_runs_on_the_page() -> list[str]:
+    """The A/A runs the A/B page's bench-aa directive names (its argument lines after the folder)."""
+    text = (REPO / "docs" / "versus.rst").read_text()
+    block = text.split(".. bench-aa:: experiments/versus/cherrypy-speed", 1)[1].split("\n\n", 1)[0]
+    return block.split()
+
+
+def test_the_aa_runs_of_the_example_call_no_more_than_the_level_allows() -> None:
+    """The committed A/A runs of the page's example (B differs from A by a docstring word), quiet and beside the
+    hog: in each currency, the runs that called any cell changed are no more than a 5 % rule gives by chance
+    (a one-sided binomial test at 1 %, scipy), and the raw server, identical on both sides, was never measured."""
+    from scipy.stats import binomtest
+
+    runs = aa_runs_on_the_page()
+    assert len(runs) >= 10
+    views = [load_view(COMMITTED_DATA / "experiments" / "versus" / RECIPE / run) for run in runs]
+    time_called = sum(any(cell.time_changed for cell in paired_cells(view)) for view in views)
+    work_called = sum(any(cell.work_changed for cell in paired_cells(view)) for view in views)
+    for called in (time_called, work_called):
+        assert binomtest(called, len(views), 0.05, alternative="greater").pvalue > 0.01, (time_called, work_called)
+    assert all({cell.subject for cell in paired_cells(view)} == {"framework"} for view in views)
+    assert sum(view.disturbed[0] > 0 for view in views) >= len(views) // 2  # half of them beside the hog
+
+
+@pytest.mark.integration
+def test_the_ab_page_tallies_its_aa_runs_as_the_runs_say(committed_site: Path) -> None:
+    html = " ".join(unescape((committed_site / "versus.html").read_text()).split())
+    runs = aa_runs_on_the_page()
+    views = [load_view(COMMITTED_DATA / "experiments" / "versus" / RECIPE / run) for run in runs]
+    called = sum(any(c.time_changed or c.work_changed for c in paired_cells(view)) for view in views)
+    assert f"{len(runs)} A/A runs: {called} of them called any change." in html
+    assert all(run in html for run in runs)

@@ -52,7 +52,16 @@ def print_verdicts(run_dir: Path, published: Published) -> None:
 
 
 def say_if_busy(view: RunView) -> None:
-    """One line when the run was measured on a busy machine: what the site will do with it, and what to do."""
+    """One line when the run was measured on a busy machine: what the site will do with it, and what to do; and
+    where a profile with no further rounds left disturbed repetitions, how many quiet ones it got and what would
+    measure them again."""
+    disturbed, judged = view.disturbed
+    if disturbed and not view.run.profile.max_rounds:
+        say(
+            f"{judged - disturbed} of {judged} repetitions quiet; the {disturbed} disturbed were not measured again: "
+            f"the {view.run.profile.name} profile makes no further rounds (a profile with max_rounds does, as the "
+            "full one may; or re-run on a quiet machine)"
+        )
     if view.busy:
         say(
             f"{view.interference_said()}: its disturbed repetitions are lower bounds that decide nothing; the rest "

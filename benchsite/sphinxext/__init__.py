@@ -17,6 +17,7 @@ from sphinx.environment import BuildEnvironment
 
 from benchsite import __version__
 from benchsite.results.store import forget_views
+from benchsite.sphinxext.aa_runs import BenchAa
 from benchsite.sphinxext.answer import BenchAnswer
 from benchsite.sphinxext.base import BenchRecipe
 from benchsite.sphinxext.calibration import BenchCalibration
@@ -101,6 +102,7 @@ DIRECTIVES = {
     "bench-sequential": BenchSequential,
     "bench-slices": BenchSlices,
     "bench-versus": BenchVersus,
+    "bench-aa": BenchAa,
     "bench-details": BenchDetails,
     "bench-recipe": BenchRecipe,
     "bench-topology": BenchTopology,

@@ -1,0 +1,67 @@
+"""``.. bench-aa:: experiments/versus/RECIPE RUN-ID RUN-ID ...``: A/A runs of `invoke versus` (B a copy of A
+changed in nothing that runs), each run's calls in time and in work, and how many cells were called changed against
+what the 95 % level allows (the path is relative to the data folder; the runs are named, never the newest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docutils import nodes
+
+from benchsite.errors import BenchError
+from benchsite.results.comparing import PairedCell, paired_cells
+from benchsite.results.store import load_view
+from benchsite.sphinxext.base import ReportingDirective
+from benchsite.sphinxext.tables import table
+
+LEVEL = 0.05  # each currency's intervals: 95 %, simultaneous over a run's cells
+
+
+class BenchAa(ReportingDirective):
+    """One row per A/A run: the machine's state, rounds, and the cells called changed in each currency; then the
+    tally against the level."""
+
+    required_arguments = 2
+    final_argument_whitespace = True
+
+    def render(self) -> list[nodes.Node]:
+        folder = Path(self.config.bench_data_dir) / self.arguments[0]
+        rows, time_calls, work_calls, runs_called = [], 0, 0, 0
+        for run_id in self.arguments[1].split():
+            path = folder / run_id
+            if not path.is_dir():
+                raise BenchError(f"{path}: no such A/B run: name runs under {self.arguments[0]}")
+            view = load_view(path)
+            self.env.note_dependency(str(view.run.run_file))
+            cells = paired_cells(view)
+            if not cells:
+                raise BenchError(f"{path}: not an A/B run (no subject measured as an A and a B copy)")
+            timed = [cell for cell in cells if cell.time_changed]
+            worked = [cell for cell in cells if cell.work_changed]
+            time_calls, work_calls = time_calls + len(timed), work_calls + len(worked)
+            runs_called += bool(timed or worked)
+            rounds = view.run.rounds.made if view.run.rounds else view.run.profile.rounds
+            rows.append(
+                [
+                    run_id,
+                    view.interference_said(),
+                    str(rounds),
+                    _calls(timed, cells),
+                    _calls(worked, [cell for cell in cells if cell.work is not None]),
+                ]
+            )
+        runs = len(rows)
+        said = (
+            f"{runs} A/A runs: {runs_called} of them called any change. Time called {time_calls} changed "
+            f"and work {work_calls}. Each run's intervals are simultaneous over its cells at 95 %, so a sound rule "
+            f"calls a change in at most {100 * LEVEL:g} % of A/A runs in each currency, about "
+            f"{LEVEL * runs:.1f} of these {runs}."
+        )
+        headers = ("Run", "Others' work on the machine", "Rounds", "Time: cells changed", "Work: cells changed")
+        return [table(headers, rows, classes=["bench-aa"]), nodes.paragraph(text=said)]
+
+
+def _calls(called: list[PairedCell], compared: list[PairedCell]) -> str:
+    """ "0 of 4", or "1 of 4 (c10-k)"."""
+    named = f" ({', '.join(cell.cell for cell in called)})" if called else ""
+    return f"{len(called)} of {len(compared)}{named}"
