@@ -12,6 +12,7 @@ from benchsite.errors import BenchError
 from benchsite.results.comparing import PairedCell, paired_cells
 from benchsite.results.store import load_view
 from benchsite.sphinxext.base import ReportingDirective
+from benchsite.sphinxext.history import short_run_name
 from benchsite.sphinxext.tables import table
 
 LEVEL = 0.05  # each currency's intervals: 95 %, simultaneous over a run's cells
@@ -26,7 +27,7 @@ class BenchAa(ReportingDirective):
 
     def render(self) -> list[nodes.Node]:
         folder = Path(self.config.bench_data_dir) / self.arguments[0]
-        rows, time_calls, work_calls, runs_called = [], 0, 0, 0
+        rows, time_calls, work_calls, runs_called, time_cells, work_cells = [], 0, 0, 0, 0, 0
         for run_id in self.arguments[1].split():
             path = folder / run_id
             if not path.is_dir():
@@ -39,11 +40,13 @@ class BenchAa(ReportingDirective):
             timed = [cell for cell in cells if cell.time_changed]
             worked = [cell for cell in cells if cell.work_changed]
             time_calls, work_calls = time_calls + len(timed), work_calls + len(worked)
+            time_cells += len(cells)
+            work_cells += sum(cell.work is not None for cell in cells)
             runs_called += bool(timed or worked)
             rounds = view.run.rounds.made if view.run.rounds else view.run.profile.rounds
             rows.append(
                 [
-                    run_id,
+                    short_run_name(run_id),
                     view.interference_said(),
                     str(rounds),
                     _calls(timed, cells),
@@ -52,10 +55,10 @@ class BenchAa(ReportingDirective):
             )
         runs = len(rows)
         said = (
-            f"{runs} A/A runs: {runs_called} of them called any change. Time called {time_calls} changed "
-            f"and work {work_calls}. Each run's intervals are simultaneous over its cells at 95 %, so a sound rule "
-            f"calls a change in at most {100 * LEVEL:g} % of A/A runs in each currency, about "
-            f"{LEVEL * runs:.1f} of these {runs}."
+            f"{runs} A/A runs: {runs_called} of them called any change; time called {time_calls} of its "
+            f"{time_cells} cells changed, and work {work_calls} of its {work_cells}. Each run's intervals are "
+            f"simultaneous over its cells at 95 %, so a sound rule calls a change in at most {100 * LEVEL:g} % of "
+            f"A/A runs in each currency, about {LEVEL * runs:.1f} of these {runs}."
         )
         headers = ("Run", "Others' work on the machine", "Rounds", "Time: cells changed", "Work: cells changed")
         return [table(headers, rows, classes=["bench-aa"]), nodes.paragraph(text=said)]
