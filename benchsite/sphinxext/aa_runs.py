@@ -8,17 +8,15 @@ from pathlib import Path
 
 from docutils import nodes
 
-from benchsite.errors import BenchError
-from benchsite.results.comparing import PairedCell, paired_cells
-from benchsite.results.store import load_view
-from benchsite.sphinxext.base import ReportingDirective
+from benchsite.results.comparing import PairedCell
 from benchsite.sphinxext.history import short_run_name
 from benchsite.sphinxext.tables import table
+from benchsite.sphinxext.versus import AbRunDirective
 
 LEVEL = 0.05  # each currency's intervals: 95 %, simultaneous over a run's cells
 
 
-class BenchAa(ReportingDirective):
+class BenchAa(AbRunDirective):
     """One row per A/A run: the machine's state, rounds, and the cells called changed in each currency; then the
     tally against the level."""
 
@@ -29,14 +27,7 @@ class BenchAa(ReportingDirective):
         folder = Path(self.config.bench_data_dir) / self.arguments[0]
         rows, time_calls, work_calls, runs_called, time_cells, work_cells = [], 0, 0, 0, 0, 0
         for run_id in self.arguments[1].split():
-            path = folder / run_id
-            if not path.is_dir():
-                raise BenchError(f"{path}: no such A/B run: name runs under {self.arguments[0]}")
-            view = load_view(path)
-            self.env.note_dependency(str(view.run.run_file))
-            cells = paired_cells(view)
-            if not cells:
-                raise BenchError(f"{path}: not an A/B run (no subject measured as an A and a B copy)")
+            view, cells = self.ab_run(folder / run_id, f"name runs under {self.arguments[0]}")
             timed = [cell for cell in cells if cell.time_changed]
             worked = [cell for cell in cells if cell.work_changed]
             time_calls, work_calls = time_calls + len(timed), work_calls + len(worked)

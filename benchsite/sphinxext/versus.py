@@ -19,7 +19,23 @@ from benchsite.sphinxext.nodes import data
 from benchsite.sphinxext.tables import table
 
 
-class BenchVersus(ReportingDirective):
+class AbRunDirective(ReportingDirective):
+    """A directive that reads A/B runs by their folders."""
+
+    def ab_run(self, path: Path, what_to_do: str) -> tuple[RunView, list[PairedCell]]:
+        """The A/B run in `path` and its compared cells; a missing folder or a run with no A and B copy is a
+        BenchError saying what to do."""
+        if not path.is_dir():
+            raise BenchError(f"{path}: no such A/B run: {what_to_do}")
+        view = load_view(path)
+        self.env.note_dependency(str(view.run.run_file))
+        cells = paired_cells(view)
+        if not cells:
+            raise BenchError(f"{path}: not an A/B run (no subject measured as an A and a B copy)")
+        return view, cells
+
+
+class BenchVersus(AbRunDirective):
     """The sides, then one row per subject and cell: each side's median req/s and instructions per request, and
     B ÷ A in both currencies with their simultaneous intervals."""
 
@@ -27,13 +43,7 @@ class BenchVersus(ReportingDirective):
 
     def render(self) -> list[nodes.Node]:
         path = Path(self.config.bench_data_dir) / self.arguments[0]
-        if not path.is_dir():
-            raise BenchError(f"{path}: no such A/B run: give experiments/versus/RECIPE/RUN-ID")
-        view = load_view(path)
-        self.env.note_dependency(str(view.run.run_file))
-        cells = paired_cells(view)
-        if not cells:
-            raise BenchError(f"{path}: not an A/B run (no subject measured as an A and a B copy)")
+        view, cells = self.ab_run(path, "give experiments/versus/RECIPE/RUN-ID")
         rows = []
         for cell in cells:
             a, b = cell.a, cell.b
