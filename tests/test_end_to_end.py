@@ -269,9 +269,14 @@ def test_the_clients_page_sets_todays_figures_beside_the_originals(site: Site) -
     today = {
         cell: pivot.one(subject=requests_reuse.name, cell=cell, source="today") for cell in ("http-1024", "https-1024")
     }
-    assert today["http-1024"].text == RPS.fmt(summarize(requests_reuse.cell("http-1024")).median())
+    view = RunView(run)
+    for cell, shown in today.items():  # the median; on a busy machine a flagged figure carries its mark
+        figure = view.figure(requests_reuse.name, cell)
+        assert figure is not None and shown.text.removesuffix(" ⚑") == RPS.fmt(
+            summarize(requests_reuse.cell(cell)).median()
+        )
+        assert shown.text.endswith(" ⚑") == (not figure.usable), (shown.text, figure.flags)
     assert pivot.one(subject=requests_reuse.name, cell="http-1024", source="published").text == "1,071"  # 1070.68
-    assert today["https-1024"].text == RPS.fmt(summarize(requests_reuse.cell("https-1024")).median())
     assert pivot.one(subject=requests_reuse.name, cell="https-1024", source="published").text == "1,009"
 
 
@@ -362,8 +367,8 @@ def test_a_run_ends_with_its_verdicts_in_the_terminal(site: Site) -> None:
     said, run = site.said[RECIPE], site.runs[RECIPE]
     published = load_published(COMMITTED_DATA / RECIPE / "published.toml")
     assert f"Verdicts of this run ({run.machine.name})" in said
-    for verdict in published.verdicts(RunView(run)):
-        assert verdict.claim.id in said and verdict.today in said
+    for verdict in published.verdicts(RunView(run)):  # the table may fold a long reading over several lines
+        assert verdict.claim.id in said and all(word in said for word in verdict.today.split())
     assert said.rstrip().splitlines()[-1].startswith("wrote ")
 
 

@@ -17,6 +17,7 @@ import pytest
 from benchsite.harness.processes.memory import tree_memory
 from benchsite.harness.processes.processes import free_port
 from benchsite.model.run import RunDocument
+from benchsite.results.latency import load_figure
 from benchsite.results.store import list_runs, load_run
 from benchsite.tools.paced import PacedResult
 from conftest import ToyRecipes, run_invoke
@@ -88,7 +89,10 @@ def test_an_open_loop_sees_a_stall_that_a_closed_loop_hides(toy: ToyRecipes) -> 
     half = next(load for load in profile.loads if load.fraction == 0.5)
     [paced] = half.cell.repetitions
     assert isinstance(paced.result, PacedResult)
-    assert paced.result.kept_up, "the tool held its schedule at half the capacity of a one-thread server"
+    if not paced.result.kept_up:  # a busy machine took the load tool's CPU: its lag is never the server's
+        figure = load_figure(half)
+        assert figure.latency_ms[99.0] is None and (figure.beyond_tool or paced.disturbed), figure
+        return
     assert half.cell.rate == pytest.approx(profile.capacity_rps / 2, rel=1e-3)
     open_p99_ms = paced.result.latency_at_us(99.0) / 1000  # type: ignore[operator]
     # Whatever else the machine did: the stall is in the open loop's p99 and out of the closed loop's.

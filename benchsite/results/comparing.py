@@ -265,7 +265,11 @@ def alike_rounds(view: RunView, a: str, b: str, cell: str) -> dict[int, float]:
 
 def leaning(view: RunView, a: str, b: str, cell: str, heavier: str) -> dict[int, float]:
     """B ÷ A of req/s of the rounds whose repetitions met alike interference, and of those in which `heavier`
-    (the copy a or b) met more of it than the other: a slowed A makes B look faster, a slowed B slower."""
+    (the copy a or b) met more of it than the other: a slowed A makes B look faster, a slowed B slower. A round in
+    which the other copy met more counts too, bounded: others who took a share s of its wall time on the measured
+    CPUs slowed it by at most that share, so its req/s ÷ (1 - s) is at least what it would have done alone (a
+    round where s reaches 1 bounds nothing). Every ratio kept can then only lean away from what `heavier`'s
+    direction calls."""
     side_a, side_b = view.run.subject(a), view.run.subject(b)
     run_a = side_a.cell(cell) if side_a else None
     run_b = side_b.cell(cell) if side_b else None
@@ -279,9 +283,22 @@ def leaning(view: RunView, a: str, b: str, cell: str, heavier: str) -> dict[int,
         rep_a, rep_b = worked_a[index], worked_b[index]
         rate_a, rate_b = RPS.read(rep_a), RPS.read(rep_b)
         hit, other = (rep_a, rep_b) if heavier == a else (rep_b, rep_a)
-        if rate_a and rate_b and (alike(rep_a, rep_b, share) or hit_harder(hit, other)):
+        if not (rate_a and rate_b):
+            continue
+        if alike(rep_a, rep_b, share) or hit_harder(hit, other):
             ratios[index] = rate_b / rate_a
+        elif (spared := unslowed(other)) is not None:  # the other copy met more: its rate raised to its bound
+            ratios[index] = rate_b * spared / rate_a if heavier == b else rate_b / (rate_a * spared)
     return ratios
+
+
+def unslowed(rep: Repetition[Any]) -> float | None:
+    """1 - s, s the share of the repetition's wall time that others took on the measured CPUs: its req/s ÷ this is
+    at least what the server would have done alone (None where s reaches 1, or was not recorded)."""
+    if rep.interference_s is None or not rep.wall_s:
+        return None
+    left = 1.0 - rep.interference_s / rep.wall_s
+    return left if left > 0 else None
 
 
 def hit_harder(hit: Repetition[Any], other: Repetition[Any]) -> bool:
@@ -337,10 +354,11 @@ def change_said(
     work in is said as the bound it is: "-35.2 % or beyond (A met more interference in 3 of 5 rounds), changed"."""
     if bound and interval is not None and interval.low is not None and interval.high is not None:
         edge = interval.high if bound == "at most" else interval.low
-        side, look = ("A", "faster") if bound == "at most" else ("B", "slower")
+        look, never = ("faster", "slower") if bound == "at most" else ("slower", "faster")
         return (
-            f"{percent_or_factor(edge, words)} or beyond (from {interval.count} rounds, in some of which {side} met "
-            f"more of others' work: that can only make B look {look}), changed"
+            f"{percent_or_factor(edge, words)} or beyond (from {interval.count} rounds; where others' work hit one "
+            f"side harder, the round counts only as a bound that can make B look {look}, never {never}), "
+            "changed"
         )
     if interval is None or interval.low is None or interval.high is None:
         return "—" if not smallest else "undecided: too few rounds for an interval"
