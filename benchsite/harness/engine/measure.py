@@ -259,7 +259,7 @@ class Measuring:
             if profile.sequential:  # the comparisons decide; claims are judged at the end, as they stand
                 state = looked(view)
                 self.reporter.step(f"after round {self.rounds_made}: {state.said()}")
-                needed = state.to_measure | self._disturbed_cells()
+                needed = state.to_measure  # a decided cell is done, disturbed or not: its interval counted that
                 verdicts = []
             else:
                 verdicts = published.verdicts(view) if published is not None else []
@@ -330,7 +330,7 @@ class Measuring:
         if not profile.max_rounds:
             return "this profile makes no further rounds"
         if not needed and profile.sequential:
-            return "every comparison decided and no disturbed round to measure again"
+            return "every comparison decided"
         if not needed:
             target = f" or wider than ±{100 * profile.target_half_width:g} %" if profile.target_half_width else ""
             decided = f"no claim left undecided{target}" if published is not None else "no published claims to decide"
