@@ -13,6 +13,8 @@ a job's error is raised there.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -57,6 +59,7 @@ class Ahead:
             key=lambda name: -self._jobs[name].seconds,
         )
         if wanted:
+            spawn_with_a_copy_of_the_environment()
             self._pool = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="ahead")
             for name in wanted:
                 self._started[name] = self._pool.submit(self._timed, name)
@@ -106,6 +109,24 @@ class Ahead:
                 close(future.result())
         if self._pool is not None:
             self._pool.shutdown()
+
+
+class _EnvironmentCopyingPopen(subprocess.Popen):
+    """A Popen that hands its child a copy of the environment, made before it forks."""
+
+    def __init__(self, *args: Any, env: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, env=os.environ.copy() if env is None else env, **kwargs)
+
+
+def spawn_with_a_copy_of_the_environment() -> None:
+    """Let a job's thread start processes while a test changes the environment (the machine lock, monkeypatch).
+
+    Python 3.11.6 and later let other threads run while a child started with vfork() calls exec(); a child that
+    inherits the environment (env=None) reads the process's own array there, which another thread's setenv()
+    may move at that moment: exec() then fails with "[Errno 14] Bad address" (seen in CI, on mypy's start).
+    With a copy, the child reads an array its parent made and keeps until exec() is done.
+    """
+    subprocess.Popen = _EnvironmentCopyingPopen  # type: ignore[misc]
 
 
 def _made_here(make: Callable[[], Any]) -> Future[Any]:

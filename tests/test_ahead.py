@@ -3,7 +3,9 @@ fixture takes the result, nothing left running or made for nobody."""
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
 import threading
 import time
 
@@ -115,3 +117,37 @@ def test_a_job_still_queued_at_the_end_is_dropped_not_made() -> None:
     gate.set()
     closing.join(timeout=5)
     assert made == [] and not closing.is_alive()
+
+
+def test_a_jobs_processes_start_while_a_test_changes_the_environment() -> None:
+    """Before the jobs' processes got a copy of the environment, 40 of 300 starts here failed with "[Errno 14]
+    Bad address" while another thread set variables (Python 3.11.7; CI met it once, starting mypy)."""
+    ahead = Ahead(threads=4)
+    for number in range(4):
+        ahead.add(f"starts {number}", Job("starter", lambda: [start_true() for _ in range(75)], seconds=1))
+    changing = threading.Event()
+
+    def change_the_environment() -> None:
+        count = 0
+        while not changing.is_set():
+            os.environ[f"BENCHSITE_TEST_CHURN_{count % 20}"] = "x" * (count % 300)
+            os.environ.pop(f"BENCHSITE_TEST_CHURN_{count * 7 % 20}", None)
+            count += 1
+
+    changer = threading.Thread(target=change_the_environment)
+    changer.start()
+    try:
+        ahead.start({"starter"})
+        ahead.finish()
+        errors = [ahead.take(f"starts {number}") for number in range(4)]  # raises a start's OSError
+    finally:
+        changing.set()
+        changer.join()
+        ahead.close()
+        for number in range(20):
+            os.environ.pop(f"BENCHSITE_TEST_CHURN_{number}", None)
+    assert errors == [[0] * 75] * 4
+
+
+def start_true() -> int:
+    return subprocess.run(["true"], check=True).returncode
