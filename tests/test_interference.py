@@ -109,7 +109,8 @@ def test_a_hog_marks_nearly_every_short_repetition_and_the_run_busy_and_a_quiet_
         summary = hogged.summaries[(subject.name, "c1")]
         assert summary.repetitions_disturbed == sum(rep.disturbed for rep in subject.cells[0].repetitions)
     [machine] = by_machine([quiet, hogged])
-    assert [v.run.run_id for v in machine.views] == [quiet.run.run_id, hogged.run.run_id]  # both pooled
+    assert [v.run.run_id for v in machine.every_run] == [quiet.run.run_id, hogged.run.run_id]  # both listed
+    assert [v.run.run_id for v in machine.views] == [quiet.run.run_id]  # the quiet one read and pooled
     assert [v.run.run_id for v in machine.busy] == [hogged.run.run_id]  # labelled
     assert machine.main.run.run_id == quiet.run.run_id  # the page's tables: the quiet run
     assert not RunView(hogged.run.model_copy(update={"accepted_busy": True})).busy  # what --accept-busy records

@@ -160,9 +160,9 @@ def half_disturbed(run: RunDocument, run_id: str) -> RunDocument:
     return run.model_copy(update={"subjects": tuple(subjects), "run_id": run_id})
 
 
-def test_a_busy_run_joins_its_machines_verdicts_labelled_and_a_quiet_run_stays_the_main_one() -> None:
-    """A re-run on a busy machine is its machine's: pooled into its verdicts with what its undisturbed repetitions
-    measured, labelled in its row; where it has as many usable figures as a quiet run, the quiet one is shown."""
+def test_a_busy_run_is_only_listed_where_its_machine_has_quiet_runs_and_read_where_it_has_none() -> None:
+    """A re-run on a busy machine that has quiet runs is listed, labelled, in the history, and neither read by the
+    page nor pooled into its verdicts; a machine with busy runs alone (a laptop) is read from them."""
     quiet = load_run(COMMITTED_DATA / "cherrypy-speed" / "20261127T123846.855229Z-full")
     busy = RunView(half_disturbed(quiet, "20261128T000000.000000Z-full"))
     assert busy.busy and busy.usable_count == RunView(quiet).usable_count
@@ -171,9 +171,10 @@ def test_a_busy_run_joins_its_machines_verdicts_labelled_and_a_quiet_run_stays_t
         and "above its limit of 25 %" in busy.interference_said()
     )
     [machine] = by_machine([RunView(quiet), busy])
-    assert [view.run.run_id for view in machine.views] == [quiet.run_id, busy.run.run_id]
+    assert [view.run.run_id for view in machine.every_run] == [quiet.run_id, busy.run.run_id]
+    assert [view.run.run_id for view in machine.views] == [quiet.run_id]
     assert machine.busy == (busy,) and not machine.only_busy
-    assert machine.main.run.run_id == quiet.run_id and picked_by(machine.views) == "a quiet machine"
+    assert machine.main.run.run_id == quiet.run_id and picked_by(machine.views) == ""
     [alone] = by_machine([busy])
     assert alone.only_busy and alone.main is busy  # a machine with only a busy run shows it
 

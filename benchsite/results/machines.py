@@ -25,13 +25,14 @@ from benchsite.results.work import cpu_splits
 
 @dataclass(frozen=True)
 class MachineRuns:
-    """The runs of one machine in one set-up, oldest first. A run measured on a busy machine is one of them:
-    its disturbed repetitions are already left out of its figures (each is a lower bound, see
-    `CellSummary.at_least_rps`), so what it kept joins its machine's verdicts as any run's does, labelled."""
+    """The runs of one machine in one set-up, oldest first. Where the machine has quiet runs, they are what its
+    page reads and its verdicts pool; a run measured on a busy machine is then only listed, labelled, in the
+    history. A machine with busy runs alone (a user's own laptop) is read from them: their disturbed repetitions
+    are already left out of their figures (each a lower bound, see `CellSummary.at_least_rps`)."""
 
     machine: Machine
     two_hosts: bool
-    views: tuple[RunView, ...]
+    every_run: tuple[RunView, ...]
 
     @classmethod
     def of(cls, machine: Machine, two_hosts: bool, views: list[RunView]) -> MachineRuns:
@@ -40,22 +41,24 @@ class MachineRuns:
     @property
     def busy(self) -> tuple[RunView, ...]:
         """Its runs measured on a busy machine (labelled wherever they are shown)."""
-        return tuple(view for view in self.views if view.busy)
+        return tuple(view for view in self.every_run if view.busy)
 
     @property
     def only_busy(self) -> bool:
         """Whether every run of it was measured on a busy machine."""
-        return len(self.busy) == len(self.views)
+        return len(self.busy) == len(self.every_run)
+
+    @property
+    def views(self) -> tuple[RunView, ...]:
+        """The runs its page reads and its verdicts pool: the quiet ones, or every run where none was quiet."""
+        if self.only_busy:
+            return self.every_run
+        return tuple(view for view in self.every_run if not view.busy)
 
     @property
     def main(self) -> RunView:
-        """The run a page's main results show (`best_evidenced`)."""
+        """The page's run on this machine: every section of the page reads it (`best_evidenced`)."""
         return best_evidenced(self.views)
-
-    @property
-    def every_run(self) -> tuple[RunView, ...]:
-        """Every run of it, oldest first."""
-        return self.views
 
     @property
     def label(self) -> str:
@@ -80,24 +83,38 @@ def records_kept(view: RunView) -> int:
 
 
 def best_evidenced(views: Sequence[RunView]) -> RunView:
-    """Of one machine's runs, the one a page shows: the most usable figures, then a quiet machine's (a busy run's
-    undisturbed repetitions may still have met interference too small to mark), then the least noise (the median CV
-    of req/s over its cells: the quality of its evidence, which more rounds forced by a noisy host do not
-    improve), then the most kinds of record, then the latest. A noisier run is pooled with its weight into the
-    verdicts, and listed, but does not displace a steadier one from the page's tables."""
+    """Of one machine's runs, the one its page reads in every section: the most usable figures, then the most
+    sections measured (latency, memory), then the least noise (the median CV of req/s over its cells: the quality
+    of its evidence, which more rounds forced by a noisy host do not improve), then the most kinds of record, then
+    the latest. A noisier run is pooled with its weight into the verdicts, and listed, but does not displace a
+    steadier one from the page's tables."""
     return max(enumerate(views), key=_evidence)[1]
 
 
-def _evidence(indexed: tuple[int, RunView]) -> tuple[int, bool, float, int, int]:
+def sections_measured(view: RunView) -> int:
+    """How many of the sections beside req/s the run measured: latency at given loads, memory."""
+    run = view.run
+    latency = run.latency is not None and bool(run.latency.subjects)
+    memory = any(subject.idle_memory is not None for subject in run.subjects)
+    return latency + memory
+
+
+def _evidence(indexed: tuple[int, RunView]) -> tuple[int, int, float, int, int]:
     index, view = indexed
     noise = view.noise_percent
-    return view.usable_count, not view.busy, -(noise if noise is not None else math.inf), records_kept(view), index
+    return (
+        view.usable_count,
+        sections_measured(view),
+        -(noise if noise is not None else math.inf),
+        records_kept(view),
+        index,
+    )
 
 
 # What each step of `best_evidenced` looks at, as the runs list says which one picked the page's run.
 EVIDENCE_STEPS = (
     "the most usable figures",
-    "a quiet machine",
+    "the most sections measured (latency, memory)",
     "the least noise",
     "the most kinds of record",
     "the latest",

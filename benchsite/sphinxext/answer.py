@@ -14,7 +14,7 @@ from benchsite.results.ranking import ranking_said
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.claims import claim_anchor, verdict_node, verdict_reading
-from benchsite.sphinxext.latency import beside_speed, newest_with
+from benchsite.sphinxext.latency import beside_speed, page_run_with
 from benchsite.sphinxext.nodes import data
 
 
@@ -115,12 +115,12 @@ class BenchAnswer(PublishedDirective):
 
     def _beside(self, groups: list[MachineRuns]) -> nodes.Node:
         """Besides speed, in one line: the range of p99 at half each server's capacity and of memory at its peak,
-        from the newest run that measured them, every server side by side in the sections it links."""
-        view = newest_with(groups, "latency")
+        from the page's run, every server side by side in the sections it links."""
+        view = page_run_with(groups, "latency")
         line = nodes.paragraph(classes=["bench-beside"])
         line += nodes.strong(text="Beside speed. ")
         if view is None:
-            line += nodes.Text("Latency at a given load and memory: not measured yet on any machine.")
+            line += nodes.Text("Latency at a given load and memory: not measured by the page's run.")
             return line
         self.note(view.run.run_file)
         line += data(beside_speed(view), beside="latency", recipe=self.recipe)

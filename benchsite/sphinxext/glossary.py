@@ -21,8 +21,8 @@ WORDS: dict[str, str] = {
     "allow: kept and shown, left out of intervals and claims (its req/s is a lower bound on the server's), its "
     "round measured again where the profile makes further rounds",
     "measured on a busy machine": "a run with more disturbed repetitions than its settings allow (a quarter, "
-    "busy_share): labelled wherever it is shown; what its undisturbed repetitions measured joins its machine's "
-    "verdicts, and a quiet run with as many usable figures is preferred as a page's main run",
+    "busy_share): listed, labelled, in the page's history and left out of it where its machine has quiet runs; "
+    "a machine with busy runs alone (a laptop) is read from what their undisturbed repetitions measured",
     "machine": "where the servers ran, by its fingerprint; a two-host set-up is a machine of its own",
     "pooled": "every run of one machine as one body of evidence, by a random-effects model",
     "instructions per request": "the user-space instructions a server executes per request, counted under "

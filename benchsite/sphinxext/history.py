@@ -54,21 +54,17 @@ class BenchHistory(BenchDirective):
         output: list[nodes.Node] = [
             nodes.paragraph(
                 "",
-                f"The page shows {shown.run_id}, the run of its reference machine, {shown.machine.name}, with the "
-                "most usable figures, then one measured on a quiet machine, then the least noise (the median CV of "
-                "req/s over its cells), then the most "
-                "kinds of record (the kernel's share of the CPU, instruction counts, flame graphs, the pre-run "
-                f"check), then the latest.{picked} A "
-                "newer, noisier run is pooled into the verdicts with its weight but does not replace it. Each "
-                "machine's runs below, with the median req/s of every cell and its interval (95 %; with five "
-                "repetitions, the min–max range: 93.8 %). Runs of one machine on other days differ in more than "
-                "noise: compare two with ",
+                f"Every section of the page reads {shown.run_id} of its reference machine, {shown.machine.name}: of "
+                "its quiet runs, the one with the most usable figures, then the most sections measured (latency, "
+                "memory), then the least noise (the median CV of req/s over its cells), then the most kinds of "
+                f"record, then the latest.{picked} Its other quiet runs are pooled into the verdicts with their "
+                "weight. A run measured on a busy machine (more than its limit of repetitions disturbed by other "
+                "work) is listed below, labelled, and left out where its machine has quiet runs; a machine with busy "
+                "runs alone is read from them. Each machine's runs, with the median req/s of every cell and its "
+                "interval (95 %; with five repetitions, the min–max range: 93.8 %). Runs of one machine on other "
+                "days differ in more than noise: ",
                 nodes.literal(text="invoke compare"),
-                nodes.Text(
-                    ", which counts that drift. A run measured on a busy machine (more than its limit of repetitions "
-                    "disturbed by other work) is labelled so in its row; its undisturbed repetitions join the "
-                    "verdicts like any run's, and its disturbed ones, each a lower bound, decide nothing."
-                ),
+                nodes.Text(" counts that drift."),
             )
         ]
         for group in groups:

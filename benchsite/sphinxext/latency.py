@@ -56,6 +56,12 @@ def _share(fraction: float) -> str:
     return f"{round(100 * fraction)} %"
 
 
+def page_run_with(groups: list[MachineRuns], wanted: str) -> RunView | None:
+    """The page's run (its reference machine's, read by every section) if it recorded `wanted`."""
+    view = groups[0].main
+    return view if _has(view, wanted) else None
+
+
 def newest_with(groups: list[MachineRuns], wanted: str) -> RunView | None:
     """The newest run that recorded `wanted` ("latency" or "memory"): the reference machine's, else the next's."""
     for machine in groups:
@@ -117,13 +123,29 @@ def beside_speed(view: RunView) -> str:
 
 
 class MeasuredDirective(BenchDirective):
-    """A directive showing the newest run that recorded something: the reference machine's, else another's."""
+    """A directive showing what the page's run recorded (the reference machine's run every section reads)."""
+
+    def page_run_with(self, wanted: str) -> RunView | None:
+        view = page_run_with(self.machine_runs(), wanted)
+        if view is not None:
+            self.note(view.run.run_file)
+        return view
 
     def newest_with(self, wanted: str) -> RunView | None:
         view = newest_with(self.machine_runs(), wanted)
         if view is not None:
             self.note(view.run.run_file)
         return view
+
+    def not_in_page_run(self, what: str) -> list[nodes.Node]:
+        """One line: the page's run did not measure `what`, and what measures it."""
+        run = self.machine_runs()[0].main.run
+        return [
+            nodes.paragraph(
+                text=f"The page's run ({run.run_id} on {run.machine.name}) did not measure {what}: "
+                f"`.venv/bin/invoke recipe {self.recipe}` measures it."
+            )
+        ]
 
     def none_yet(self, what: str) -> list[nodes.Node]:
         return [
@@ -140,9 +162,9 @@ class BenchLatency(MeasuredDirective):
     option_spec: ClassVar[dict] = dict(BenchDirective.option_spec)
 
     def render(self) -> list[nodes.Node]:
-        view = self.newest_with("latency")
+        view = self.page_run_with("latency")
         if view is None:
-            return self.none_yet("latency at a given load")
+            return self.not_in_page_run("latency at a given load")
         run = view.run
         figures = latency_figures(run)
         assert run.latency is not None
@@ -159,7 +181,9 @@ class BenchLatency(MeasuredDirective):
         )
         lead += pending_xref_to("open-loop", "how")
         lead += nodes.Text(").")
-        return [lead, self._summary(figures, run.run_id), self._chart(figures), self._every_load(figures, run.run_id)]
+        drawn = any(load.p(99.0) is not None for figure in figures for load in figure.loads)
+        chart = self._chart(figures) if drawn else nodes.paragraph(text="No load of this run measured a p99: no chart.")
+        return [lead, self._summary(figures, run.run_id), chart, self._every_load(figures, run.run_id)]
 
     def _summary(self, figures: list[LatencyFigures], run_id: str) -> nodes.Node:
         middle = [0.5] if any(load.fraction == 0.5 for f in figures for load in f.loads) else []
@@ -261,9 +285,9 @@ class BenchMemory(MeasuredDirective):
     option_spec: ClassVar[dict] = dict(BenchDirective.option_spec)
 
     def render(self) -> list[nodes.Node]:
-        view = self.newest_with("memory")
+        view = self.page_run_with("memory")
         if view is None:
-            return self.none_yet("memory")
+            return self.not_in_page_run("memory")
         run = view.run
         figures = memory_figures(run)
         lead = nodes.paragraph()
