@@ -25,7 +25,7 @@ from benchsite.results.machines import (
     records_kept,
 )
 from benchsite.results.metrics import RPS
-from benchsite.results.published import PUBLISHED_FILE, load_published, parse_claim
+from benchsite.results.published import parse_claim
 from benchsite.results.store import RUN_FILE, load_run, new_run_id, recipe_views
 from benchsite.results.view import RunView
 from benchsite.sphinxext.chartspec import Chart

@@ -115,7 +115,9 @@ def test_claims_show_a_verdict_for_each_published_conclusion(tmp_path: Path, dat
     for across in published.across(groups):
         claim = across.claim.id
         shown = one(built.html, recipe=RECIPE, claim=claim, scope="all", state=across.state)
-        assert shown.text == across.state.upper()
+        assert shown.text == across.state.value  # the rule's answer, beside the badge that says what happened
+        badge = one(built.html, recipe=RECIPE, claim=claim, scope="all", badge=across.badge)
+        assert badge.text == across.badge.upper()
         for found in across.machines:
             where = dict(recipe=RECIPE, claim=claim, scope="machine", machine=found.runs.label)
             assert one(built.html, **where, state=found.verdict.state).text == found.verdict.state.upper()

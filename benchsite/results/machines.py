@@ -16,6 +16,7 @@ from typing import assert_never
 
 from benchsite.model.machine import Machine
 from benchsite.results.claims import AnyClaim, State, Verdict, decide, fmt_interval
+from benchsite.results.claims.base import Badge
 from benchsite.results.evidence import Pooled
 from benchsite.results.flames import flames_of
 from benchsite.results.originals import OriginalFigures
@@ -207,6 +208,20 @@ class ClaimAcross:
             return tuple(m for m in self.counted if m.verdict.state == state)
         wanted = (State.INCONCLUSIVE, State.DEPENDS) if state == State.INCONCLUSIVE else DECIDED
         return tuple(m for m in self.counted if m.verdict.state in wanted)
+
+    @property
+    def badge(self) -> Badge:
+        """What happened against the claim over all machines: the badge the deciding machines share; where their
+        words differ, the one that says least (an undecided claim), or "not as claimed" (a missed one)."""
+        state = self.state
+        badges = {m.verdict.badge for m in self.deciding}
+        if state.decided_nothing or state == State.DEPENDS or not badges:
+            return Badge.of_state(state)
+        if len(badges) == 1:
+            return badges.pop()
+        if state == State.INCONCLUSIVE:
+            return next((b for b in (Badge.NOT_SETTLED, Badge.DIRECTION_ONLY) if b in badges), Badge.AT_LEAST)
+        return Badge.of_state(state)
 
     @property
     def not_compared(self) -> str:

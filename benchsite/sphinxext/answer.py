@@ -13,7 +13,7 @@ from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
 from benchsite.results.ranking import ranking_said
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
-from benchsite.sphinxext.claims import claim_anchor, verdict_node, verdict_reading
+from benchsite.sphinxext.claims import badge_node, claim_anchor, verdict_reading
 from benchsite.sphinxext.latency import beside_speed, page_run_with
 from benchsite.sphinxext.nodes import data
 
@@ -55,13 +55,13 @@ class BenchAnswer(PublishedDirective):
             line = nodes.paragraph()
             state = across.state
             tag = {"recipe": self.recipe, "claim": across.claim.id, "scope": "answer"}
-            line += data(verdict_node(state, across.not_compared), state=state, **tag)
+            line += data(badge_node(across.badge, across.not_compared), badge=across.badge, state=state, **tag)
             line += nodes.Text(f" {across.claim.text}")
             machines = nodes.inline(classes=["bench-card-machines"])  # a phone leaves them to the table below
             for index, machine in enumerate(every_machine(across)):
                 machines += nodes.Text(" — " if index == 0 else "; ")
                 machines += nodes.Text(f"{machine.runs.label} ")
-                machines += data(machine.verdict.state.value, verdict="machine", machine=machine.runs.key, **tag)
+                machines += data(machine.verdict.badge.value, verdict="machine", machine=machine.runs.key, **tag)
                 estimate = shown_estimate(machine)
                 if estimate is not None:  # a figure follows the state; a sentence (keep-alive's) after a colon
                     machines += nodes.Text(" " if estimate[:1].isdigit() else ": ")

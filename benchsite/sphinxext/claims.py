@@ -10,6 +10,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from benchsite.errors import BenchError
 from benchsite.results.claims import State
+from benchsite.results.claims.base import Badge
 from benchsite.results.machines import (
     ACROSS_MACHINES_RULE,
     ON_A_MACHINE_RULE,
@@ -38,6 +39,15 @@ def verdict_node(state: State, not_compared: str = "") -> nodes.Node:
     comparisons says so inside it ("HOLDS where compared: 7 of 31 comparisons not made")."""
     node = nodes.strong(text=state.upper(), classes=[state.css_class])
     if not_compared and not state.decided_nothing:
+        node += nodes.inline(text=f" where compared ({not_compared})", classes=["bench-partial"])
+    return node
+
+
+def badge_node(badge: Badge, not_compared: str = "") -> nodes.Node:
+    """What happened against the claim, in capitals, coloured by its tone; a badge decided on part of its
+    comparisons says so inside it ("AS CLAIMED where compared (7 of 31 comparisons not made)")."""
+    node = nodes.strong(text=badge.upper(), classes=[badge.css_class])
+    if not_compared and badge.tone != "open":
         node += nodes.inline(text=f" where compared ({not_compared})", classes=["bench-partial"])
     return node
 
@@ -88,9 +98,11 @@ def overall_node(across: ClaimAcross, recipe: str) -> nodes.container:
     cell = nodes.container()
     state = across.state
     verdict = nodes.paragraph()
-    verdict += data(
-        verdict_node(state, across.not_compared), recipe=recipe, claim=across.claim.id, scope="all", state=state
-    )
+    tag = {"recipe": recipe, "claim": across.claim.id, "scope": "all"}
+    verdict += data(badge_node(across.badge, across.not_compared), badge=across.badge, **tag)
+    verdict += nodes.Text(" (the rule: ")
+    verdict += data(nodes.emphasis(text=state.value), state=state, **tag)
+    verdict += nodes.Text(")")
     cell += verdict
     rests = counted([found.runs for found in across.machines])
     cell += nodes.paragraph(text=across.depends_on + f" ({rests})" if state == State.DEPENDS else rests)

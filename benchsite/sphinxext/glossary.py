@@ -6,9 +6,10 @@ from __future__ import annotations
 from docutils import nodes
 
 from benchsite.results.claims import State
+from benchsite.results.claims.base import Badge
 from benchsite.results.metrics import METRICS
 from benchsite.sphinxext.base import ReportingDirective
-from benchsite.sphinxext.claims import verdict_node
+from benchsite.sphinxext.claims import badge_node, verdict_node
 
 WORDS: dict[str, str] = {
     "subject": "what a page measures: a server under load, or a client under test",
@@ -65,10 +66,13 @@ def _entry(term: nodes.Node, text: str) -> nodes.definition_list_item:
 
 
 class BenchGlossary(ReportingDirective):
-    """Three lists: the verdict states, the metrics, the words of the method."""
+    """Four lists: the badges, the verdict states, the metrics, the words of the method."""
 
     def render(self) -> list[nodes.Node]:
-        states, metrics, words = nodes.definition_list(), nodes.definition_list(), nodes.definition_list()
+        badges, states = nodes.definition_list(), nodes.definition_list()
+        metrics, words = nodes.definition_list(), nodes.definition_list()
+        for badge in Badge:
+            badges += _entry(badge_node(badge), badge.explained)
         for state in State:
             states += _entry(verdict_node(state), state.explained)
         for metric in METRICS.values():
@@ -76,7 +80,9 @@ class BenchGlossary(ReportingDirective):
         for word, text in WORDS.items():
             words += _entry(nodes.strong(text=word), text)
         return [
-            nodes.rubric(text="Verdicts"),
+            nodes.rubric(text="What happened against a claim (the badge read first)"),
+            badges,
+            nodes.rubric(text="Verdicts (the rule's answer, in each claim's sentence and table)"),
             states,
             nodes.rubric(text="Metrics (the names claims and directives use)"),
             metrics,

@@ -15,7 +15,7 @@ from benchsite.results.machines import ClaimAcross, MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, load_published
 from benchsite.results.store import recipe_views
 from benchsite.sphinxext.base import ReportingDirective
-from benchsite.sphinxext.claims import counted, on_each_machine, overall_node, verdict_node, verdict_reading
+from benchsite.sphinxext.claims import badge_node, counted, on_each_machine, overall_node, verdict_reading
 from benchsite.sphinxext.listings import note_listing
 from benchsite.sphinxext.nodes import block, data
 from benchsite.sphinxext.tables import table
@@ -116,7 +116,10 @@ class BenchSummary(AcrossRecipes):
     def _verdict(headline: ClaimAcross, recipe: str) -> nodes.Node:
         """The headline claim's state, and where it alone could mislead (not HOLDS), the state in words."""
         cell = nodes.container()
-        cell += data(verdict_node(headline.state), recipe=recipe, claim=headline.claim.id, state=headline.state)
+        tag = {"recipe": recipe, "claim": headline.claim.id}
+        cell += nodes.paragraph(
+            "", "", data(badge_node(headline.badge), badge=headline.badge, state=headline.state, **tag)
+        )
         if headline.state != State.HOLDS:
             cell += verdict_reading(headline, {"recipe": recipe, "claim": headline.claim.id, "scope": "summary"})
         return cell

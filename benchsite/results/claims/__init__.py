@@ -40,6 +40,7 @@ def decide(claim: AnyClaim, view: Evidence, published: OriginalFigures) -> Verdi
         outcome.details,
         outcome.not_compared,
         outcome.reading or outcome.today,
+        outcome.said,
     )
 
 

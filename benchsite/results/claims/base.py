@@ -1,4 +1,4 @@
-"""What every claim kind shares: its verdict states, the verdict record, and how an interval is read
+"""What every claim kind shares: its verdict states and badges, the verdict record, and how an interval is read
 against a claim's bounds.
 
 A claim holds when its whole interval clears its threshold, does not hold when the whole interval
@@ -73,6 +73,105 @@ class State(StrEnum):
                 assert_never(self)
 
 
+# A verdict's badge is read before anything else: it says what happened against the claim, in a reader's words.
+# The state stays in the sentence and the claims table: a claim of "at least 2x faster" met by a surely faster
+# 1.47x does not hold, and its badge reads WEAKER THAN CLAIMED, never a red verdict on a direction that held.
+class Badge(StrEnum):
+    """What a verdict's badge says."""
+
+    AS_CLAIMED = "as claimed"
+    BEYOND = "beyond the claim"  # surely further along the claimed direction than its upper bound
+    AT_LEAST = "at least as claimed"  # as claimed or beyond, not settled which
+    WEAKER = "weaker than claimed"  # the claimed direction, surely short of the claimed size
+    DIRECTION_ONLY = "direction as claimed"  # the claimed direction, its size not settled against the claim's
+    OPPOSITE = "the opposite"  # surely the other way
+    NOT_AS_CLAIMED = "not as claimed"  # a claim without a direction (a keep-alive claim, a band around 1) missed
+    NOT_SETTLED = "not settled"
+    DEPENDS = "depends on the machine"
+    TOO_LITTLE = "not enough evidence"
+    LIMITED = "the load tool's limit"
+    NOT_MEASURED = "not measured"
+
+    @property
+    def tone(self) -> str:
+        """Its colour's name: met (green), short (amber: the direction held), missed (red), open (grey),
+        machine (violet)."""
+        match self:
+            case Badge.AS_CLAIMED | Badge.BEYOND | Badge.AT_LEAST:
+                return "met"
+            case Badge.WEAKER | Badge.DIRECTION_ONLY:
+                return "short"
+            case Badge.OPPOSITE | Badge.NOT_AS_CLAIMED:
+                return "missed"
+            case Badge.DEPENDS:
+                return "machine"
+            case Badge.NOT_SETTLED | Badge.TOO_LITTLE | Badge.LIMITED | Badge.NOT_MEASURED:
+                return "open"
+            case _:
+                assert_never(self)
+
+    @property
+    def css_class(self) -> str:
+        return f"bench-badge-{self.tone}"
+
+    @property
+    def explained(self) -> str:
+        """Its line in the glossary."""
+        match self:
+            case Badge.AS_CLAIMED:
+                return "the direction and the size the claim states, surely (the rule holds)"
+            case Badge.BEYOND:
+                return "the claimed direction, surely more than the largest size claimed"
+            case Badge.AT_LEAST:
+                return "the claimed direction, at least the claimed size: whether more than claimed is not settled"
+            case Badge.WEAKER:
+                return "the claimed direction, surely less than the size claimed (the rule does not hold)"
+            case Badge.DIRECTION_ONLY:
+                return "the claimed direction, surely; whether the size reaches the claim's is not settled"
+            case Badge.OPPOSITE:
+                return "surely the other way than claimed"
+            case Badge.NOT_AS_CLAIMED:
+                return "a claim without a direction (say, keep-alive honoured) that surely did not happen as claimed"
+            case Badge.NOT_SETTLED:
+                return "the figures cannot tell which way it goes: more rounds or runs may"
+            case Badge.DEPENDS:
+                return "as claimed on one machine, not on another (both are named)"
+            case Badge.TOO_LITTLE | Badge.LIMITED | Badge.NOT_MEASURED:
+                return State(
+                    {Badge.TOO_LITTLE: State.TOO_LITTLE, Badge.LIMITED: State.LIMITED}.get(self, State.COULD_NOT_RUN)
+                ).explained
+            case _:
+                assert_never(self)
+
+    @classmethod
+    def of_state(cls, state: State) -> Badge:
+        """The badge a state gives where no estimate says more (a fastest or keep-alive claim)."""
+        match state:
+            case State.HOLDS:
+                return cls.AS_CLAIMED
+            case State.DOES_NOT_HOLD:
+                return cls.NOT_AS_CLAIMED
+            case State.INCONCLUSIVE:
+                return cls.NOT_SETTLED
+            case State.DEPENDS:
+                return cls.DEPENDS
+            case State.TOO_LITTLE:
+                return cls.TOO_LITTLE
+            case State.LIMITED:
+                return cls.LIMITED
+            case State.COULD_NOT_RUN:
+                return cls.NOT_MEASURED
+            case _:
+                assert_never(state)
+
+
+def badge_of(state: State, said: Badge | None) -> Badge:
+    """A verdict's badge: what its estimate said, unless its state decided nothing or depends on the machine."""
+    if said is None or state.decided_nothing or state == State.DEPENDS:
+        return Badge.of_state(state)
+    return said
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a claim kind's decision found on one run."""
@@ -85,6 +184,7 @@ class Outcome:
     details: tuple[str, ...] = ()  # every item a shortened `today` lists only the first few of
     not_compared: str = ""  # "7 of 31 comparisons not made": what a state decided on part of its comparisons left out
     reading: str = ""  # the outcome in a plain sentence: direction and size against the claim's ("": `today` says it)
+    said: Badge | None = None  # the badge its estimate gives (None: its state's own)
 
 
 @dataclass(frozen=True)
@@ -101,6 +201,12 @@ class Verdict:
     details: tuple[str, ...] = ()
     not_compared: str = ""
     reading: str = ""  # the verdict in a plain sentence (`Outcome.reading`)
+    said: Badge | None = None  # the badge its estimate gives (`Outcome.said`; see `badge`)
+
+    @property
+    def badge(self) -> Badge:
+        """What happened against the claim, in a reader's words."""
+        return badge_of(self.state, self.said)
 
 
 @dataclass(frozen=True)

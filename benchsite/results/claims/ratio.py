@@ -20,7 +20,7 @@ from benchsite.results.claims.base import (
     run_label,
     unusable,
 )
-from benchsite.results.claims.reading import Band, ratio_reading
+from benchsite.results.claims.reading import Band, ratio_badge, ratio_reading
 from benchsite.results.evidence import Evidence, Pooled
 from benchsite.results.factors import FASTER, MORE_CPU, Direction
 from benchsite.results.intervals import Interval, paired_rounds
@@ -82,7 +82,8 @@ class RatioClaim(ClaimBase):
         state = against(estimate, self.at_least, self.at_most)
         needs = tuple(cells) if state == State.INCONCLUSIVE else ()
         reading = self._reading(view, estimate)
-        return Outcome(state, fmt_interval(estimate), needs, estimate, tuple(cells), reading=reading)
+        said = ratio_badge(estimate, Band(self.at_least, self.at_most))
+        return Outcome(state, fmt_interval(estimate), needs, estimate, tuple(cells), reading=reading, said=said)
 
     def _reading(self, view: Evidence, estimate: Interval) -> str:
         """The estimate in words against the claim's direction and size, naming the subjects as a reader knows

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from benchsite.results.claims.base import Badge
 from benchsite.results.factors import Direction, factor, factor_range, times
 from benchsite.results.intervals import Interval
 
@@ -91,6 +92,15 @@ def size_against(interval: Interval, band: Band) -> str:
     return "not settled either way"
 
 
+def direction_against(interval: Interval, band: Band) -> str:
+    """Which way the interval goes against the claimed direction: "as claimed", "the opposite of the claim",
+    or "not settled" (a claim without a direction: "as claimed" whichever way it goes)."""
+    side = _side(interval)
+    if band.direction == 0:
+        return "as claimed"
+    return "not settled" if side == 0 else "as claimed" if side == band.direction else "the opposite of the claim"
+
+
 def ratio_reading(interval: Interval | None, band: Band, top: str, bottom: str, words: Direction) -> str:
     """The whole reading: what was measured, then "Direction: …" and "Size: …" against the claim's."""
     if interval is None:
@@ -98,8 +108,8 @@ def ratio_reading(interval: Interval | None, band: Band, top: str, bottom: str, 
     if not interval.bounded:
         return f"{top} against {bottom}: {factor(interval.value, words)} from one round, no interval: nothing settled."
     parts = [measured(interval, top, bottom, words) + "."]
-    side, claimed = _side(interval), band.direction
-    direction = "not settled" if side == 0 else "as claimed" if side == claimed else "the opposite of the claim"
+    claimed = band.direction
+    direction = direction_against(interval, band)
     size = size_against(interval, band) if band.sized else ""
     if claimed != 0 and direction == size == "as claimed":
         parts.append(f"Direction and size as claimed ({band.claimed(words)}).")
@@ -109,3 +119,32 @@ def ratio_reading(interval: Interval | None, band: Band, top: str, bottom: str, 
     if band.sized:
         parts.append(f"Size: {size} (claimed: {band.claimed(words)}).")
     return " ".join(parts)
+
+
+def ratio_badge(interval: Interval, band: Band) -> Badge:
+    """A ratio's badge: its direction against the claim's, then its size."""
+    if not interval.bounded:
+        return Badge.NOT_SETTLED
+    direction = direction_against(interval, band)
+    if direction == "the opposite of the claim":
+        return Badge.OPPOSITE
+    if direction == "not settled":
+        return Badge.NOT_SETTLED
+    size = size_against(interval, band) if band.sized else "as claimed"
+    if band.direction == 0:  # no direction claimed: the band is all there is
+        return (
+            Badge.AS_CLAIMED
+            if size == "as claimed"
+            else Badge.NOT_SETTLED
+            if "settled" in size
+            else Badge.NOT_AS_CLAIMED
+        )
+    if size == "as claimed":
+        return Badge.AS_CLAIMED
+    if size == "more than claimed":
+        return Badge.BEYOND
+    if size == "as claimed or more, not settled":
+        return Badge.AT_LEAST
+    if size == "less than claimed":
+        return Badge.WEAKER
+    return Badge.DIRECTION_ONLY
