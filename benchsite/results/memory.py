@@ -1,6 +1,6 @@
-"""What each server of a run held in memory: once started (idle), and at its peak under load (the highest of
-its counted repetitions, in any cell), summed over its process tree; and, where a cell held many connections
-open at once, what each connection added."""
+"""What each server of a run held in memory: once started (idle), and at its peak (the highest reading of all,
+the idle one and every counted repetition's in any cell, USS and PSS each), summed over its process tree; and,
+where a cell held many connections open at once, what each connection added."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from benchsite.tools.memory import MemoryPeak
 MIB = 2**20
 # A cell holds enough connections to tell what one adds where it has at least this many clients at once.
 MANY_CONNECTIONS = 100
+IDLE_CELL = "once started"  # where the peak was read when no load's reading went above the idle one
 
 
 @dataclass(frozen=True)
@@ -24,8 +25,8 @@ class MemoryFigures:
     subject: str
     label: str
     idle: MemoryPeak | None
-    peak: MemoryPeak | None  # the repetition whose tree held the most (USS), over every counted one
-    peak_cell: str | None  # its cell's label
+    peak: MemoryPeak | None  # the highest USS and the highest PSS read, the idle reading's included: never below it
+    peak_cell: str | None  # the cell of the highest USS (IDLE_CELL: the idle reading's)
     per_connection_kib: float | None  # (median peak USS in the busiest cell - idle USS) ÷ its clients
     connections: int | None  # that cell's clients
 
@@ -44,6 +45,20 @@ def _reps(subject: SubjectRun, run: RunDocument) -> list[tuple[str, Repetition[A
     if latency is not None:
         found += [(load.cell.label, rep) for load in latency.loads for rep in load.cell.repetitions]
     return [(label, rep) for label, rep in found if rep.counted and rep.server_memory is not None]
+
+
+def _highest(idle: MemoryPeak, readings: list[tuple[str, MemoryPeak]]) -> tuple[MemoryPeak, str]:
+    """The highest USS and the highest PSS of every reading, the idle one included, and the cell of the highest
+    USS: a reading under load below the idle one (a server that returned memory once it served) is no peak."""
+    every = [(IDLE_CELL, idle), *readings]
+    cell, top = max(every, key=lambda pair: pair[1].uss_bytes)
+    peak = MemoryPeak(
+        uss_bytes=top.uss_bytes,
+        pss_bytes=max(reading.pss_bytes for _, reading in every),
+        processes=max(reading.processes for _, reading in every),
+        samples=sum(reading.samples for _, reading in every),
+    )
+    return peak, cell
 
 
 def _per_connection(subject: SubjectRun) -> tuple[float | None, int | None]:
@@ -65,16 +80,16 @@ def memory_figures(run: RunDocument) -> list[MemoryFigures]:
     for subject in run.subjects:
         if subject.role == "client" or subject.idle_memory is None:
             continue
-        reps = _reps(subject, run)
-        top = max(reps, key=lambda pair: pair[1].server_memory.uss_bytes, default=None)  # type: ignore[union-attr]
+        readings = [(cell, rep.server_memory) for cell, rep in _reps(subject, run) if rep.server_memory is not None]
+        peak, peak_cell = _highest(subject.idle_memory, readings) if readings else (None, None)
         per_connection, connections = _per_connection(subject)
         figures.append(
             MemoryFigures(
                 subject=subject.name,
                 label=subject.label,
                 idle=subject.idle_memory,
-                peak=top[1].server_memory if top else None,
-                peak_cell=top[0] if top else None,
+                peak=peak,
+                peak_cell=peak_cell,
                 per_connection_kib=per_connection,
                 connections=connections,
             )

@@ -293,8 +293,8 @@ class BenchMemory(MeasuredDirective):
         lead = nodes.paragraph()
         lead += nodes.Text(
             f"Run {run.run_id} on {run.machine.name}: each server's process tree (workers included, never the load "
-            "tool), once it answered (idle) and at its highest reading under load (peak). USS: the pages only its "
-            "processes map; PSS adds their share of the pages they share with others ("
+            "tool), once it answered (idle) and the highest of all its readings, idle included (peak). USS: the pages "
+            "only its processes map; PSS adds their share of the pages they share with others ("
         )
         lead += pending_xref_to("memory-method", "how memory is read")
         lead += nodes.Text(").")
