@@ -141,6 +141,11 @@ The machine
 
 .. bench-environment::
 
+Runs of this recipe
+-------------------
+
+.. bench-history::
+
 Raw output
 ----------
 

@@ -419,7 +419,7 @@ def test_each_recipe_page_opens_with_its_answer_the_same_verdicts_as_its_claims_
         assert shown[: len(first)] == first and len(shown) == len(claim.machines)  # every machine, deciders first
         for machine in shown:  # its state and its numbers
             tag = {"recipe": recipe, "claim": claim.claim.id, "machine": machine.runs.key}
-            assert one(html, verdict="machine", **tag).text == machine.verdict.state.value
+            assert one(html, verdict="machine", **tag).text == machine.verdict.badge.value
             estimate = find(html, estimate="answer", **tag)
             expected = shown_estimate(machine)
             assert [e.text for e in estimate] == ([] if expected is None else [expected])

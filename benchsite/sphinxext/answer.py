@@ -15,7 +15,8 @@ from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.claims import badge_node, claim_anchor, verdict_reading
 from benchsite.sphinxext.latency import beside_speed, page_run_with
-from benchsite.sphinxext.nodes import data
+from benchsite.sphinxext.nodes import bench_details, data
+from benchsite.sphinxext.pick import parse_costs, parse_kinds, pick_node
 
 
 def every_machine(across: ClaimAcross) -> list[MachineVerdict]:
@@ -43,7 +44,9 @@ class BenchAnswer(PublishedDirective):
         **PublishedDirective.option_spec,
         "rank": directives.unchanged,
         "beside": directives.flag,
+        "pick": directives.unchanged,
     }
+    has_content = True  # with :pick:, one "SUBJECT: what picking it costs" a line
 
     def render(self) -> list[nodes.Node]:
         groups, published = self.machine_runs(), self.load_published()
@@ -76,13 +79,32 @@ class BenchAnswer(PublishedDirective):
             if said:
                 item += nodes.paragraph(text=said, classes=["bench-why"])
             listing += item
-        if "rank" in self.options:  # the reader's own question first, then the original's conclusions
+        card += self._page_run(reference)
+        if "pick" in self.options:  # the reader's own question first, then the original's conclusions
+            where = f"bench-answer of {self.recipe}"
+            kinds = parse_kinds(self.options["pick"], where)
+            card += pick_node(reference.main, kinds, parse_costs(list(self.content), where), self.recipe)
+        if "rank" in self.options:
             card += self._ranking(reference.main)
         if "beside" in self.options:
             card += self._beside(groups)
         card += opening
         card += listing
         return [card]
+
+    def _page_run(self, reference: MachineRuns) -> nodes.Node:
+        """The run every section of the page reads, named once."""
+        run = reference.main.run
+        line = nodes.paragraph(classes=["bench-page-run"])
+        line += nodes.Text(
+            f"Every section below reads one run: {reference.label}, {run.started_at[:10]} (run {run.run_id}"
+        )
+        if reference.main.busy:
+            line += nodes.Text(f"; {reference.main.interference_said()}")
+        line += nodes.Text("); the other runs and machines are in the verdicts and the ")
+        line += nodes.reference("", "history", refid="runs-of-this-recipe")
+        line += nodes.Text(".")
+        return line
 
     def _ranking(self, view: RunView) -> nodes.Node:
         """Which server: the page's run's servers ranked in each named cell, the load tool's limit marked."""
@@ -109,6 +131,12 @@ class BenchAnswer(PublishedDirective):
             line += data(ranking_said(view, cell), ranking=cell, recipe=self.recipe)
             listing += nodes.list_item("", line)
         box = nodes.container(classes=["bench-ranking"])
+        if "pick" in self.options:  # the pick answers; the whole ranking backs it, opened on demand
+            details = bench_details(summary="Every server ranked in each cell")
+            details += intro
+            details += listing
+            box += details
+            return box
         box += intro
         box += listing
         return box
