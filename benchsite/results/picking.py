@@ -81,13 +81,10 @@ def pick(view: RunView, kind: str, cell: str, shown: int = 3) -> Pick:
             break
         half = halves.get(place.subject)
         p99 = None if half is None or half.beyond_tool else half.p(99.0)
-        said = (
-            "not measured"
-            if half is None or (p99 is None and not half.beyond_tool)
-            else "out of the load tool's reach"
-            if half.beyond_tool
-            else _ms(p99)
-        )
+        if p99 is not None:
+            said = _ms(p99)
+        else:
+            said = "out of the load tool's reach" if half is not None and half.beyond_tool else "not measured"
         peak = peaks.get(place.subject)
         candidates.append(
             Candidate(
