@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from pages import find
 
-from benchsite.results.latency import latency_figures
+from benchsite.results.latency import fmt_ms, latency_figures
 from benchsite.results.memory import memory_figures
 from benchsite.results.store import load_run
 from benchsite.results.view import RunView
-from benchsite.sphinxext.latency import beside_speed, fmt_ms
+from benchsite.sphinxext.latency import beside_speed
 from committed import COMMITTED_DATA
 
 pytestmark = pytest.mark.integration

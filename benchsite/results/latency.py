@@ -8,6 +8,7 @@ nothing, as a figure limited by the load tool does elsewhere.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,3 +137,41 @@ def copies_said(run: RunDocument, pairs: list[tuple[str, str, str]]) -> list[str
 
 def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f} ms"
+
+
+TAIL_APART = 5.0  # a server's p99 this many times the median of the others' at the same share is said apart
+
+
+def tails_apart(figures: list[LatencyFigures]) -> list[str]:
+    """Servers whose p99 at the highest share every server reached is far beyond the others' (TAIL_APART times
+    their median), in words: "At 90 % of its capacity, Tornado's p99 is 97.1 ms, 25× the others' median
+    (3.9 ms): its tail grows far more under load."."""
+    said = []
+    shares = sorted({load.fraction for figure in figures for load in figure.loads})
+    for share in reversed(shares):
+        at = {
+            figure.label: load.p(99.0)
+            for figure in figures
+            for load in figure.loads
+            if load.fraction == share and not load.beyond_tool and load.p(99.0) is not None
+        }
+        if len(at) < 3:
+            continue
+        for label, value in at.items():
+            others = statistics.median(v for name, v in at.items() if name != label and v is not None)
+            if value is not None and others > 0 and value >= TAIL_APART * others:
+                said.append(
+                    f"At {round(100 * share)} % of its capacity, {label}'s p99 is {fmt_ms(value)}, "
+                    f"{value / others:.0f}× the others' median ({fmt_ms(others)}): its tail grows far more under load."
+                )
+        return said
+    return said
+
+
+def fmt_ms(ms: float | None) -> str:
+    """A latency with the digits that matter: "240 µs", "3.52 ms", "95.7 ms", "1,041 ms"."""
+    if ms is None:
+        return "—"
+    if ms < 1:
+        return f"{ms * 1000:.0f} µs"
+    return f"{ms:.2f} ms" if ms < 10 else f"{ms:.1f} ms" if ms < 100 else f"{ms:,.0f} ms"

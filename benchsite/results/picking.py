@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from benchsite.results.latency import latency_figures
+from benchsite.results.latency import fmt_ms, latency_figures
 from benchsite.results.memory import MIB, memory_figures
 from benchsite.results.ranking import ranked
 from benchsite.results.view import RunView
@@ -82,7 +82,7 @@ def pick(view: RunView, kind: str, cell: str, shown: int = 3) -> Pick:
         half = halves.get(place.subject)
         p99 = None if half is None or half.beyond_tool else half.p(99.0)
         if p99 is not None:
-            said = _ms(p99)
+            said = fmt_ms(p99)
         else:
             said = "out of the load tool's reach" if half is not None and half.beyond_tool else "not measured"
         peak = peaks.get(place.subject)
@@ -99,10 +99,6 @@ def pick(view: RunView, kind: str, cell: str, shown: int = 3) -> Pick:
             )
         )
     return Pick(kind, cell, tuple(candidates), tuple(left_out))
-
-
-def _ms(value: float) -> str:
-    return f"{value * 1000:,.0f} µs" if value < 1 else f"{value:,.1f} ms"
 
 
 def pick_said(found: Pick, costs: dict[str, str]) -> str:

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 from sphinx import addnodes
 
 from benchsite.model.run import RunDocument
 from benchsite.results.intervals import levels_label
-from benchsite.results.latency import SHOWN, LatencyFigures, LoadFigure, latency_figures
+from benchsite.results.latency import SHOWN, LatencyFigures, LoadFigure, fmt_ms, latency_figures, tails_apart
 from benchsite.results.machines import MachineRuns
 from benchsite.results.memory import MIB, memory_figures
 from benchsite.results.view import RunView
@@ -23,15 +24,6 @@ from benchsite.sphinxext.tables import table
 from benchsite.tools.base import Repetition
 from benchsite.tools.memory import MemoryPeak
 from benchsite.tools.paced import PacedResult
-
-
-def fmt_ms(ms: float | None) -> str:
-    """A latency with the digits that matter: "240 µs", "3.52 ms", "95.7 ms", "1,041 ms"."""
-    if ms is None:
-        return "—"
-    if ms < 1:
-        return f"{ms * 1000:.0f} µs"
-    return f"{ms:.2f} ms" if ms < 10 else f"{ms:.1f} ms" if ms < 100 else f"{ms:,.0f} ms"
 
 
 def _plain(load: LoadFigure, percentile: float) -> str:
@@ -157,9 +149,10 @@ class MeasuredDirective(BenchDirective):
 
 
 class BenchLatency(MeasuredDirective):
-    """Each server's latency at shares of its capacity: a summary table, the hockey-stick chart, every figure."""
+    """Each server's latency at shares of its capacity: a summary table, the hockey-stick chart, every figure;
+    ``:brief:`` opens the summary table only on demand (a page with many servers: the card's pick quotes them)."""
 
-    option_spec: ClassVar[dict] = dict(BenchDirective.option_spec)
+    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "brief": directives.flag}
 
     def render(self) -> list[nodes.Node]:
         view = self.page_run_with("latency")
@@ -182,8 +175,18 @@ class BenchLatency(MeasuredDirective):
         lead += pending_xref_to("open-loop", "how")
         lead += nodes.Text(").")
         drawn = any(load.p(99.0) is not None for figure in figures for load in figure.loads)
-        chart = self._chart(figures) if drawn else nodes.paragraph(text="No load of this run measured a p99: no chart.")
-        return [lead, self._summary(figures, run.run_id), chart, self._every_load(figures, run.run_id)]
+        if drawn:
+            chart = bench_details(summary="The chart: each server's p99 as the offered load grows")
+            chart += self._chart(figures)
+        else:
+            chart = nodes.paragraph(text="No load of this run measured a p99: no chart.")
+        apart = [data(nodes.paragraph(text=said), tail="apart", recipe=self.recipe) for said in tails_apart(figures)]
+        summary = self._summary(figures, run.run_id)
+        if "brief" in self.options:
+            opened = bench_details(summary="Each server: its capacity, its p99 at half and at the highest load")
+            opened += summary
+            summary = opened
+        return [lead, *apart, summary, chart, self._every_load(figures, run.run_id)]
 
     def _summary(self, figures: list[LatencyFigures], run_id: str) -> nodes.Node:
         middle = [0.5] if any(load.fraction == 0.5 for f in figures for load in f.loads) else []
