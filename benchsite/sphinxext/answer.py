@@ -86,10 +86,10 @@ class BenchAnswer(PublishedDirective):
             card += pick_node(reference.main, kinds, parse_costs(list(self.content), where), self.recipe)
         if "rank" in self.options:
             card += self._ranking(reference.main)
-        if "beside" in self.options:
-            card += self._beside(groups)
         card += opening
         card += listing
+        if "beside" in self.options:
+            card += self._beside(groups)
         return [card]
 
     def _page_run(self, reference: MachineRuns) -> nodes.Node:
