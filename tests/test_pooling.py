@@ -149,7 +149,7 @@ def test_a_keepalive_claim_is_explained_by_what_the_tool_saw_on_each_machine() -
     views = [RunView(run_at(2.0, machine="m"))]
     seen, count = views[0].keepalive_seen("framework", "c1-k")
     said = forest(claim, by_machine(views), "title")  # the kind says it in words: it has no ratio to draw
-    assert isinstance(said, str) and said.startswith("Keeps alive. Decided on what the load tool reported")
+    assert isinstance(said, str) and said.startswith("Decided on what the load tool reported")
     assert f"m: {'honoured' if True in seen else 'not honoured'} in all {count} repetitions" in said
 
 

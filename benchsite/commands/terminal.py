@@ -64,9 +64,9 @@ def say_if_busy(view: RunView) -> None:
         )
     if view.busy:
         say(
-            f"{view.interference_said()}: its disturbed repetitions are lower bounds that decide nothing; the rest "
-            "join its machine's verdicts, labelled (re-run on a quiet machine for more, or pass --accept-busy to count "
-            "the disturbed ones too)"
+            f"{view.interference_said()}: its disturbed repetitions are lower bounds that decide nothing; a page lists "
+            "it, labelled, in its history where the machine has quiet runs, and reads the rest where it has none "
+            "(re-run on a quiet machine for more, or pass --accept-busy to count the disturbed ones too)"
         )
 
 

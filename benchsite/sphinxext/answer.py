@@ -53,7 +53,7 @@ class BenchAnswer(PublishedDirective):
         reference = groups[0]
         card = nodes.container(classes=["bench-answer"])
         opening = nodes.paragraph("", "", nodes.strong(text="The answer"), nodes.Text(self._rests_on(groups)))
-        listing = nodes.bullet_list()
+        listing = nodes.enumerated_list(enumtype="arabic", prefix="", suffix=".")
         for across in published.across(groups):
             line = nodes.paragraph()
             state = across.state
@@ -104,7 +104,7 @@ class BenchAnswer(PublishedDirective):
         line += nodes.Text("); the other runs and machines are in the verdicts and the ")
         line += nodes.reference("", "history", refid="runs-of-this-recipe")
         line += nodes.Text(".")
-        return line
+        return data(line, page_run=run.run_id, recipe=self.recipe)
 
     def _ranking(self, view: RunView) -> nodes.Node:
         """Which server: the page's run's servers ranked in each named cell, the load tool's limit marked."""

@@ -93,8 +93,9 @@ def every_item(items: tuple[str, ...]) -> bench_details:
     return details
 
 
-def overall_node(across: ClaimAcross, recipe: str) -> nodes.container:
-    """The verdict over all machines and what it rests on."""
+def overall_node(across: ClaimAcross, recipe: str, said: bool = True) -> nodes.container:
+    """The verdict over all machines and what it rests on; `said`: and, where the state alone could mislead, the
+    state in words (a recipe page's card says it, so its claims table does not again)."""
     cell = nodes.container()
     state = across.state
     verdict = nodes.paragraph()
@@ -106,7 +107,7 @@ def overall_node(across: ClaimAcross, recipe: str) -> nodes.container:
     cell += verdict
     rests = counted([found.runs for found in across.machines])
     cell += nodes.paragraph(text=across.depends_on + f" ({rests})" if state == State.DEPENDS else rests)
-    if state != State.HOLDS:  # "holds" says it; the words matter where the state alone misleads
+    if said and state != State.HOLDS:  # "holds" says it; the words matter where the state alone misleads
         cell += verdict_reading(across, {"recipe": recipe, "claim": across.claim.id, "scope": "all"})
     return cell
 
@@ -134,13 +135,13 @@ class BenchClaims(PublishedDirective):
         recipe = shown.run.recipe
         rows = [
             [
-                nodes.paragraph(text=across.claim.text, ids=[claim_anchor(across.claim.id)]),
+                nodes.paragraph(text=f"Conclusion {number} of the card", ids=[claim_anchor(across.claim.id)]),
                 nodes.literal(text=across.claim.rule),
                 *([] if own else [across.published]),
                 on_each_machine(across, recipe),
-                overall_node(across, recipe),
+                overall_node(across, recipe, said=False),
             ]
-            for across in published.across(groups)
+            for number, across in enumerate(published.across(groups), start=1)
         ]
         if not rows:
             raise BenchError(f"{published.path}: no [[claims]]: record the conclusions to decide")

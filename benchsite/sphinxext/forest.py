@@ -73,10 +73,11 @@ class BenchForest(PublishedDirective):
         claims: dict[str, AnyClaim] = {claim.id: claim for claim in published.claims}
         wanted = selected(self.options.get("claims"), tuple(claims), "claims", published.path)
         output: list[nodes.Node] = []
+        numbers = {claim.id: number for number, claim in enumerate(published.claims, start=1)}
         for claim_id in wanted:
-            found = forest(claims[claim_id], groups, claims[claim_id].text)
+            found = forest(claims[claim_id], groups, f"Conclusion {numbers[claim_id]}: {claims[claim_id].text}")
             if isinstance(found, str):
-                output.append(nodes.paragraph(text=found))
+                output.append(nodes.paragraph(text=f"Conclusion {numbers[claim_id]}: {found}"))
             elif found is not None:
                 output.append(chart_node(found, "×"))
         return output

@@ -69,7 +69,7 @@ class KeepaliveClaim(ClaimBase):
                 else f"{'honoured' if True in seen else 'not honoured'} in all {repetitions} repetitions"
             )
             parts.append(f"{machine.label}: {said}")
-        return f"{self.text} Decided on what the load tool reported, not on a ratio: {'; '.join(parts)}."
+        return f"Decided on what the load tool reported, not on a ratio: {'; '.join(parts)}."
 
     def round_ratios(self, view: RunView) -> list[float] | None:
         return None  # decided on what the load tool saw, not on a ratio
