@@ -55,10 +55,14 @@ def test_the_default_rule_marks_at_most_one_percent_of_the_quiet_calibration_run
     assert 0 < len(marked) <= 0.01 * len(reps)  # a quiet machine loses almost nothing: 9 of 1,200
 
 
-def test_no_committed_run_is_busy_and_every_disturbed_repetition_is_left_out_of_its_figures() -> None:
+# The one run committed from a busy machine, kept on purpose: its page lists it and reads its quiet runs.
+BUSY_ON_PURPOSE = {"cherrypy-speed/20261128T013758.977172Z-full"}
+
+
+def test_only_the_busy_run_kept_on_purpose_is_busy_and_every_disturbed_repetition_is_left_out() -> None:
     for path in sorted(COMMITTED_DATA.glob("*/*/run.json")):
         view = load_view(path.parent)
-        assert not view.busy, path
+        assert view.busy == (f"{path.parent.parent.name}/{path.parent.name}" in BUSY_ON_PURPOSE), path
         for subject in view.run.subjects:
             for cell in subject.cells:
                 summary = view.summaries[(subject.name, cell.name)]
