@@ -1,0 +1,41 @@
+"""A page's run that stands apart from its machine's other runs says so (the 2026-11-27 intel runs measured 31-87 %
+more than the four before them on wsgi-servers)."""
+
+from __future__ import annotations
+
+import re
+
+from benchsite.results.drift import apart_said
+from benchsite.results.machines import by_machine
+from benchsite.results.store import recipe_views
+from committed import COMMITTED_DATA
+
+
+def machine(recipe: str, name: str):
+    return next(g for g in by_machine(recipe_views(COMMITTED_DATA / recipe, "full")) if g.label == name)
+
+
+def test_a_run_faster_than_every_other_run_of_its_machine_in_most_cells_says_so() -> None:
+    group = machine("wsgi-servers", "intel-xeon-processor-2cpu")
+    main = group.main
+    others = [view for view in group.views if view is not main]
+    said = apart_said(main, others)
+    found = re.search(r"It measured (\d+) % to (\d+) % more req/s than this machine's 4 other runs in (\d+) of", said)
+    assert found is not None, said
+    low, high, cells = (int(group) for group in found.groups())
+    assert 0 < low <= high and cells > len(main.summaries) / 2
+    for key, summary in main.summaries.items():  # each cell counted apart lies above every other run's interval
+        own = summary.interval()
+        theirs = [o.summaries[key].interval() for o in others if key in o.summaries]
+        if own is not None and own.bounded and all(t is not None and t.bounded for t in theirs) and theirs:
+            above = own.low > max(t.high for t in theirs)  # type: ignore[union-attr, operator, type-var]
+            below = own.high < min(t.low for t in theirs)  # type: ignore[union-attr, operator, type-var]
+            assert not below, key
+            cells -= above
+    assert cells == 0
+
+
+def test_a_run_within_its_machines_runs_and_a_machine_of_one_run_say_nothing() -> None:
+    group = machine("wsgi-servers", "amd-epyc-2cpu")
+    assert apart_said(group.main, [view for view in group.views if view is not group.main]) == ""
+    assert apart_said(group.main, []) == ""
