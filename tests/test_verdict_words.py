@@ -30,7 +30,7 @@ def test_large_ratios_read_as_factors() -> None:
     assert factor(0.00173) == "578× slower" and factor(1.25) == "1.25× faster" and factor(14.3) == "14.3× faster"
     assert factor_range(between(0.00173, 0.00118, 0.00253)) == "395× to 847× slower"
     assert factor_range(between(1.1, 0.81, 1.5)) == "from 1.23× slower to 1.50× faster"
-    assert percent_or_factor(0.993) == "-0.7 %" and percent_or_factor(1 / 143) == "143× slower"
+    assert percent_or_factor(0.993) == "0.7 % slower" and percent_or_factor(1 / 143) == "143× slower"
 
 
 def test_an_interval_that_spans_one_says_the_direction_is_not_settled() -> None:
@@ -106,14 +106,15 @@ def test_a_fastest_claim_decided_without_some_comparisons_says_so_in_its_state()
 
 @pytest.mark.integration
 def test_every_undecided_or_failed_verdict_says_direction_and_size_in_words(committed_site: Path) -> None:
-    """Every answer-card line and every claims-table verdict that reads INCONCLUSIVE or DOES NOT HOLD has a
-    sentence beside it: which way, how surely, as factors; a ratio claim's also says its direction and size
-    against the claim's."""
+    """Every answer-card line that reads INCONCLUSIVE or DOES NOT HOLD by the rule has a sentence beside it: which
+    way, how surely, as factors; a ratio claim's also says its direction and size against the claim's (the claims
+    table behind the card does not say it again)."""
     checked = 0
     for recipe in RECIPES:
         html = unescape((committed_site / "recipes" / f"{recipe}.html").read_text())
         claims = {claim.claim.id: claim for claim in verdict_views(recipe)}
-        for state in find(html, recipe=recipe, scope="answer") + find(html, recipe=recipe, scope="all"):
+        assert not find(html, reading="verdict", recipe=recipe, scope="all")  # said once, on the card
+        for state in find(html, recipe=recipe, scope="answer"):
             if state.data.get("state") not in (State.INCONCLUSIVE, State.DOES_NOT_HOLD):
                 continue
             tag = {k: v for k, v in state.data.items() if k in ("recipe", "claim", "scope")}
@@ -126,7 +127,7 @@ def test_every_undecided_or_failed_verdict_says_direction_and_size_in_words(comm
                 band = Band(claim.at_least, claim.at_most)
                 assert ("Direction:" in words) == (band.direction != 0) and ("Size:" in words) == band.sized, words
             checked += 1
-    assert checked >= 10
+    assert checked >= 5
 
 
 @pytest.mark.integration
@@ -148,5 +149,7 @@ def test_an_ab_change_far_beyond_half_reads_as_a_factor_in_the_terminal_and_on_t
     """`invoke versus` printed "-99.3 %" and "sees ≥ 474.7 %" for a 143× slowdown."""
     slowdown = Interval(1 / 143, 1 / 550, 1 / 36, 0.95, 12)
     assert change_said(slowdown, True) == "143× slower (95 %: 36.0× to 550×), changed"
-    assert change_said(Interval(0.952, 0.939, 0.965, 0.95, 12), True) == "-4.8 % [-6.1 % … -3.5 %], changed"
+    said = change_said(Interval(0.952, 0.939, 0.965, 0.95, 12), True)
+    assert said == "4.8 % slower (95 %: 3.5 % to 6.1 %), changed"
+    assert change_said(Interval(0.952, 0.939, 0.965, 0.95, 12), True, factors=True).startswith("1.05× slower")
     assert sees_said(4.747) == "≥ 5.75× either way" and sees_said(0.021) == "≥ 2.1 %"

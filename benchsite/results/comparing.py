@@ -27,7 +27,16 @@ from dataclasses import dataclass
 from statistics import geometric_mean, mean
 from typing import Any, Literal
 
-from benchsite.results.factors import FASTER, Direction, percent_or_factor, times, with_range
+from benchsite.results.factors import (
+    FASTER,
+    Direction,
+    factor,
+    percent,
+    percent_or_factor,
+    percent_range,
+    times,
+    with_range,
+)
 from benchsite.results.intervals import (
     Interval,
     detectable_change,
@@ -347,16 +356,20 @@ def change_said(
     words: Direction = FASTER,
     smallest: float = 0.0,
     bound: Bound = "",
+    factors: bool | None = None,
 ) -> str:
-    """-4.8 % [-6.1 % … -3.5 %], changed; a change beyond ±50 % as factors ("143× slower (95 %: 36× to 550×),
-    changed"); or "—" where there is no estimate. With the smallest change that matters: "no change beyond ±5 %"
-    where the interval lies within it, else "undecided". A change called from rounds one side met more of others'
-    work in is said as the bound it is: "-35.2 % or beyond (A met more interference in 3 of 5 rounds), changed"."""
+    """ "4.8 % slower (95 %: 3.5 % to 6.1 %), changed"; a change beyond ±50 % as factors ("143× slower (95 %: 36×
+    to 550×), changed"), or every change so where `factors` (a column whose other cells need them: one format a
+    column; False: percent however large); or "—" where there is no estimate. With the smallest change that
+    matters: "no change beyond ±5 %" where the interval lies within it, else "undecided". A change called from
+    rounds one side met more of others' work in is said as the bound it is: "35.2 % slower or beyond (...),
+    changed"."""
     if bound and interval is not None and interval.low is not None and interval.high is not None:
         edge = interval.high if bound == "at most" else interval.low
         look, never = ("faster", "slower") if bound == "at most" else ("slower", "faster")
+        size = factor(edge, words) if factors else percent_or_factor(edge, words)
         return (
-            f"{percent_or_factor(edge, words)} or beyond (from {interval.count} rounds; where others' work hit one "
+            f"{size} or beyond (from {interval.count} rounds; where others' work hit one "
             f"side harder, the round counts only as a bound that can make B look {look}, never {never}), "
             "changed"
         )
@@ -365,12 +378,16 @@ def change_said(
     verdict = "changed" if changed else (f"no change beyond ±{100 * margin:g} %" if margin else "no change seen")
     if smallest and not changed:
         verdict = f"no change beyond ±{100 * smallest:g} %" if within(interval, smallest) else "undecided"
-    if not all(2 / 3 <= bound <= 1.5 for bound in (interval.low, interval.high)):
+    if factors or (factors is None and needs_factors(interval)):
         return f"{with_range(interval, words)}, {verdict}"
-    return (
-        f"{100 * (interval.value - 1):+.1f} % [{100 * (interval.low - 1):+.1f} % … "
-        f"{100 * (interval.high - 1):+.1f} %], {verdict}"
-    )
+    return f"{percent(interval.value, words)} (95 %: {percent_range(interval, words, worded=False)}), {verdict}"
+
+
+def needs_factors(interval: Interval | None) -> bool:
+    """Whether a change is said as factors: its interval reaches beyond ±50 %."""
+    if interval is None or interval.low is None or interval.high is None:
+        return False
+    return not all(2 / 3 <= bound <= 1.5 for bound in (interval.low, interval.high))
 
 
 def sees_said(sees: float | None) -> str:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchsite.model.run import RunDocument
-from benchsite.results.comparing import PairedCell, compare_copies, paired_subjects
-from benchsite.results.factors import FASTER, percent_or_factor
+from benchsite.results.comparing import PairedCell, compare_copies, needs_factors, paired_subjects
+from benchsite.results.factors import FASTER, factor, percent_or_factor
 from benchsite.results.view import RunView
 
 Pair = tuple[str, str, str]  # (subject, reference copy, other copy)
@@ -155,16 +155,27 @@ def answered_said(view: RunView, cells: Sequence[PairedCell]) -> str:
     if rounds is None or not view.run.profile.sequential:
         return ""
     told, open_ = [], []
+    factors = any(needs_factors(cell.time) for cell in cells)  # as the table says them: one format
+
+    def said(ratio: float) -> str:
+        return factor(ratio, FASTER) if factors else percent_or_factor(ratio, FASTER)
+
     for cell in cells:
         name = f"{cell.subject} {view.run.cell_label(cell.cell)}"
-        if cell.time_changed and cell.time is not None:
-            told.append(f"{name} {percent_or_factor(cell.time.value, FASTER)}")
+        if cell.time_changed and cell.time is not None and cell.time_bound:  # a bound: its edge, as the table says
+            edge = cell.time.high if cell.time_bound == "at most" else cell.time.low
+            if edge is not None:
+                told.append(f"{name} {said(edge)} or beyond")
+        elif cell.time_changed and cell.time is not None:
+            told.append(f"{name} {said(cell.time.value)}")
         elif cell.time_decided:
             told.append(f"{name} no change beyond ±{100 * cell.smallest_change:g} %")
         else:
             open_.append(name)
-    said = f"Answered after {rounds.made} rounds ({rounds.elapsed_s:.0f} s): " + ("; ".join(told) or "nothing decided")
+    answer = f"Answered after {rounds.made} rounds ({rounds.elapsed_s:.0f} s): " + (
+        "; ".join(told) or "nothing decided"
+    )
     if open_:
         why = "its time budget ended" if rounds.stopped.startswith("the time budget") else "its rounds ran out"
-        said += f"; {', '.join(open_)} undecided when {why} (each within its interval below)"
-    return said + "."
+        answer += f"; {', '.join(open_)} undecided when {why} (each within its interval below)"
+    return answer + "."

@@ -36,7 +36,9 @@ class Direction:
 
 FASTER = Direction("faster", "slower")
 MORE_CPU = Direction("more CPU per request", "less CPU per request", "needs")
-MORE_INSTRUCTIONS = Direction("more instructions per request", "fewer instructions per request", "executes")
+MORE_INSTRUCTIONS = Direction(
+    "more instructions per request (slower)", "fewer instructions per request (faster)", "executes"
+)
 
 
 def factor(ratio: float, words: Direction = FASTER) -> str:
@@ -71,9 +73,32 @@ def with_range(interval: Interval, words: Direction = FASTER) -> str:
     return f"{factor(interval.value, words)} (95 %: {factor_range(interval, words, worded=False)})"
 
 
+def percent(ratio: float, words: Direction = FASTER) -> str:
+    """A small change in percent, in words: 0.952 → "4.8 % slower", 1.02 → "2.0 % faster", 1 → "no change"."""
+    if ratio > 1:
+        return f"{100 * (ratio - 1):.1f} % {words.more}"
+    if ratio < 1:
+        return f"{100 * (1 - ratio):.1f} % {words.less}"
+    return "no change"
+
+
+def percent_range(interval: Interval, words: Direction = FASTER, worded: bool = True) -> str:
+    """Where an interval lies, in percent: "3.5 % to 6.1 % slower", or, where it spans no change, "from 10.1 %
+    slower to 8.2 % faster". `worded=False` leaves out the word of a range on one side of no change (where the
+    estimate before it says it)."""
+    low, high = interval.low, interval.high
+    if low is None or high is None:
+        return percent(interval.value, words)
+    if low > 1:
+        return f"{100 * (low - 1):.1f} % to {100 * (high - 1):.1f} %" + (f" {words.more}" if worded else "")
+    if high < 1:
+        return f"{100 * (1 - high):.1f} % to {100 * (1 - low):.1f} %" + (f" {words.less}" if worded else "")
+    return f"from {percent(low, words)} to {percent(high, words)}"
+
+
 def percent_or_factor(ratio: float, words: Direction = FASTER) -> str:
-    """A change as a percentage where it is small (within ±50 %: "+3.1 %", "-12.0 %"), as a factor beyond
+    """A change in percent where it is small (within ±50 %: "3.1 % faster", "12.0 % slower"), as a factor beyond
     ("143× slower", "2.10× faster"): a terminal line a reader takes in at a glance."""
     if 2 / 3 <= ratio <= 1.5:
-        return f"{100 * (ratio - 1):+.1f} %"
+        return percent(ratio, words)
     return factor(ratio, words)

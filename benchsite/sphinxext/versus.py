@@ -8,7 +8,14 @@ from pathlib import Path
 from docutils import nodes
 
 from benchsite.errors import BenchError
-from benchsite.results.comparing import PairedCell, change_said, paired_cells, paired_subjects, time_untold
+from benchsite.results.comparing import (
+    PairedCell,
+    change_said,
+    needs_factors,
+    paired_cells,
+    paired_subjects,
+    time_untold,
+)
 from benchsite.results.deciding import answered_said, sequential_said
 from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.memory import copies_said
@@ -44,6 +51,8 @@ class BenchVersus(AbRunDirective):
     def render(self) -> list[nodes.Node]:
         path = Path(self.config.bench_data_dir) / self.arguments[0]
         view, cells = self.ab_run(path, "give experiments/versus/RECIPE/RUN-ID")
+        time_factors = any(needs_factors(cell.time) for cell in cells)  # one format a column
+        work_factors = any(needs_factors(cell.work) for cell in cells)
         rows = []
         for cell in cells:
             a, b = cell.a, cell.b
@@ -61,6 +70,7 @@ class BenchVersus(AbRunDirective):
                             cell.time_margin,
                             smallest=cell.smallest_change,
                             bound=cell.time_bound,
+                            factors=time_factors,
                         ),
                         versus=tag,
                         currency="time",
@@ -68,7 +78,9 @@ class BenchVersus(AbRunDirective):
                     _counted(view, a, cell.cell),
                     _counted(view, b, cell.cell),
                     data(
-                        change_said(cell.work, cell.work_changed, cell.work_margin, MORE_INSTRUCTIONS),
+                        change_said(
+                            cell.work, cell.work_changed, cell.work_margin, MORE_INSTRUCTIONS, factors=work_factors
+                        ),
                         versus=tag,
                         currency="work",
                     ),
