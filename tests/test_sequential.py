@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from benchsite.model.run import RunDocument
-from benchsite.results.comparing import change_said, paired_cells
+from benchsite.results.comparing import change_said, needs_factors, paired_cells
 from benchsite.results.deciding import (
     answered_said,
     comparison_sets,
@@ -19,7 +19,7 @@ from benchsite.results.deciding import (
     replayed,
     sequential_said,
 )
-from benchsite.results.factors import percent_or_factor
+from benchsite.results.factors import factor, percent_or_factor
 from benchsite.results.intervals import LEVEL, Interval, ratio_interval
 from benchsite.results.sequential import critical_t, log_bayes_factor, sequence_interval, within
 from benchsite.results.store import load_run
@@ -164,10 +164,12 @@ def test_a_sequential_run_says_its_answer_first_and_what_its_time_bound_cut_shor
     cells = paired_cells(view)
     said = answered_said(view, cells)
     assert view.run.rounds is not None and said.startswith(f"Answered after {view.run.rounds.made} rounds")
+    factors = any(needs_factors(cell.time) for cell in cells)  # one format, as the table's column
     for cell in cells:
         name = f"{cell.subject} {view.run.cell_label(cell.cell)}"
-        if cell.time_changed and cell.time is not None:
-            assert f"{name} {percent_or_factor(cell.time.value)}" in said
+        if cell.time_changed and cell.time is not None and not cell.time_bound:
+            ratio = cell.time.value
+            assert f"{name} {factor(ratio) if factors else percent_or_factor(ratio)}" in said
         elif not cell.time_decided:
             assert name in said.split("; ")[-1] and "undecided" in said
     side_b = view.run.subject("raw-wsgi-b")
@@ -177,4 +179,5 @@ def test_a_sequential_run_says_its_answer_first_and_what_its_time_bound_cut_shor
     raw = [(SEQUENTIAL_AB / rep.raw_output).read_text() for rep in cut.repetitions]
     made = sorted({int(re.search(r"Complete requests:\s+(\d+)", text).group(1)) for text in raw})  # type: ignore[union-attr]
     span = f"{made[0]:,}" if len(made) == 1 else f"{made[0]:,}-{made[-1]:,}"
-    assert made[-1] < cut.requests and f"raw-wsgi-b c1-k ({span} requests a repetition)" in sequential_said(view)
+    named = f"{side_b.label} {view.run.cell_label('c1-k')} ({span} requests a repetition)"
+    assert made[-1] < cut.requests and named in sequential_said(view)

@@ -145,7 +145,7 @@ def test_a_broken_release_is_one_line_and_stores_nothing(tmp_path: Path) -> None
 def test_each_sweep_row_names_the_server_its_release_ran(committed_site: Path) -> None:
     """Both sweeps on the cherrypy-speed page: every release's row says which cheroot its environment held,
     as the run records it (none where the release bundled its own server)."""
-    html = unescape((committed_site / "recipes" / "cherrypy-speed.html").read_text())
+    html = unescape((committed_site / "recipes" / "cherrypy-speed-releases.html").read_text())
     shown = 0
     for profile in ("sweep", "cheroot-sweep"):
         runs = list_runs(COMMITTED_DATA / RECIPE, profile)

@@ -136,7 +136,8 @@ def stopped_said(view: RunView) -> str:
 
 
 def bounded_repetitions(view: RunView) -> str:
-    """ "raw-wsgi-b c1-k (20 requests a repetition)": the cells whose repetitions the time bound ended early."""
+    """ "Raw WSGI server (cheroot) [B: cheroot==8.1.0] -c 1 -k (20 requests a repetition)": the cells whose
+    repetitions the time bound ended early, as a reader knows them."""
     found = []
     for subject in view.run.subjects:
         for cell in subject.cells:
@@ -144,7 +145,7 @@ def bounded_repetitions(view: RunView) -> str:
             ceiling = getattr(cell, "requests", None)
             if made and ceiling and max(made) < ceiling:
                 span = f"{min(made):,}" if min(made) == max(made) else f"{min(made):,}-{max(made):,}"
-                found.append(f"{subject.name} {cell.name} ({span} requests a repetition)")
+                found.append(f"{subject.label} {view.run.cell_label(cell.name)} ({span} requests a repetition)")
     return ", ".join(found)
 
 

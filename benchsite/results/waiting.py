@@ -45,16 +45,6 @@ class Waiting:
         """The share of each request the server spent off the CPU."""
         return max(0.0, 1 - self.cpu_per_request_ms / self.per_request_ms)
 
-    def said(self) -> str:
-        return (
-            f"Where {self.release}'s time goes ({self.cell}, run {self.run_id}, py-spy by wall clock): of each "
-            f"request's {self.per_request_ms:,.1f} ms the server spent {self.cpu_per_request_ms:.2f} ms on the CPU, "
-            f"so {100 * self.waiting:.1f} % of each request waiting. The function whose share of the samples grew "
-            f"most against {self.before} is {self.function}: one of {self.release}'s threads spent "
-            f"{100 * self.thread_share:.0f} % of its time in it ({100 * self.share:.0f} % of all its threads' "
-            f"samples, against {100 * self.share_before:.0f} % of {self.before}'s)."
-        )
-
 
 def _medians(run: RunDocument, copy: str, cell: str) -> tuple[float, float] | None:
     """(wall ms per request, server CPU ms per request), medians over the counted repetitions."""

@@ -35,6 +35,7 @@ from benchsite.sphinxext.claims import verdict_node
 from benchsite.sphinxext.nodes import data
 from benchsite.sphinxext.release_charts import by_release, change_chart, collapsed
 from benchsite.sphinxext.tables import table, with_interval
+from benchsite.sphinxext.waiting import waiting_table
 
 
 class BenchReleases(PublishedDirective):
@@ -80,7 +81,8 @@ class BenchReleases(PublishedDirective):
         stalled = {release for stall in found_stalls for release in stall.releases}
         waits = [w for w in newest_waiting(recipe_dir, package) if w.release in stalled]
         return [
-            told(sentences, self.recipe, [w.said() for w in waits], len(found_stalls)),
+            told(sentences, self.recipe),
+            *waiting_table(waits, self.recipe),
             self._about(view, releases),
             *self._changes(view, releases, cells, subjects),
             *self._instructions(view, releases, subjects),
@@ -347,12 +349,11 @@ def _memory(view: RunView, releases: list[Release], subjects: tuple[str, ...] | 
     return [nodes.paragraph(text=line) for line in lines]
 
 
-def told(found: Story, recipe: str, waiting: tuple[str, ...] | list[str] = (), stalls_told: int = 0) -> nodes.Node:
+def told(found: Story, recipe: str) -> nodes.Node:
     """The story's sentences, one item each, the upstream reports' addresses (their `report` and `fix` fields, and
-    nothing else: an address in a title stays text) as links; where a wall-clock run says where a stalled release's
-    time goes, that right after the stalls (the story's first `stalls_told`)."""
+    nothing else: an address in a title stays text) as links."""
     listing = nodes.bullet_list(classes=["bench-sweep-story"])
-    sentences = (*found.sentences[:stalls_told], *waiting, *found.sentences[stalls_told:])
+    sentences = found.sentences
     addresses = sorted({str(url) for r in found.reports for url in (r.report, r.fix) if url}, key=len, reverse=True)
     linked = re.compile("(" + "|".join(map(re.escape, addresses)) + ")") if addresses else None
     for sentence in sentences:
