@@ -124,7 +124,8 @@ class BenchAnswer(PublishedDirective):
         intro = nodes.paragraph()
         intro += nodes.strong(text="Which server?")
         intro += nodes.Text(
-            f" Median req/s in the page's run ({view.run.machine.name}), fastest first; “>” where the paired rounds "
+            f" Median req/s in the page's run ({view.run.machine.name}), fastest first (-c N: N clients at once; -k: "
+            "keep-alive, many requests on one connection); “>” where the paired rounds "
             "put it surely ahead of the next, “≈” where they cannot tell them apart. A figure marked “load tool's "
             "limit” is as fast as the load tool could drive it: compare those by a cheaper tool or their CPU per "
             "request below."
@@ -168,7 +169,4 @@ class BenchAnswer(PublishedDirective):
     def _rests_on(groups: list[MachineRuns]) -> str:
         runs = sum(len(group.views) for group in groups)
         machines = len({group.machine.id for group in groups})
-        return (
-            f": {runs} run{'s' * (runs != 1)} on {machines} machine{'s' * (machines != 1)}. Each conclusion's "
-            "verdict over every machine and, in words, what was measured."
-        )
+        return f", from {runs} run{'s' * (runs != 1)} on {machines} machine{'s' * (machines != 1)}:"

@@ -109,8 +109,12 @@ def beside_speed(view: RunView) -> str:
             else (f"{_mib(low_b[0])} ({low_b[1]})")
         )
         said.append(f"{'its' if said else 'Its'} memory at its peak {span}")
-    if apart:
-        said.append(f"the backends servers hand requests to, counted apart once started: {', '.join(apart)}")
+    if apart:  # servers that hand requests to a backend hold less than one that runs the app inside itself
+        said.append(
+            "each server's own processes alone: those that hand requests to a backend leave the app to it, "
+            f"counted apart once started: {', '.join(apart)} (add it to compare them with a server that holds "
+            "the app)"
+        )
     return "; ".join(said) if said else "no latency or memory recorded"
 
 
@@ -165,12 +169,10 @@ class BenchLatency(MeasuredDirective):
         connections = "kept-alive connections" if plan.keepalive else "new connections"
         lead = nodes.paragraph()
         lead += nodes.Text(
-            f"Run {run.run_id} on {run.machine.name}: each server offered "
-            f"{', '.join(_share(f) for f in plan.fractions)} of its own capacity (its median req/s at "
-            f"{run.cell_label(plan.capacity_cell)} in this run) on a fixed schedule over {connections}, each "
-            f"request timed from when it was due; {plan.rounds} rounds of {plan.seconds:g} s. Sustained: p99 under "
-            f"{plan.p99_target}. “Tool behind”: the load tool could not hold that rate, so the figure decides "
-            "nothing ("
+            f"Each server offered {', '.join(_share(f) for f in plan.fractions)} of its capacity (its median req/s "
+            f"at {run.cell_label(plan.capacity_cell)}) at a steady rate over {connections}, {plan.rounds} rounds of "
+            f"{plan.seconds:g} s; p99: the time 99 % of requests were answered within, from when each was due. "
+            f"Sustained: p99 under {plan.p99_target}. “Tool behind”: the load tool could not hold the rate ("
         )
         lead += pending_xref_to("open-loop", "how")
         lead += nodes.Text(").")
@@ -295,7 +297,7 @@ class BenchMemory(MeasuredDirective):
         figures = memory_figures(run)
         lead = nodes.paragraph()
         lead += nodes.Text(
-            f"Run {run.run_id} on {run.machine.name}: each server's process tree (workers included, never the load "
+            "Each server's process tree (workers included, never the load "
             "tool), once it answered (idle) and the highest of all its readings, idle included (peak). USS: the pages "
             "only its processes map; PSS adds their share of the pages they share with others ("
         )

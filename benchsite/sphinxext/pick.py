@@ -47,8 +47,8 @@ def pick_node(view: RunView, kinds: list[tuple[str, str]], costs: dict[str, str]
         return box
     picks = [pick(view, kind, cell) for kind, cell in kinds]
     intro += nodes.Text(
-        "The servers in front by median req/s in the page's run, with their p99 latency at half their own capacity "
-        "and their memory at its peak, from the same run."
+        "The fastest by median req/s, with memory at its peak (USS: what only their processes hold) and p99 at "
+        "half load (99 % of requests answered within it, at half the req/s they sustain)."
     )
     box += intro
     listing = nodes.bullet_list()
