@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from benchsite.model.run import RunDocument
+from benchsite.results.change_words import change_said
 from benchsite.results.claims import State
 from benchsite.results.claims import decide as decide_on_view
-from benchsite.results.comparing import change_said, paired_cells
+from benchsite.results.comparing import paired_cells
 from benchsite.results.machines import by_machine, picked_by
 from benchsite.results.published import load_published, parse_claim
 from benchsite.results.ranking import ranked, ranking_said

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from benchsite.model.run import RunDocument
-from benchsite.results.comparing import change_said, needs_factors, paired_cells
+from benchsite.results.change_words import change_said, needs_factors
+from benchsite.results.comparing import paired_cells
 from benchsite.results.deciding import (
     answered_said,
     comparison_sets,

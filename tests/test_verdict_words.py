@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pages import find
 
+from benchsite.results.change_words import change_said, sees_said
 from benchsite.results.claims import State
 from benchsite.results.claims.reading import Band, ratio_reading, size_against
-from benchsite.results.comparing import change_said, sees_said
 from benchsite.results.factors import FASTER, MORE_CPU, factor, factor_range, percent_or_factor
 from benchsite.results.intervals import Interval
 from benchsite.results.machines import ACROSS_MACHINES_RULE, MIN_EVIDENCE_ROUNDS, ClaimAcross, by_machine

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from benchsite.harness.experiments.faults import Trial
+from benchsite.results.change_words import change_said
 from benchsite.results.compare import CellChange, WorkChange, describe_change
-from benchsite.results.comparing import change_said
 from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.published import Published
 from benchsite.results.store import load_view

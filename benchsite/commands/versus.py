@@ -10,14 +10,8 @@ from rich.table import Table
 
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
-from benchsite.results.comparing import (
-    change_said,
-    needs_factors,
-    paired_cells,
-    paired_subjects,
-    sees_said,
-    time_untold,
-)
+from benchsite.results.change_words import change_said, needs_factors, sees_said
+from benchsite.results.comparing import paired_cells, paired_subjects, time_untold
 from benchsite.results.deciding import sequential_said
 from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.latency import copies_said as latency_said

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchsite.model.run import RunDocument
-from benchsite.results.comparing import PairedCell, compare_copies, needs_factors, paired_subjects
+from benchsite.results.change_words import needs_factors
+from benchsite.results.comparing import PairedCell, compare_copies, paired_subjects
 from benchsite.results.factors import FASTER, factor, percent_or_factor
 from benchsite.results.view import RunView
 

@@ -8,14 +8,8 @@ from pathlib import Path
 from docutils import nodes
 
 from benchsite.errors import BenchError
-from benchsite.results.comparing import (
-    PairedCell,
-    change_said,
-    needs_factors,
-    paired_cells,
-    paired_subjects,
-    time_untold,
-)
+from benchsite.results.change_words import change_said, needs_factors
+from benchsite.results.comparing import PairedCell, paired_cells, paired_subjects, time_untold
 from benchsite.results.deciding import answered_said, sequential_said
 from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.memory import copies_said

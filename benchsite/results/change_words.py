@@ -1,0 +1,67 @@
+"""An A/B change in words, as the A/B page and the terminal say it: "4.8 % slower (95 %: 3.5 % to 6.1 %), changed",
+a factor where the change is large ("143× slower"), one format a column, and what a currency could have seen."""
+
+from __future__ import annotations
+
+from benchsite.results.comparing import MARGIN, Bound
+from benchsite.results.factors import (
+    FASTER,
+    Direction,
+    factor,
+    percent,
+    percent_or_factor,
+    percent_range,
+    times,
+    with_range,
+)
+from benchsite.results.intervals import Interval
+from benchsite.results.sequential import within
+
+
+def change_said(
+    interval: Interval | None,
+    changed: bool,
+    margin: float = MARGIN,
+    words: Direction = FASTER,
+    smallest: float = 0.0,
+    bound: Bound = "",
+    factors: bool | None = None,
+) -> str:
+    """ "4.8 % slower (95 %: 3.5 % to 6.1 %), changed"; a change beyond ±50 % as factors ("143× slower (95 %: 36×
+    to 550×), changed"), or every change so where `factors` (a column whose other cells need them: one format a
+    column; False: percent however large); or "—" where there is no estimate. With the smallest change that
+    matters: "no change beyond ±5 %" where the interval lies within it, else "undecided". A change called from
+    rounds one side met more of others' work in is said as the bound it is: "35.2 % slower or beyond (...),
+    changed"."""
+    if bound and interval is not None and interval.low is not None and interval.high is not None:
+        edge = interval.high if bound == "at most" else interval.low
+        look, never = ("faster", "slower") if bound == "at most" else ("slower", "faster")
+        size = factor(edge, words) if factors else percent_or_factor(edge, words)
+        return (
+            f"{size} or beyond (from {interval.count} rounds; where others' work hit one "
+            f"side harder, the round counts only as a bound that can make B look {look}, never {never}), "
+            "changed"
+        )
+    if interval is None or interval.low is None or interval.high is None:
+        return "—" if not smallest else "undecided: too few rounds for an interval"
+    verdict = "changed" if changed else (f"no change beyond ±{100 * margin:g} %" if margin else "no change seen")
+    if smallest and not changed:
+        verdict = f"no change beyond ±{100 * smallest:g} %" if within(interval, smallest) else "undecided"
+    if factors or (factors is None and needs_factors(interval)):
+        return f"{with_range(interval, words)}, {verdict}"
+    return f"{percent(interval.value, words)} (95 %: {percent_range(interval, words, worded=False)}), {verdict}"
+
+
+def needs_factors(interval: Interval | None) -> bool:
+    """Whether a change is said as factors: its interval reaches beyond ±50 %."""
+    if interval is None or interval.low is None or interval.high is None:
+        return False
+    return not all(2 / 3 <= bound <= 1.5 for bound in (interval.low, interval.high))
+
+
+def sees_said(sees: float | None) -> str:
+    """ "≥ 2.1 %": the smallest change a currency would call here ("≥ 5.75× either way" beyond 50 %), or "—"
+    without a spread to tell."""
+    if sees is None:
+        return "—"
+    return f"≥ {100 * sees:.1f} %" if sees < 0.5 else f"≥ {times(1 + sees)} either way"
