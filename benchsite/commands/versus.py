@@ -10,10 +10,9 @@ from rich.table import Table
 
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
-from benchsite.results.change_words import change_said, needs_factors, sees_said
+from benchsite.results.change_words import cells_said, sees_said
 from benchsite.results.comparing import paired_cells, paired_subjects, time_untold
 from benchsite.results.deciding import sequential_said
-from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.latency import copies_said as latency_said
 from benchsite.results.memory import copies_said
 from benchsite.results.view import RunView
@@ -37,22 +36,13 @@ def print_versus(view: RunView) -> None:
     )
     for header in ("Subject", "Cell", "Time: req/s B ÷ A", "sees", "Work: instructions/request B ÷ A", "sees"):
         table.add_column(header)
-    time_factors = any(needs_factors(cell.time) for cell in cells)  # one format a column
-    work_factors = any(needs_factors(cell.work) for cell in cells)
-    for cell in cells:
+    for cell, (time_said, work_said) in zip(cells, cells_said(cells), strict=True):
         table.add_row(
             cell.subject,
             cell.cell,
-            change_said(
-                cell.time,
-                cell.time_changed,
-                cell.time_margin,
-                smallest=cell.smallest_change,
-                bound=cell.time_bound,
-                factors=time_factors,
-            ),
+            time_said,
             "decided" if cell.sequential and cell.time_decided else sees_said(cell.time_sees),
-            change_said(cell.work, cell.work_changed, cell.work_margin, MORE_INSTRUCTIONS, factors=work_factors),
+            work_said,
             sees_said(cell.work_sees),
         )
     Console().print(table)

@@ -3,9 +3,12 @@ a factor where the change is large ("143× slower"), one format a column, and wh
 
 from __future__ import annotations
 
-from benchsite.results.comparing import MARGIN, Bound
+from collections.abc import Sequence
+
+from benchsite.results.comparing import MARGIN, Bound, PairedCell
 from benchsite.results.factors import (
     FASTER,
+    MORE_INSTRUCTIONS,
     Direction,
     factor,
     percent,
@@ -65,3 +68,24 @@ def sees_said(sees: float | None) -> str:
     if sees is None:
         return "—"
     return f"≥ {100 * sees:.1f} %" if sees < 0.5 else f"≥ {times(1 + sees)} either way"
+
+
+def cells_said(cells: Sequence[PairedCell]) -> list[tuple[str, str]]:
+    """Each cell's change in time and in work, in words, one format a column: factors in a column where any of
+    its cells needs them."""
+    time_factors = any(needs_factors(cell.time) for cell in cells)
+    work_factors = any(needs_factors(cell.work) for cell in cells)
+    return [
+        (
+            change_said(
+                cell.time,
+                cell.time_changed,
+                cell.time_margin,
+                smallest=cell.smallest_change,
+                bound=cell.time_bound,
+                factors=time_factors,
+            ),
+            change_said(cell.work, cell.work_changed, cell.work_margin, MORE_INSTRUCTIONS, factors=work_factors),
+        )
+        for cell in cells
+    ]

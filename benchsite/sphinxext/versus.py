@@ -8,10 +8,9 @@ from pathlib import Path
 from docutils import nodes
 
 from benchsite.errors import BenchError
-from benchsite.results.change_words import change_said, needs_factors
+from benchsite.results.change_words import cells_said
 from benchsite.results.comparing import PairedCell, paired_cells, paired_subjects, time_untold
 from benchsite.results.deciding import answered_said, sequential_said
-from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.memory import copies_said
 from benchsite.results.store import load_view
 from benchsite.results.view import RunView
@@ -45,10 +44,8 @@ class BenchVersus(AbRunDirective):
     def render(self) -> list[nodes.Node]:
         path = Path(self.config.bench_data_dir) / self.arguments[0]
         view, cells = self.ab_run(path, "give experiments/versus/RECIPE/RUN-ID")
-        time_factors = any(needs_factors(cell.time) for cell in cells)  # one format a column
-        work_factors = any(needs_factors(cell.work) for cell in cells)
         rows = []
-        for cell in cells:
+        for cell, (time_said, work_said) in zip(cells, cells_said(cells), strict=True):
             a, b = cell.a, cell.b
             tag = f"{cell.subject}-{cell.cell}"
             rows.append(
@@ -57,27 +54,10 @@ class BenchVersus(AbRunDirective):
                     cell.cell,
                     _median(view, a, cell.cell),
                     _median(view, b, cell.cell),
-                    data(
-                        change_said(
-                            cell.time,
-                            cell.time_changed,
-                            cell.time_margin,
-                            smallest=cell.smallest_change,
-                            bound=cell.time_bound,
-                            factors=time_factors,
-                        ),
-                        versus=tag,
-                        currency="time",
-                    ),
+                    data(time_said, versus=tag, currency="time"),
                     _counted(view, a, cell.cell),
                     _counted(view, b, cell.cell),
-                    data(
-                        change_said(
-                            cell.work, cell.work_changed, cell.work_margin, MORE_INSTRUCTIONS, factors=work_factors
-                        ),
-                        versus=tag,
-                        currency="work",
-                    ),
+                    data(work_said, versus=tag, currency="work"),
                 ]
             )
         headers = (
