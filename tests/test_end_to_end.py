@@ -22,6 +22,7 @@ from benchsite.harness.experiments.faults import listening_ports
 from benchsite.harness.processes.processes import port_is_free
 from benchsite.model.run import RunDocument
 from benchsite.results.claims import State
+from benchsite.results.claims.base import Badge
 from benchsite.results.intervals import level_label
 from benchsite.results.machines import DECIDED, ClaimAcross, MachineRuns, by_machine
 from benchsite.results.metrics import METRICS, RPS
@@ -345,13 +346,13 @@ def test_the_front_page_counts_each_pages_verdicts(committed_site: Path) -> None
     html = (committed_site / "index.html").read_text()
     for recipe in RECIPES:
         _, _, decided = shown_and_machines(recipe)
-        counts = {state: sum(claim.state == state for claim in decided) for state in State}
+        counts = {badge: sum(claim.badge == badge for claim in decided) for badge in Badge}
         found = one(html, recipe=recipe, tally="verdicts")
-        parts = [state.counted(count) for state, count in counts.items() if count]
+        parts = [f"{count} {badge.value}" for badge, count in counts.items() if count]
         number, _, rest = parts[0].partition(" ")
-        assert found.text == ", ".join([f"{number} of {len(decided)} {rest}", *parts[1:]])  # "1 of 6 holds, 4 do..."
+        assert found.text == ", ".join([f"{number} of {len(decided)} {rest}", *parts[1:]])  # "2 of 6 as claimed, ..."
         most = max(counts.values())
-        assert counts[State(found.data["state"])] == most  # coloured by the state most share
+        assert counts[Badge(found.data["badge"])] == most  # coloured by the badge most share
     verdict_page = unescape((committed_site / "verdicts.html").read_text())
     assert verdict_page.count("COULD NOT RUN") >= 1 and "Fapws3" in verdict_page
     every = [claim.state for recipe in RECIPES for claim in shown_and_machines(recipe)[2]]

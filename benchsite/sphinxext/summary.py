@@ -11,6 +11,7 @@ from sphinx import addnodes
 
 from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.results.claims import State
+from benchsite.results.claims.base import Badge
 from benchsite.results.machines import ClaimAcross, MachineRuns, by_machine
 from benchsite.results.published import PUBLISHED_FILE, load_published
 from benchsite.results.store import recipe_views
@@ -70,31 +71,24 @@ class AcrossRecipes(ReportingDirective):
 
 # How a page's count of conclusions is coloured on the front page (said once, above the summary).
 COUNT_COLOUR_RULE = (
-    "Each page's conclusions are counted by their verdict over every machine; the count takes the colour of the "
-    "state most of them share (on a tie, the state that says less: inconclusive before does not hold before holds)."
+    "Each page's conclusions are counted by what happened against each claim over every machine (its badge); the "
+    "count takes the colour of the badge most of them share (on a tie, the one that says less: not settled before "
+    "weaker than claimed before not as claimed before as claimed)."
 )
-_TIE_ORDER = (
-    State.COULD_NOT_RUN,
-    State.TOO_LITTLE,
-    State.LIMITED,
-    State.INCONCLUSIVE,
-    State.DEPENDS,
-    State.DOES_NOT_HOLD,
-    State.HOLDS,
-)
+_TIE_ORDER = ("open", "short", "machine", "missed", "met")  # by a badge's tone: the one that says less first
 
 
-def majority(counts: Counter[State]) -> State | None:
-    """The state most conclusions share; on a tie, the one earliest in _TIE_ORDER (None: no conclusion)."""
+def majority(counts: Counter[Badge]) -> Badge | None:
+    """The badge most conclusions share; on a tie, the one whose tone is earliest in _TIE_ORDER (None: none)."""
     if not counts:
         return None
-    return max(counts, key=lambda state: (counts[state], -_TIE_ORDER.index(state)))
+    return max(counts, key=lambda badge: (counts[badge], -_TIE_ORDER.index(badge.tone)))
 
 
-def count_node(counts: Counter[State], recipe: str) -> nodes.Node:
-    """ "1 of 6 holds, 4 do not hold, 1 inconclusive", coloured by the majority state."""
+def count_node(counts: Counter[Badge], recipe: str) -> nodes.Node:
+    """ "2 of 6 as claimed, 1 weaker than claimed, 3 not as claimed", coloured by the badge most share."""
     total = sum(counts.values())
-    parts = [state.counted(counts[state]) for state in State if counts[state]]
+    parts = [f"{counts[badge]} {badge.value}" for badge in Badge if counts[badge]]
     if not parts:
         return nodes.Text("—")
     text = f"{parts[0].replace(' ', f' of {total} ', 1)}" + "".join(f", {part}" for part in parts[1:])
@@ -104,7 +98,7 @@ def count_node(counts: Counter[State], recipe: str) -> nodes.Node:
         nodes.strong(text=text, classes=[colour.css_class]),
         recipe=recipe,
         tally="verdicts",
-        state=colour,
+        badge=colour,
     )
 
 
@@ -127,7 +121,7 @@ class BenchSummary(AcrossRecipes):
     def render(self) -> list[nodes.Node]:
         rows = []
         for recipe in self.recipes():
-            counts = Counter(claim.state for claim in recipe.claims)
+            counts = Counter(claim.badge for claim in recipe.claims)
             ran = [claim for claim in recipe.claims if not claim.state.decided_nothing]
             headline = next(iter(ran or recipe.claims), None)  # the first conclusion that could be tested here
             run = recipe.shown
