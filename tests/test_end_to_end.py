@@ -259,7 +259,8 @@ def test_each_page_shows_its_runs_values_and_charts(site: Site, recipe: str) -> 
     claims = one(html, table="claims", recipe=recipe)
     for across in published.across(by_machine([RunView(run)])):  # the quick site: one quick run a recipe
         shown = claims.one(claim=across.claim.id, scope="all", state=across.state)
-        assert shown.text == across.state.upper()
+        assert shown.text == across.state.value  # the rule's answer, beside the badge
+        assert claims.one(claim=across.claim.id, scope="all", badge=across.badge).text == across.badge.upper()
 
 
 def test_the_clients_page_sets_todays_figures_beside_the_originals(site: Site) -> None:
@@ -411,9 +412,10 @@ def test_each_recipe_page_opens_with_its_answer_the_same_verdicts_as_its_claims_
     _, _, decided = shown_and_machines(recipe)
     assert html.index('class="bench-answer') < html.index('id="the-question"')  # above "The question"
     for claim in decided:
-        answer = one(html, recipe=recipe, claim=claim.claim.id, scope="answer", state=claim.state)
-        table = one(html, recipe=recipe, claim=claim.claim.id, scope="all", state=claim.state)
-        assert answer.text == table.text and answer.text.startswith(claim.state.upper())
+        answer = one(html, recipe=recipe, claim=claim.claim.id, scope="answer", badge=claim.badge)
+        table = one(html, recipe=recipe, claim=claim.claim.id, scope="all", badge=claim.badge)
+        assert answer.text == table.text and answer.text.startswith(claim.badge.upper())
+        assert answer.data["state"] == claim.state  # the rule's state, kept on the card's badge
         first = list(claim.deciding)
         assert {m.verdict.state for m in first} <= ({claim.state} if claim.state in DECIDED else set(State))
         shown = every_machine(claim)

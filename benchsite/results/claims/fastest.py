@@ -65,6 +65,7 @@ class FastestClaim(ClaimBase):
         not_compared: list[str] = []
         needs: list[SubjectCell] = []
         comparisons = 0
+        compared_with: list[str] = []  # the competitors set against it, by the names a reader knows
         for cell in self.cells:
             if not view.usable(self.subject, cell):
                 return unusable(view, [(self.subject, cell)])
@@ -76,6 +77,8 @@ class FastestClaim(ClaimBase):
                 if estimate is None:
                     not_compared.append(view.named(rival, cell))
                     continue
+                if view.named(rival) not in compared_with:
+                    compared_with.append(view.named(rival))
                 state = against(estimate, 1.0, None)
                 if state == State.DOES_NOT_HOLD:
                     behind.append(f"{view.named(rival, cell)} ({factor(estimate.value)})")
@@ -116,7 +119,8 @@ class FastestClaim(ClaimBase):
             return Outcome(
                 State.TOO_LITTLE, f"{why}{flagged}", details=_long(listed), not_compared=left_out, reading=reading
             )
-        reading = f"{subject} is surely faster than each of the {compared} competitors it was compared with, {cells}."
+        others = f"each of the {len(compared_with)} it was compared with ({', '.join(compared_with)})"
+        reading = f"{subject} is surely faster than {others}, {cells} ({compared} comparisons)."
         today = f"surely ahead of every competitor, {cells}{flagged}"
         return Outcome(State.HOLDS, today, details=_long(listed), not_compared=left_out, reading=reading)
 
