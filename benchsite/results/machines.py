@@ -92,12 +92,17 @@ def best_evidenced(views: Sequence[RunView]) -> RunView:
     return max(enumerate(views), key=_evidence)[1]
 
 
+def measured(view: RunView, section: str) -> bool:
+    """Whether the run measured a section beside req/s: "latency" (at given loads) or "memory"."""
+    run = view.run
+    if section == "latency":
+        return run.latency is not None and bool(run.latency.subjects)
+    return any(subject.idle_memory is not None for subject in run.subjects)
+
+
 def sections_measured(view: RunView) -> int:
     """How many of the sections beside req/s the run measured: latency at given loads, memory."""
-    run = view.run
-    latency = run.latency is not None and bool(run.latency.subjects)
-    memory = any(subject.idle_memory is not None for subject in run.subjects)
-    return latency + memory
+    return measured(view, "latency") + measured(view, "memory")
 
 
 def _evidence(indexed: tuple[int, RunView]) -> tuple[int, int, float, int, int]:

@@ -1,5 +1,5 @@
 """``.. bench-latency::`` and ``.. bench-memory::``: the two numbers besides req/s a server is chosen by, from
-the newest run that measured them (the reference machine's first): latency at a given load, open loop, and
+the page's run (its reference machine's, which every section reads): latency at a given load, open loop, and
 memory summed over each server's process tree."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from sphinx import addnodes
 from benchsite.model.run import RunDocument
 from benchsite.results.intervals import levels_label
 from benchsite.results.latency import SHOWN, LatencyFigures, LoadFigure, fmt_ms, latency_figures, tails_apart
-from benchsite.results.machines import MachineRuns
+from benchsite.results.machines import MachineRuns, measured
 from benchsite.results.memory import MIB, memory_figures
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective
@@ -51,23 +51,16 @@ def _share(fraction: float) -> str:
 def page_run_with(groups: list[MachineRuns], wanted: str) -> RunView | None:
     """The page's run (its reference machine's, read by every section) if it recorded `wanted`."""
     view = groups[0].main
-    return view if _has(view, wanted) else None
+    return view if measured(view, wanted) else None
 
 
 def newest_with(groups: list[MachineRuns], wanted: str) -> RunView | None:
     """The newest run that recorded `wanted` ("latency" or "memory"): the reference machine's, else the next's."""
     for machine in groups:
-        found = [view for view in machine.views if _has(view, wanted)]
+        found = [view for view in machine.views if measured(view, wanted)]
         if found:
             return max(found, key=lambda each: each.run.started_at)
     return None
-
-
-def _has(view: RunView, wanted: str) -> bool:
-    run = view.run
-    if wanted == "latency":
-        return run.latency is not None and bool(run.latency.subjects)
-    return any(subject.idle_memory is not None for subject in run.subjects)
 
 
 def beside_speed(view: RunView) -> str:
