@@ -38,6 +38,8 @@ class LatencyPlan(Record):
     connections: int = Field(ge=1, le=20000)  # kept-alive connections, or at most open (one per request)
     keepalive: bool
     p99_target: str  # "10 ms": a server sustains an offered load whose p99 stays under it
+    # The witness's rate (req/s) beside each load: a second sender on the server's CPU (0: none, as before format 17)
+    witness_rps: float = Field(default=0, ge=0, le=2000)
 
     @field_validator("p99_target")
     @classmethod
@@ -90,4 +92,4 @@ def plan_from(table: Any) -> Any:
     """A profile's latency table with its defaults filled in."""
     if not isinstance(table, dict):
         return table
-    return {"rounds": 3, "connections": 10, "keepalive": False, "seconds": 3, **table}
+    return {"rounds": 3, "connections": 10, "keepalive": False, "seconds": 3, "witness_rps": 200, **table}

@@ -3,7 +3,10 @@ intervals over rounds, and the highest offered load it sustained (p99 under the 
 
 Every figure is a median over the counted repetitions (worked, not disturbed, the tool on schedule) of that
 repetition's own percentile; a load at which any repetition saw the tool fall behind is flagged and decides
-nothing, as a figure limited by the load tool does elsewhere.
+nothing, as a figure limited by the load tool does elsewhere. So is a load whose figures depart from the
+witness's (a second sender measuring the same server meanwhile, on the server's CPU): the tool's p50 or p99
+apart from the witness's by more than WITNESS_GAP_MS beyond both intervals is the tool's own queue, not the
+server's time.
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ from benchsite.tools.base import Repetition
 from benchsite.tools.paced import PacedResult
 
 SHOWN = (50.0, 90.0, 99.0, 99.9)  # the percentiles a page shows
+WITNESSED = (50.0, 99.0)  # the percentiles the witness is compared at
+# How far apart the tool's and the witness's intervals may lie: the schedule's own tolerance (LAG_LIMIT_US), and
+# what the witness, a Python loop woken on the server's busy CPU, adds to each of its requests (a few hundred µs).
+WITNESS_GAP_MS = 1.0
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,9 @@ class LoadFigure:
     beyond_tool: bool  # the tool fell behind its schedule in some repetition: decides nothing
     failed_requests: int  # errors and timeouts over every repetition
     raw: tuple[str, ...]  # each repetition's raw output, relative to the run
+    witness_ms: dict[float, Interval | None]  # the witness's p50 and p99 over the same repetitions (empty: none ran)
+    apart: bool  # the tool's figures depart from the witness's: the load is the tool's
+    listen_overflows: int | None  # connections the machine's listen queues turned away, over every repetition
 
     def p(self, percentile: float) -> float | None:
         found = self.latency_ms.get(percentile)
@@ -78,24 +88,54 @@ def _counted(reps: tuple[Repetition[Any], ...]) -> list[PacedResult]:
     return [rep.result for rep in reps if rep.counted and isinstance(rep.result, PacedResult)]
 
 
+def _medians(results: list[PacedResult], percentiles: tuple[float, ...]) -> dict[float, Interval | None]:
+    """Each percentile's median over the results, in ms, with its interval."""
+    found: dict[float, Interval | None] = {}
+    for percentile in percentiles:
+        values = [at / 1000 for result in results if (at := result.latency_at_us(percentile)) is not None]
+        found[percentile] = median_interval(values)
+    return found
+
+
+def departs(tool: Interval | None, witness: Interval | None) -> bool:
+    """Whether two intervals of one percentile lie more than WITNESS_GAP_MS apart."""
+    if tool is None or witness is None:
+        return False
+    tool_low, tool_high = _ends(tool)
+    witness_low, witness_high = _ends(witness)
+    return tool_low - witness_high > WITNESS_GAP_MS or witness_low - tool_high > WITNESS_GAP_MS
+
+
+def _ends(interval: Interval) -> tuple[float, float]:
+    """An interval's ends, or its value at both where it has none (a single repetition)."""
+    low = interval.value if interval.low is None else interval.low
+    high = interval.value if interval.high is None else interval.high
+    return low, high
+
+
 def load_figure(load: LoadRun) -> LoadFigure:
     """A load's figures from its repetitions."""
     reps = load.cell.repetitions
     results = _counted(reps)
     kept = [result for result in results if result.kept_up]
-    latency: dict[float, Interval | None] = {}
-    for percentile in SHOWN:
-        values = [at / 1000 for result in kept if (at := result.latency_at_us(percentile)) is not None]
-        latency[percentile] = median_interval(values)
+    latency = _medians(kept, SHOWN)
+    witnesses = [result.witness for result in results if result.witness is not None]
+    witness = _medians(witnesses, WITNESSED) if witnesses else {}
+    tool_at = _medians(results, WITNESSED)
+    apart = any(departs(tool_at[p], witness[p]) for p in witness)
+    overflows = [rep.result.listen_overflows for rep in reps if rep.result is not None]
     return LoadFigure(
         fraction=load.fraction,
         offered_rps=load.cell.rate,
         latency_ms=latency,
         counted=len(kept),
         made=len(reps),
-        beyond_tool=any(not result.kept_up for result in results),
+        beyond_tool=apart or any(not result.kept_up for result in results),
         failed_requests=sum(rep.result.failed_requests for rep in reps if rep.result is not None),
         raw=tuple(rep.raw_output for rep in reps),
+        witness_ms=witness,
+        apart=apart,
+        listen_overflows=None if not overflows or None in overflows else sum(o for o in overflows if o is not None),
     )
 
 

@@ -30,11 +30,15 @@ from benchsite.tools.base import (
     rising_percentiles,
 )
 
-# A repetition whose tool sent its requests later than this (99th percentile of its send lag, once a
-# connection was free), or that kept the tool busier than BUSY_LIMIT of the time, did not hold the offered
-# rate: its figures are the tool's, and decide nothing.
+# A repetition whose tool sent its requests later than this (99th percentile of its send lag: from each
+# request's due time in version 2, a wait for one of its own connections included; version 1 counted from when a
+# connection was free), did not hold the offered rate: its figures are the tool's, and decide nothing. So too
+# one whose tool used CPU_LIMIT of a CPU or more (version 2: it reads replies late, whatever its sends did), or
+# kept busier than BUSY_LIMIT of the time sending and reading (version 1), or that sent fewer than it scheduled.
 LAG_LIMIT_US = 1000
+CPU_LIMIT = 0.9
 BUSY_LIMIT = 0.75
+WITNESS_PREFIX = "witness "
 
 
 class PacedParseError(BenchError):
@@ -57,12 +61,20 @@ class PacedResult(ToolResult):
     non_2xx: Count
     elapsed_s: Positive
     requests_per_s: Rate  # achieved: completed ÷ elapsed
-    busy_share: float = Field(ge=0, le=1.5)  # of the elapsed time, sending and reading (not waiting)
+    busy_share: float | None = Field(default=None, ge=0, le=1.5)  # version 1: of the elapsed time, sending and reading
     send_lag_us_p50: Count
     send_lag_us_p99: Count
     send_lag_us_max: Count
     latency_us_mean: Positive | None  # None: nothing was answered
     latency_us: Seq[Pair[float, Count]]  # (percentile, µs from the request's due time)
+    # Version 2 and the witness (None before):
+    sent: Count | None = None  # requests put in flight, on time or late
+    cpu_share: float | None = Field(default=None, ge=0, le=1.5)  # the tool's CPU time (user and system) ÷ elapsed
+    peak_open: Count | None = None  # the most connections open at once
+    listen_overflows: Count | None = None  # the machine's TcpExt ListenOverflows, over the run
+    scheduling: str | None = None  # "ordinary on CPU 1", "real-time on CPU 0"
+    witness: PacedResult | None = None  # the witness's report, where one ran beside it
+    witness_error: str | None = None  # why a witness that was asked for gave no report
 
     @model_validator(mode="after")
     def _latency_rises(self) -> PacedResult:
@@ -95,9 +107,13 @@ class PacedResult(ToolResult):
 
     @property
     def kept_up(self) -> bool:
-        """Whether the tool itself held the schedule: its send lag within LAG_LIMIT_US, its busy share under
-        BUSY_LIMIT."""
-        return self.send_lag_us_p99 <= LAG_LIMIT_US and self.busy_share < BUSY_LIMIT
+        """Whether the tool itself held the schedule: its send lag within LAG_LIMIT_US, every scheduled request
+        sent, its CPU under CPU_LIMIT (version 1: its busy share under BUSY_LIMIT)."""
+        if self.send_lag_us_p99 > LAG_LIMIT_US:
+            return False
+        if self.busy_share is not None:
+            return self.busy_share < BUSY_LIMIT
+        return (self.cpu_share or 0.0) < CPU_LIMIT and self.sent == self.scheduled
 
     def latency_at_us(self, percentile: float) -> int | None:
         """The latency within which `percentile` % of the answered requests came (None: not reported)."""
@@ -105,12 +121,21 @@ class PacedResult(ToolResult):
 
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
-# benchsite-paced 1
-_VERSION = re.compile(r"^benchsite-paced (\d+)$", re.M)
-# offered: 500.000 req/s for 4.000 s, 10 connections, kept alive
+# benchsite-paced 2 (or benchsite-witness 1)
+_VERSION = re.compile(r"\Abenchsite-(paced|witness) (\d+)$", re.M)
+# offered: 500.000 req/s for 4.000 s, at most 10 connections, kept alive (version 1: "10 connections")
 _OFFERED = re.compile(
-    rf"^offered: {_NUMBER} req/s for {_NUMBER} s, (\d+) connections, (kept alive|one per request)$", re.M
+    rf"^offered: {_NUMBER} req/s for {_NUMBER} s, (?:at most )?(\d+) connections, (kept alive|one per request)$",
+    re.M,
 )
+# cpu: 0.634 of the elapsed time
+_CPU = re.compile(rf"^cpu: {_NUMBER} of the elapsed time$", re.M)
+# peak open: 12 connections
+_PEAK = re.compile(r"^peak open: (\d+) connections$", re.M)
+# listen overflows: 0 (this machine's, over the run)
+_OVERFLOWS = re.compile(r"^listen overflows: (\d+|unknown) \(this machine's, over the run\)$", re.M)
+# scheduling: real-time on CPU 0
+_SCHEDULING = re.compile(r"^scheduling: ((?:real-time|ordinary) on CPUs? [\d-]+)$", re.M)
 # errors: 0 connect, 0 read, 0 timeout
 _ERRORS = re.compile(r"^errors: (\d+) connect, (\d+) read, (\d+) timeout$", re.M)
 # send lag us: p50 0 p99 1 max 18
@@ -172,13 +197,35 @@ def _percentiles_fit(percentiles: tuple[tuple[float, int], ...], latency: re.Mat
         )
 
 
-def parse_paced_output(report: str) -> PacedResult:
-    """Parse one benchsite-paced report; raise PacedParseError naming the first missing or inconsistent part."""
-    _need(_VERSION, report, "version line")
+def _optional(pattern: re.Pattern[str], report: str, version: int, what: str) -> str | None:
+    """A line version 2 always prints (None in a version 1 report)."""
+    if version < 2:
+        return None
+    return _need(pattern, report, what).group(1)
+
+
+def parse_paced_output(text: str) -> PacedResult:
+    """Parse one benchsite-paced report (with its witness's, where one ran); raise PacedParseError naming the first
+    missing or inconsistent part."""
+    lines = text.splitlines(keepends=True)
+    report = "".join(line for line in lines if not line.startswith(WITNESS_PREFIX))
+    witnessed = "".join(line[len(WITNESS_PREFIX) :] for line in lines if line.startswith(WITNESS_PREFIX))
+    name, number = _need(_VERSION, report, "version line").groups()
+    version = 2 if name == "witness" else int(number)  # the witness prints version 2's report
+    witness, witness_error = None, None
+    if witnessed.startswith("failed: "):
+        witness_error = witnessed.removeprefix("failed: ").strip()
+    elif witnessed:
+        witness = parse_paced_output(witnessed)
     offered = _need(_OFFERED, report, "'offered:' line")
     errors = [int(group) for group in _need(_ERRORS, report, "'errors:' line").groups()]
     lag = [int(group) for group in _need(_LAG, report, "'send lag us:' line").groups()]
-    busy = float(_need(_BUSY, report, "'busy:' line").group(1))
+    busy = float(_need(_BUSY, report, "'busy:' line").group(1)) if version < 2 else None
+    sent = _optional(re.compile(r"^sent: (\d+)$", re.M), report, version, "'sent:' line")
+    cpu = _optional(_CPU, report, version, "'cpu:' line")
+    peak = _optional(_PEAK, report, version, "'peak open:' line")
+    overflows = _optional(_OVERFLOWS, report, version, "'listen overflows:' line")
+    scheduling = _optional(_SCHEDULING, report, version, "'scheduling:' line")
     completed = int(_line("completed", report))
     latency = _LATENCY.search(report)
     if completed and latency is None:
@@ -211,6 +258,13 @@ def parse_paced_output(report: str) -> PacedResult:
         latency_us_mean=float(latency.group(2)) if latency else None,
         latency_us=percentiles,
         percentiles_ms=tuple((int(p), us / 1000) for p, us in percentiles if p == int(p)),
+        sent=None if sent is None else int(sent),
+        cpu_share=None if cpu is None else float(cpu),
+        peak_open=None if peak is None else int(peak),
+        listen_overflows=None if overflows in (None, "unknown") else int(overflows),
+        scheduling=scheduling,
+        witness=witness,
+        witness_error=witness_error,
     )
     return build_report(PacedResult, values, PacedParseError, "benchsite-paced")
 

@@ -2,35 +2,143 @@
 earlier ones are doing, and each one's latency counts from the moment it was meant to be sent.
 
 A closed loop (ab, wrk) sends a client's next request only when the last one came back, so a server that
-stops for 100 ms delays one request and the load with it. Here request i is due at start + i / rate; with
-kept-alive connections it goes to connection i mod C (waiting there if that connection is still busy, as
-wrk2 does), else on a new connection of its own (at most C open, the rest waiting in line). Either way a
-stall is charged to every request it delayed. The report also says how late the tool itself sent (its
-send lag, after a connection was free) and how busy it was (the share of the time it spent sending and
-reading rather than waiting for the next due time): a late or saturated tool cannot hold the rate, and its
-figures decide nothing.
+stops for 100 ms delays one request and the load with it. Here request i is due at start + i / rate and goes out
+on an idle kept-alive connection or a new one, at most C open; when all C are busy it waits in line. Either way
+a stall is charged to every request it delayed. The report says how late the tool itself sent (its send lag,
+from each request's due time: a wait for one of its own connections is the tool's, not the server's), how much
+CPU it used over the run (waits in the kernel included), how many connections it needed, and how often the
+machine's listen queues overflowed meanwhile: a late or saturated tool cannot hold the rate, and its figures
+decide nothing.
+
+Two engines, one report: benchsite-paced runs the C loop (`_pacer.c`), which keeps a schedule of 40,000
+requests a second on one CPU; benchsite-witness runs the Python loop (`paced_loop.py`), a second implementation
+that measures the same server at a low rate beside it.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import resource
+import signal
 import sys
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
 
-from benchsite.tools.paced_loop import VERSION, Paced, target_of
+from benchsite.tools.paced_loop import Paced, Target, target_of
+from benchsite.tools.paced_witness import Witness, announce_ready, scheduling
 
+PACED = "benchsite-paced 2"
+WITNESS = "benchsite-witness 1"
 PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
 BUCKETS_PER_DECADE = 40  # the histogram's bucket edges, about 6 % apart
-MAX_RATE = 1e6
+# The highest rate each engine is proven to hold on the project's 2-CPU VM (docs/methodology.rst, "The open-loop
+# tool's ceiling"): beyond it a rate is refused, not measured.
+MAX_RATE = {PACED: 60_000.0, WITNESS: 2_000.0}
 MAX_CONNECTIONS = 20_000
 # The most requests one run schedules: each answered one keeps its latency and send lag (16 bytes), so the tool
-# holds at most about 160 MB whatever its rate and duration (requests not yet due, or due and waiting for a
-# connection, are counted, never queued).
+# holds at most about 160 MB whatever its rate and duration.
 MAX_REQUESTS = 10_000_000
+NETSTAT = Path("/proc/net/netstat")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one engine's run counted."""
+
+    latencies_us: np.ndarray
+    lags_us: np.ndarray
+    scheduled: int
+    counts: dict[str, int]  # connect_errors, closed, cut_short, not_http, timeouts, non_2xx
+    elapsed_s: float
+    cpu_s: float
+    peak_open: int
+
+    @property
+    def read_errors(self) -> int:
+        return self.counts["closed"] + self.counts["cut_short"] + self.counts["not_http"]
+
+    @property
+    def failed(self) -> int:
+        return self.counts["connect_errors"] + self.read_errors + self.counts["timeouts"]
+
+    def failed_said(self, address: str) -> str:
+        """The failures in words, the most frequent first."""
+        kinds = [
+            (self.counts["connect_errors"], f"could not connect to {address} (nothing listening?)"),
+            (self.counts["closed"], "closed by the server before any reply"),
+            (self.counts["cut_short"], "cut short within the reply"),
+            (self.counts["not_http"], "answered with something that is not HTTP"),
+            (self.counts["timeouts"], "not answered within the timeout"),
+        ]
+        return "; ".join(f"{count:,} {what}" for count, what in sorted(kinds, key=lambda kind: -kind[0]) if count)
+
+
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_c(target: Target, request: bytes, count: int, rate: float, connections: int, keepalive: bool, timeout_s: float) -> Outcome:
+    """The C loop (the GIL released while it runs)."""
+    from benchsite.tools import _pacer  # built by pip from _pacer.c
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # the loop runs without the GIL: Ctrl-C ends the process
+    host, port = target.address[0], target.address[1]
+    began = _cpu_s()
+    got = _pacer.run(int(target.family), host, port, request, rate, count, connections, keepalive, timeout_s)
+    counts = {name: got[name] for name in ("connect_errors", "closed", "cut_short", "not_http", "timeouts", "non_2xx")}
+    return Outcome(
+        latencies_us=np.frombuffer(got["latencies_us"], dtype=np.int64),
+        lags_us=np.frombuffer(got["lags_us"], dtype=np.int64),
+        scheduled=got["scheduled"],
+        counts=counts,
+        elapsed_s=got["elapsed_ns"] / 1e9,
+        cpu_s=_cpu_s() - began,
+        peak_open=got["peak_open"],
+    )
+
+
+def run_python(
+    target: Target, request: bytes, count: int, rate: float, connections: int, keepalive: bool, timeout_s: float
+) -> Outcome:
+    """The Python loop."""
+    paced = Paced(target, request, count, rate, connections, keepalive, timeout_s)
+    began = _cpu_s()
+    elapsed_s = paced.run()
+    tally = paced.tally
+    counts = {
+        "connect_errors": tally.connect_errors,
+        "closed": tally.closed,
+        "cut_short": tally.cut_short,
+        "not_http": tally.not_http,
+        "timeouts": tally.timeouts,
+        "non_2xx": tally.non_2xx,
+    }
+    return Outcome(
+        latencies_us=np.frombuffer(tally.latencies_us, dtype=np.int64) if tally.latencies_us else np.zeros(0, np.int64),
+        lags_us=np.frombuffer(tally.lags_us, dtype=np.int64) if tally.lags_us else np.zeros(0, np.int64),
+        scheduled=paced.count,
+        counts=counts,
+        elapsed_s=elapsed_s,
+        cpu_s=_cpu_s() - began,
+        peak_open=paced.peak_open,
+    )
+
+
+def listen_overflows() -> int | None:
+    """This machine's count of connections its listen queues turned away (TcpExt ListenOverflows), None where the
+    kernel does not say."""
+    try:
+        lines = [line.split() for line in NETSTAT.read_text().splitlines() if line.startswith("TcpExt:")]
+        return int(dict(zip(lines[0], lines[1], strict=True))["ListenOverflows"])
+    except (OSError, IndexError, KeyError, ValueError):
+        return None
 
 
 def histogram(latencies_us: np.ndarray) -> list[tuple[int, int]]:
@@ -40,23 +148,25 @@ def histogram(latencies_us: np.ndarray) -> list[tuple[int, int]]:
     return [(int(edges[i]), int(count)) for i, count in enumerate(counts) if count]
 
 
-def report(paced: Paced, rate: float, duration_s: float, connections: int, elapsed_s: float) -> str:
-    tally = paced.tally
-    latencies = np.frombuffer(tally.latencies_us, dtype=np.int64) if tally.latencies_us else np.zeros(0, np.int64)
-    lags = np.frombuffer(tally.lags_us, dtype=np.int64) if tally.lags_us else np.zeros(1, np.int64)
-    mode = "kept alive" if paced.keepalive else "one per request"
+def report(version: str, outcome: Outcome, args: argparse.Namespace, overflows: int | None) -> str:
+    latencies, lags, counts = outcome.latencies_us, outcome.lags_us, outcome.counts
+    mode = "kept alive" if args.keepalive else "one per request"
     lines = [
-        VERSION,
-        f"offered: {rate:.3f} req/s for {duration_s:.3f} s, {connections} connections, {mode}",
-        f"scheduled: {paced.count}",
+        version,
+        f"offered: {args.rate:.3f} req/s for {args.duration:.3f} s, at most {args.connections} connections, {mode}",
+        f"scheduled: {outcome.scheduled}",
+        f"sent: {len(lags)}",
         f"completed: {len(latencies)}",
-        f"errors: {tally.connect_errors} connect, {tally.read_errors} read, {tally.timeouts} timeout",
-        f"non-2xx: {tally.non_2xx}",
-        f"elapsed: {elapsed_s:.6f} s",
-        f"achieved: {len(latencies) / elapsed_s:.3f} req/s",
-        f"busy: {paced.busy_ns / 1e9 / elapsed_s:.3f} of the elapsed time",
+        f"errors: {counts['connect_errors']} connect, {outcome.read_errors} read, {counts['timeouts']} timeout",
+        f"non-2xx: {counts['non_2xx']}",
+        f"elapsed: {outcome.elapsed_s:.6f} s",
+        f"achieved: {len(latencies) / outcome.elapsed_s:.3f} req/s",
+        f"cpu: {outcome.cpu_s / outcome.elapsed_s:.3f} of the elapsed time",
+        f"peak open: {outcome.peak_open} connections",
+        f"listen overflows: {'unknown' if overflows is None else overflows} (this machine's, over the run)",
+        f"scheduling: {scheduling()}",
     ]
-    lag_at = np.percentile(lags, [50, 99, 100], method="inverted_cdf")
+    lag_at = np.percentile(lags if len(lags) else np.zeros(1), [50, 99, 100], method="inverted_cdf")
     lines.append(f"send lag us: p50 {int(lag_at[0])} p99 {int(lag_at[1])} max {int(lag_at[2])}")
     if len(latencies):
         lines.append(f"latency us: min {int(latencies.min())} mean {latencies.mean():.1f} max {int(latencies.max())}")
@@ -73,8 +183,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message}\n")
 
 
-def _within(high: float) -> Callable[[str], float]:
-    """An argument's type: a finite number in (0, high], else its own one-line error."""
+def _within(high: float, beyond: str = "") -> Callable[[str], float]:
+    """An argument's type: a finite number in (0, high], else its own one-line error (`beyond`: why high)."""
 
     def read(text: str) -> float:
         try:
@@ -82,7 +192,7 @@ def _within(high: float) -> Callable[[str], float]:
         except ValueError:
             value = math.nan
         if not (math.isfinite(value) and 0 < value <= high):
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number in (0, {high:g}]")
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number in (0, {high:g}]{beyond}")
         return value
 
     return read
@@ -94,15 +204,28 @@ def _connections(text: str) -> int:
     return int(text)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="benchsite-paced", description=__doc__.splitlines()[0])
+def _request(target: Target, version: str, keepalive: bool) -> bytes:
+    close = "" if keepalive else "Connection: close\r\n"
+    agent = version.replace(" ", "/")
+    return (
+        f"GET {target.path} HTTP/1.1\r\nHost: {target.netloc}\r\nUser-Agent: {agent}\r\nAccept: */*\r\n{close}\r\n"
+    ).encode()
+
+
+def main(argv: list[str] | None = None, version: str = PACED) -> int:
+    prog = version.split()[0]
+    parser = _Parser(prog=prog, description=__doc__.splitlines()[0])
+    ceiling = f": {prog}'s proven ceiling on the project's VM is {MAX_RATE[version]:,.0f} req/s"
     parser.add_argument("url")
-    parser.add_argument("--rate", type=_within(MAX_RATE), required=True, help="requests per second")
+    parser.add_argument("--rate", type=_within(MAX_RATE[version], ceiling), required=True, help="requests per second")
     parser.add_argument("--duration", type=_within(3600), required=True, help="seconds of schedule")
-    parser.add_argument("--connections", type=_connections, default=10, help="kept-alive connections, or at most open")
+    parser.add_argument("--connections", type=_connections, default=10, help="the most connections open at once")
     parser.add_argument("--keepalive", action="store_true", help="reuse connections (HTTP/1.1 keep-alive)")
     parser.add_argument("--timeout", type=_within(3600), default=30.0, help="seconds a request may take")
-    parser.add_argument("--version", action="version", version=VERSION)
+    if version == PACED:
+        parser.add_argument("--witness", type=_within(MAX_RATE[WITNESS]), help="the witness's rate (req/s)")
+        parser.add_argument("--witness-cpu", type=int, help="the CPU the witness runs on (the server's)")
+    parser.add_argument("--version", action="version", version=version)
     args = parser.parse_args(argv)
     requests = args.rate * args.duration
     if not 1 <= round(requests) <= MAX_REQUESTS:
@@ -114,21 +237,45 @@ def main(argv: list[str] | None = None) -> int:
         target = target_of(args.url)
     except ValueError as error:
         parser.error(str(error))
-    paced = Paced(target, args.rate, args.duration, args.connections, args.keepalive, args.timeout)
+    engine = run_c if version == PACED else run_python
+    count = max(1, round(requests))
+    witness = _witness(args) if version == PACED and args.witness else None
+    before = listen_overflows()
+    if version == WITNESS:
+        announce_ready()
     try:
-        elapsed_s = paced.run()
+        outcome = engine(
+            target, _request(target, version, args.keepalive), count, args.rate, args.connections, args.keepalive,
+            args.timeout,
+        )
     except KeyboardInterrupt:
-        sys.stderr.write(f"benchsite-paced: interrupted after {paced.index:,} of {paced.count:,} requests fell due\n")
+        sys.stderr.write(f"{prog}: interrupted before its {count:,} requests were answered\n")
         return 130
-    sys.stdout.write(report(paced, args.rate, args.duration, args.connections, elapsed_s))
-    completed, failed = len(paced.tally.latencies_us), paced.tally.failed
+    after = listen_overflows()
+    overflows = None if before is None or after is None else after - before
+    sys.stdout.write(report(version, outcome, args, overflows))
+    if witness is not None:
+        sys.stdout.write(witness.report(args.timeout + 10))
+    completed, failed = len(outcome.latencies_us), outcome.failed
     if completed == 0 or failed > completed:
         sys.stderr.write(
-            f"benchsite-paced: {completed:,} of {paced.count:,} requests completed, {failed:,} failed: "
-            f"{paced.tally.failed_said(target.shown)}\n"
+            f"{prog}: {completed:,} of {count:,} requests completed, {failed:,} failed: "
+            f"{outcome.failed_said(target.shown)}\n"
         )
         return 1
     return 0
+
+
+def _witness(args: argparse.Namespace) -> Witness:
+    """The witness started on the same URL for the same time, at its own low rate."""
+    argv = ["--rate", str(args.witness), "--duration", str(args.duration), "--connections", "64"]
+    argv += ["--timeout", str(args.timeout), *(["--keepalive"] if args.keepalive else []), args.url]
+    return Witness(argv, args.witness_cpu)
+
+
+def witness_main(argv: list[str] | None = None) -> int:
+    """benchsite-witness: the same command, run by the Python loop."""
+    return main(argv, WITNESS)
 
 
 if __name__ == "__main__":

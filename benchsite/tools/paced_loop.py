@@ -1,6 +1,6 @@
-"""benchsite-paced's event loop: requests sent on a fixed schedule over non-blocking sockets, each reply read
-with httptools, and every outcome counted (answered with its latency from its due time, or failed, and why).
-The command (`paced_client`) reads its arguments, runs the loop and prints the report."""
+"""benchsite-witness's event loop, in Python: requests sent on a fixed schedule over non-blocking sockets, each
+reply read with httptools, and every outcome counted (answered with its latency, or failed, and why). It is the open-loop tool's first engine, kept as the witness: a second implementation, at a low rate, that
+measures the same server during each load of the C loop (`_pacer.c`). `paced_client` runs either."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ from urllib.parse import urlsplit
 
 import httptools
 
-VERSION = "benchsite-paced 1"
-SPIN_S = 0.002  # within this of a due time the loop polls instead of sleeping (epoll sleeps in whole ms)
 
 
 @dataclass
@@ -83,7 +81,6 @@ class Connection:
         self.waiting = 0
         self.next_index = 0  # the index of the first request waiting for it
         self.current: int | None = None  # the due time of the request in flight
-        self.free_since = 0
         self.reply = Reply()
         self.parser = httptools.HttpResponseParser(self.reply)
 
@@ -130,15 +127,11 @@ class Paced:
     """The event loop: one thread, epoll, the schedule in nanoseconds of the monotonic clock."""
 
     def __init__(
-        self, target: Target, rate: float, duration_s: float, connections: int, keepalive: bool, timeout_s: float
+        self, target: Target, request: bytes, count: int, rate: float, connections: int, keepalive: bool, timeout_s: float
     ) -> None:
         self.target = target
-        path, netloc = target.path, target.netloc
-        close = "" if keepalive else "Connection: close\r\n"
-        self.request = (
-            f"GET {path} HTTP/1.1\r\nHost: {netloc}\r\nUser-Agent: {VERSION}\r\nAccept: */*\r\n{close}\r\n"
-        ).encode()
-        self.count = max(1, round(rate * duration_s))
+        self.request = request
+        self.count = count
         self.interval_ns = 1e9 / rate
         self.keepalive = keepalive
         self.timeout_ns = int(timeout_s * 1e9)
@@ -151,7 +144,7 @@ class Paced:
         self.selector = selectors.DefaultSelector()
         self.tally = Tally()
         self.outstanding = 0
-        self.busy_ns = 0  # time spent sending and reading, not sleeping or polling for the next due time
+        self.open = self.peak_open = 0  # connections open now, and at most
         self.start = 0  # the schedule's start, on the monotonic clock in ns
         self.refused: list[Connection] = []  # connections refused at once, failed by the loop
 
@@ -166,6 +159,8 @@ class Paced:
             self.refused.append(conn)  # failed by the loop, not here: a line of refusals is no recursion
             return
         conn.sock, conn.connected = sock, False
+        self.open += 1
+        self.peak_open = max(self.peak_open, self.open)
         conn.reply = Reply()
         conn.parser = httptools.HttpResponseParser(conn.reply)
         self.selector.register(sock, selectors.EVENT_WRITE, conn)
@@ -174,13 +169,14 @@ class Paced:
         if conn.sock is not None:
             self.selector.unregister(conn.sock)
             conn.sock.close()
+            self.open -= 1
         conn.sock, conn.connected = None, False
 
-    def _start(self, conn: Connection, due: int, now: int, free_since: int = 0) -> None:
+    def _start(self, conn: Connection, due: int, now: int) -> None:
         """Put a due request in flight on `conn` (connecting first where needed); its send lag counts from when
-        it was due or its connection (or slot) came free, whichever was later."""
-        self.tally.lags_us.append((now - max(due, conn.free_since, free_since)) // 1000)
-        conn.current = due
+        it was due, a wait for one of the loop's own connections included."""
+        self.tally.lags_us.append((now - due) // 1000)
+        conn.current = now  # the witness's latency counts from when its request left: see run()
         if conn.sock is None:
             self._open(conn, now)
         elif conn.connected:
@@ -218,7 +214,6 @@ class Paced:
     def _finished(self, conn: Connection, now: int) -> None:
         """A request ended (answered or failed): the connection takes its next waiting one."""
         conn.current = None
-        conn.free_since = now
         self.outstanding -= 1
         if self.keepalive:
             if conn.waiting:
@@ -227,7 +222,7 @@ class Paced:
                 self._start(conn, self._due_at(conn.next_index - len(self.pool)), now)
         elif self.line:
             self.line -= 1
-            self._start(Connection(), self._due_at(self.index - self.line - 1), now, free_since=now)
+            self._start(Connection(), self._due_at(self.index - self.line - 1), now)
 
     # --- events -------------------------------------------------------------------------------------
     def _event(self, conn: Connection, now: int) -> None:
@@ -289,7 +284,13 @@ class Paced:
                 self._fail(conn, "timeouts", now)
 
     def run(self) -> float:
-        """Send every request on schedule and wait for the last answers; the elapsed seconds."""
+        """Send every request on schedule and wait for the last answers; the elapsed seconds.
+
+        It never spins: as the witness it runs at real-time priority on the server's CPU, where a busy wait
+        would take the server's time. So it wakes up to a millisecond late (epoll sleeps in whole ms), and each
+        latency counts from when its request left, not from its due time: at its low rate, with connections to
+        spare, no request waits for another, and the time is the server's alone. Its send lag says how late
+        it was."""
         gc.disable()  # a collection would be a stall of the tool's own
         start = self.start = time.perf_counter_ns() + 20_000_000
         last_check = start
@@ -299,7 +300,6 @@ class Paced:
                 while self.index < self.count and self._due_at(self.index) <= now:
                     self.index += 1  # before _due: a request that waits in line is one of the indices before it
                     self._due(self.index - 1, now)
-                self.busy_ns += time.perf_counter_ns() - now
             while self.refused:
                 self._fail(self.refused.pop(), "connect_errors", now)
             if self.index >= self.count and self.outstanding == 0:
@@ -310,16 +310,13 @@ class Paced:
                 if self.index >= self.count and now - start > self.count * self.interval_ns + 2 * self.timeout_ns:
                     break
             if self.index < self.count:
-                wait = (self._due_at(self.index) - now) / 1e9 - SPIN_S
-                wait = max(0.0, wait)
+                wait = max(0.0, (self._due_at(self.index) - now) / 1e9)
             else:
                 wait = 0.01
             events = self.selector.select(wait)
             if events:
-                began = time.perf_counter_ns()
                 for key, _ in events:
                     self._event(key.data, time.perf_counter_ns())
-                self.busy_ns += time.perf_counter_ns() - began
         self.tally.timeouts += self.outstanding  # never answered within the run's last timeout
         gc.enable()
         return (time.perf_counter_ns() - start) / 1e9

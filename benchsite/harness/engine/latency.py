@@ -48,6 +48,14 @@ def paced_cell(plan: LatencyPlan, fraction: float, capacity_rps: float) -> Paced
     )
 
 
+def witness_args(plan: LatencyPlan, settings: Settings) -> list[str]:
+    """The tool's witness at the plan's rate, on the server's CPU (where the run pins one)."""
+    if not plan.witness_rps:
+        return []
+    cpu = [] if settings.server_cpu is None else ["--witness-cpu", str(settings.server_cpu)]
+    return ["--witness", f"{plan.witness_rps:g}", *cpu]
+
+
 def measure_latency(
     hosts: Placement,
     recipe: Recipe,
@@ -85,7 +93,7 @@ def measure_latency(
                 checkpoint()
                 server = started[subject.name].server
                 cell = paced_cell(plan, fraction, capacity[subject.name])
-                argv = cell_argv(server, subject, cell, 0, settings, hosts.server.address)
+                argv = cell_argv(server, subject, cell, 0, settings, hosts.server.address) + witness_args(plan, settings)
                 rep = measure(hosts, server, subject.name, cell, argv, settings, run_dir, index, backends, run_started)
                 reps.setdefault((subject.name, fraction), []).append(rep)
                 said = rep.result.latency_at_us(99.0) if rep.result is not None else None
