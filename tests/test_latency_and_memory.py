@@ -17,8 +17,9 @@ import pytest
 from benchsite.harness.processes.memory import tree_memory
 from benchsite.harness.processes.processes import free_port
 from benchsite.model.run import RunDocument
-from benchsite.results.latency import load_figure
+from benchsite.results.latency import fmt_ms, latency_figures, load_figure
 from benchsite.results.store import list_runs, load_run
+from benchsite.sphinxext.latency import _plain as plain_cell
 from benchsite.tools.paced import PacedResult
 from conftest import ToyRecipes, run_invoke
 
@@ -72,6 +73,7 @@ capacity_cell = "c1"
 fractions = [0.25, 0.5, 0.75]
 seconds = 3
 rounds = 1
+connections = 256
 p99_target = "10 ms"
 """
 
@@ -98,6 +100,48 @@ def test_an_open_loop_sees_a_stall_that_a_closed_loop_hides(toy: ToyRecipes) -> 
     # Whatever else the machine did: the stall is in the open loop's p99 and out of the closed loop's.
     assert open_p99_ms >= 50
     assert closed_p99 is not None and closed_p99 < 25 <= open_p99_ms / 2
+    # Its witness, a second sender on the server's CPU meanwhile, saw the stall too, and agrees with it.
+    witness = paced.result.witness
+    assert witness is not None, paced.result.witness_error
+    assert witness.latency_at_us(99.0) >= 50_000  # type: ignore[operator]
+    assert not load_figure(half).apart
+
+
+HELD_BACK_CONF = """
+[profiles.held-back]
+requests = 3000
+rounds = 1
+warmup_requests = 300
+
+[profiles.held-back.latency]
+capacity_cell = "c1"
+fractions = [1.25, 1.5, 2.0]
+seconds = 2
+rounds = 1
+connections = 1
+p99_target = "10 ms"
+"""
+
+
+def test_a_tool_held_back_by_too_few_connections_marks_every_load_as_its_own_beside_its_witness(
+    toy: ToyRecipes,
+) -> None:
+    """One connection for more requests than one connection carries: requests wait for the tool's own connection,
+    a wait it counts as its lag, so every load is the tool's; the witness, with connections to spare, says what the
+    server did meanwhile, and the page shows its figure where the tool's would have been."""
+    run = run_of(toy, "heldback", held("heldback"), HELD_BACK_CONF, "held-back")
+    figures = latency_figures(run)
+    assert [figure.subject for figure in figures] == ["heldback"]
+    stored = run.latency.of("heldback")  # type: ignore[union-attr]
+    assert stored is not None
+    for load, made in zip(figures[0].loads, stored.loads, strict=True):
+        results = [rep.result for rep in made.cell.repetitions]
+        assert all(isinstance(result, PacedResult) and not result.kept_up for result in results)
+        assert load.beyond_tool and load.latency_ms[99.0] is None, load
+        witness = load.witness_ms[99.0]
+        assert load.witness_ms[50.0] is not None and witness is not None, load
+        shown = plain_cell(load, 99.0)
+        assert shown.startswith("— (") and shown.endswith(f"; witness {fmt_ms(witness.value)})"), shown
 
 
 MEMORY_CONF = """

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from benchsite.tools import parse_report
-from benchsite.tools.paced import BUSY_LIMIT, LAG_LIMIT_US, PacedCell, PacedParseError, parse_paced_output
+from benchsite.tools.paced import BUSY_LIMIT, CPU_LIMIT, LAG_LIMIT_US, PacedCell, PacedParseError, parse_paced_output
 from benchsite.tools.paced_client import main
 from conftest import FIXTURES, REPO
 
@@ -80,7 +80,7 @@ def test_the_cell_command_is_bounded_by_its_schedule_and_the_socket_timeout() ->
     ]
 
 
-@pytest.mark.parametrize("rate", ["0", "-5", "fast", "2e6"])
+@pytest.mark.parametrize("rate", ["0", "-5", "fast", "nan", "60001", "2e6"])
 def test_a_rate_it_cannot_send_is_refused_before_anything_is_sent(
     rate: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -92,4 +92,57 @@ def test_a_rate_it_cannot_send_is_refused_before_anything_is_sent(
 
 def test_the_methodology_states_the_limits_the_figures_apply() -> None:
     said = " ".join((REPO / "docs" / "methodology.rst").read_text().split())
-    assert f"send lag is over {LAG_LIMIT_US / 1000:g} ms or the tool was {100 * BUSY_LIMIT:.0f} % busy or more" in said
+    assert f"percentile of send lag is over {LAG_LIMIT_US / 1000:g} ms, the CPU reached {100 * CPU_LIMIT:.0f} %" in said
+
+
+WITNESSED = (FIXTURES / "paced" / "nginx-witnessed.txt").read_text()
+
+
+def test_version_2_reads_what_the_tool_says_of_itself_and_its_witness() -> None:
+    result = parse_paced_output(WITNESSED)
+    main = "".join(line for line in WITNESSED.splitlines(keepends=True) if not line.startswith("witness "))
+    for name, value in (
+        ("sent", result.sent),
+        ("scheduled", result.scheduled),
+        ("completed", result.completed),
+    ):
+        assert re.search(rf"^{name}: {value}$", main, re.M), name
+    assert f"cpu: {result.cpu_share:.3f} of the elapsed time" in main
+    assert f"peak open: {result.peak_open} connections" in main
+    assert f"listen overflows: {result.listen_overflows} (this machine's, over the run)" in main
+    assert result.busy_share is None and result.scheduling == "ordinary on CPU 1"
+    witness = result.witness
+    assert witness is not None and witness.scheduling is not None and witness.witness is None
+    printed_p99 = re.search(r"^witness percentile us: 99 (\d+)$", WITNESSED, re.M)
+    assert printed_p99 is not None and witness.latency_at_us(99.0) == int(printed_p99.group(1))
+    assert witness.offered_rps < result.offered_rps and witness.scheduled < result.scheduled
+    assert type(result).from_json(result.to_json(), "stored") == result
+
+
+def test_version_2_counts_the_tool_behind_on_lag_cpu_or_a_request_never_sent() -> None:
+    result = parse_paced_output(WITNESSED)
+    assert result.kept_up
+    main = [line for line in WITNESSED.splitlines() if not line.startswith("witness ")]
+    cpu = next(line for line in main if line.startswith("cpu: "))
+    saturated = WITNESSED.replace(cpu + "\n", f"cpu: {CPU_LIMIT:.3f} of the elapsed time\n", 1)
+    assert not parse_paced_output(saturated).kept_up
+    sent = next(line for line in main if line.startswith("sent: "))
+    unsent = WITNESSED.replace(sent + "\n", f"sent: {result.scheduled - 1}\n", 1)
+    assert not parse_paced_output(unsent).kept_up
+    lag = next(line for line in main if line.startswith("send lag us: "))
+    late = WITNESSED.replace(lag + "\n", f"send lag us: p50 20 p99 {LAG_LIMIT_US + 1} max 9000\n", 1)
+    assert not parse_paced_output(late).kept_up
+
+
+def test_a_witness_that_gave_no_report_is_said_and_the_tool_is_still_read() -> None:
+    main = "".join(line for line in WITNESSED.splitlines(keepends=True) if not line.startswith("witness "))
+    result = parse_paced_output(main + "witness failed: exit code 1: 0 of 600 requests completed\n")
+    assert result.witness is None and result.witness_error == "exit code 1: 0 of 600 requests completed"
+    assert result.completed == parse_paced_output(WITNESSED).completed
+
+
+@pytest.mark.parametrize("cut", ["sent:", "cpu:", "peak open:", "listen overflows:", "scheduling:"])
+def test_a_version_2_report_without_one_of_its_lines_names_it(cut: str) -> None:
+    broken = "".join(line for line in WITNESSED.splitlines(keepends=True) if not line.startswith(cut))
+    with pytest.raises(PacedParseError, match=f"no '{cut}' line"):
+        parse_paced_output(broken)

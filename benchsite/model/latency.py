@@ -92,4 +92,4 @@ def plan_from(table: Any) -> Any:
     """A profile's latency table with its defaults filled in."""
     if not isinstance(table, dict):
         return table
-    return {"rounds": 3, "connections": 10, "keepalive": False, "seconds": 3, "witness_rps": 200, **table}
+    return {"rounds": 3, "connections": 256, "keepalive": False, "seconds": 3, "witness_rps": 200, **table}

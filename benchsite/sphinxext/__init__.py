@@ -29,7 +29,7 @@ from benchsite.sphinxext.exports import setup_exports
 from benchsite.sphinxext.forest import BenchForest
 from benchsite.sphinxext.glossary import BenchGlossary
 from benchsite.sphinxext.history import BenchHistory
-from benchsite.sphinxext.latency import BenchLatency, BenchMemory, BenchPacedCeiling
+from benchsite.sphinxext.latency import BenchLatency, BenchMemory
 from benchsite.sphinxext.listings import setup_listings
 from benchsite.sphinxext.method import (
     BenchHogged,
@@ -59,6 +59,7 @@ from benchsite.sphinxext.nodes import (
     visit_details_other,
     without_data_attributes,
 )
+from benchsite.sphinxext.paced_ceiling import BenchPacedCeiling
 from benchsite.sphinxext.pivot import BenchDifference, BenchPivot
 from benchsite.sphinxext.raw import BenchCommands, BenchRaw
 from benchsite.sphinxext.releases import BenchReleases

@@ -10,7 +10,6 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx import addnodes
 
-from benchsite.model.run import RunDocument
 from benchsite.results.intervals import levels_label
 from benchsite.results.latency import SHOWN, LatencyFigures, LoadFigure, fmt_ms, latency_figures, tails_apart
 from benchsite.results.machines import MachineRuns, measured
@@ -21,27 +20,33 @@ from benchsite.sphinxext.chart_directive import chart_node
 from benchsite.sphinxext.chartspec import Chart, Series
 from benchsite.sphinxext.nodes import bench_details, block, data
 from benchsite.sphinxext.tables import table
-from benchsite.tools.base import Repetition
 from benchsite.tools.memory import MemoryPeak
-from benchsite.tools.paced import PacedResult
+
+
+def _flag(load: LoadFigure, percentile: float) -> str:
+    """What marks a load as the tool's, with the witness's figure where it measured this percentile:
+    " (tool behind; witness 0.89 ms)", " (tool apart from its witness; witness 0.89 ms)"."""
+    if not load.beyond_tool:
+        return ""
+    witness = load.witness_ms.get(percentile)
+    why = "tool apart from its witness" if load.apart else "tool behind"
+    return f" ({why}; witness {fmt_ms(witness.value)})" if witness is not None else f" ({why})"
 
 
 def _plain(load: LoadFigure, percentile: float) -> str:
     """The median alone, for the summary (every interval is in the table of every load)."""
     value = load.p(percentile)
-    if value is None:
-        return "— (tool behind)" if load.beyond_tool else "—"
-    return fmt_ms(value) + (" (tool behind)" if load.beyond_tool else "")
+    return ("—" if value is None else fmt_ms(value)) + _flag(load, percentile)
 
 
 def _at(load: LoadFigure, percentile: float) -> str:
     found = load.latency_ms.get(percentile)
     if found is None:
-        return "— (tool behind)" if load.beyond_tool else "—"
+        return "—" + _flag(load, percentile)
     text = fmt_ms(found.value)
     if found.low is not None and found.high is not None and found.count > 1:
         text += f" [{fmt_ms(found.low)}–{fmt_ms(found.high)}]"
-    return text + (" (tool behind)" if load.beyond_tool else "")
+    return text + _flag(load, percentile)
 
 
 def _share(fraction: float) -> str:
@@ -165,7 +170,13 @@ class BenchLatency(MeasuredDirective):
             f"Each server offered {', '.join(_share(f) for f in plan.fractions)} of its capacity (its median req/s "
             f"at {run.cell_label(plan.capacity_cell)}) at a steady rate over {connections}, {plan.rounds} rounds of "
             f"{plan.seconds:g} s; p99: the time 99 % of requests were answered within, from when each was due. "
-            f"Sustained: p99 under {plan.p99_target}. “Tool behind”: the load tool could not hold the rate ("
+            f"Sustained: p99 under {plan.p99_target}. “Tool behind”: the load tool could not hold the rate; "
+            + (
+                f"“witness”: what a second sender, {plan.witness_rps:g} req/s on the server's CPU, measured of the "
+                "same server meanwhile, shown where the tool's figure is its own ("
+                if plan.witness_rps
+                else "("
+            )
         )
         lead += pending_xref_to("open-loop", "how")
         lead += nodes.Text(").")
@@ -235,7 +246,16 @@ class BenchLatency(MeasuredDirective):
         return chart_node(chart, "ms")
 
     def _every_load(self, figures: list[LatencyFigures], run_id: str) -> nodes.Node:
-        heads = ("Server", "Offered", *(f"p{p:g}" for p in SHOWN), "Rounds", "Failed requests", "Sustained")
+        witnessed = any(load.witness_ms for figure in figures for load in figure.loads)
+        heads = (
+            "Server",
+            "Offered",
+            *(f"p{p:g}" for p in SHOWN),
+            *(["Witness p50 / p99", "Listen overflows"] if witnessed else []),
+            "Rounds",
+            "Failed requests",
+            "Sustained",
+        )
         rows = []
         intervals = []
         for figure in figures:
@@ -247,6 +267,7 @@ class BenchLatency(MeasuredDirective):
                         figure.label,
                         f"{_share(load.fraction)}: {load.offered_rps:,.0f} req/s",
                         *(data(_at(load, p), metric=f"p{p:g}", subject=figure.subject, run=run_id) for p in SHOWN),
+                        *(_witness_cells(load) if witnessed else []),
                         f"{load.counted} of {load.made}",
                         str(load.failed_requests),
                         "—" if sustained is None else "yes" if sustained else "no",
@@ -259,6 +280,13 @@ class BenchLatency(MeasuredDirective):
         )
         details += table(heads, rows, classes=["bench-latency-loads"])
         return details
+
+
+def _witness_cells(load: LoadFigure) -> list[str]:
+    """The witness's p50 / p99 at a load, and the machine's listen-queue overflows over its rounds."""
+    said = [fmt_ms(found.value) if (found := load.witness_ms.get(p)) is not None else "—" for p in (50.0, 99.0)]
+    overflows = "—" if load.listen_overflows is None else f"{load.listen_overflows:,}"
+    return [" / ".join(said), overflows]
 
 
 def _sustained(figure: LatencyFigures) -> str:
@@ -344,49 +372,3 @@ def pending_xref_to(label: str, text: str) -> nodes.Node:
     ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=label, refexplicit=True)
     ref += nodes.inline(text=text)
     return ref
-
-
-class BenchPacedCeiling(MeasuredDirective):
-    """``.. bench-paced-ceiling:: RECIPE``: how fast benchsite-paced held its schedule against the recipe's
-    ceiling subject (a C server on a static file), load by load, from the newest run that measured it."""
-
-    option_spec: ClassVar[dict] = dict(BenchDirective.option_spec)
-
-    def render(self) -> list[nodes.Node]:
-        view = self.newest_with("latency")
-        ceiling = view.run.ceiling if view is not None else None
-        figures = [f for f in latency_figures(view.run) if ceiling and f.subject == ceiling.name] if view else []
-        if view is None or not figures:
-            return self.none_yet("the open-loop tool against its ceiling subject")
-        run, figure = view.run, figures[0]
-        rows = []
-        for load in figure.loads:
-            results = [rep.result for rep in _load_reps(run, figure.subject, load.fraction) if rep.result is not None]
-            achieved = max((result.requests_per_s for result in results), default=None)
-            lag = max((result.send_lag_us_p99 for result in results), default=None)
-            busy = max((result.busy_share for result in results), default=None)
-            rows.append(
-                [
-                    f"{load.offered_rps:,.0f} req/s",
-                    "—" if achieved is None else f"{achieved:,.0f} req/s",
-                    "—" if lag is None else f"{lag:,} µs",
-                    "—" if busy is None else f"{100 * busy:.0f} %",
-                    "fell behind" if load.beyond_tool else "held",
-                ]
-            )
-        held = [load for load in figure.loads if not load.beyond_tool]
-        behind = [load for load in figure.loads if load.beyond_tool]
-        said = f"On {run.machine.name} (run {run.run_id} of {self.recipe}), against {figure.label}, benchsite-paced "
-        said += f"held its schedule up to {held[-1].offered_rps:,.0f} req/s" if held else "never held its schedule"
-        said += f" and fell behind at {behind[0].offered_rps:,.0f} req/s." if behind else " (the highest rate offered)."
-        heads = ("Offered", "Achieved (best round)", "Send lag p99 (worst round)", "Busy (worst round)", "Schedule")
-        return [
-            nodes.paragraph(text=said),
-            block(table(heads, rows, classes=["bench-paced-ceiling"]), table="paced-ceiling", recipe=self.recipe),
-        ]
-
-
-def _load_reps(run: RunDocument, subject: str, fraction: float) -> tuple[Repetition[PacedResult], ...]:
-    found = run.latency.of(subject) if run.latency is not None else None
-    load = next((each for each in found.loads if each.fraction == fraction), None) if found else None
-    return load.cell.repetitions if load is not None else ()

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
@@ -66,6 +67,10 @@ struct loop {
     long long *latencies, *lags, answered, sent;
     long long non_2xx, failed[FAILURES];
 };
+
+static volatile sig_atomic_t interrupted;  /* SIGINT or SIGTERM came: the loop ends at once */
+
+static void on_signal(int number) { interrupted = number; }
 
 static long long now_ns(void) {
     struct timespec ts;
@@ -366,6 +371,7 @@ static long long run_loop(struct loop *l) {
     long long start = l->start = now_ns() + 20000000LL;
     long long last_check = start, end_by = start + (long long)(l->count * l->interval_ns) + 2 * l->timeout_ns;
     for (;;) {
+        if (interrupted) break;
         long long now = now_ns();
         while (l->next < l->count && due_at(l, l->next) <= now) {
             l->next++;
@@ -437,9 +443,21 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs
         l.free_slots[l.free_n++] = slot;
     }
     long long elapsed;
+    struct sigaction ending = {.sa_handler = on_signal}, was_int, was_term;
+    interrupted = 0;
+    sigaction(SIGINT, &ending, &was_int);
+    sigaction(SIGTERM, &ending, &was_term);
     Py_BEGIN_ALLOW_THREADS
     elapsed = run_loop(&l);
     Py_END_ALLOW_THREADS
+    sigaction(SIGINT, &was_int, NULL);
+    sigaction(SIGTERM, &was_term, NULL);
+    if (interrupted) {
+        for (int slot = 0; slot < connections; slot++)
+            if (l.conns[slot].fd >= 0) close(l.conns[slot].fd);
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+        goto done;
+    }
     if (elapsed < 0) {
         PyErr_SetFromErrno(PyExc_OSError);
         goto done;

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import math
 import resource
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -30,8 +29,8 @@ from typing import NoReturn
 
 import numpy as np
 
-from benchsite.tools.paced_loop import Paced, Target, target_of
-from benchsite.tools.paced_witness import Witness, announce_ready, scheduling
+from benchsite.tools.paced_loop import Paced, Schedule, Target, target_of
+from benchsite.tools.paced_witness import Witness, announce_ready, back_to_ordinary, scheduling
 
 PACED = "benchsite-paced 2"
 WITNESS = "benchsite-witness 1"
@@ -84,14 +83,23 @@ def _cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_c(target: Target, request: bytes, count: int, rate: float, connections: int, keepalive: bool, timeout_s: float) -> Outcome:
+def run_c(target: Target, schedule: Schedule) -> Outcome:
     """The C loop (the GIL released while it runs)."""
     from benchsite.tools import _pacer  # built by pip from _pacer.c
 
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # the loop runs without the GIL: Ctrl-C ends the process
     host, port = target.address[0], target.address[1]
     began = _cpu_s()
-    got = _pacer.run(int(target.family), host, port, request, rate, count, connections, keepalive, timeout_s)
+    got = _pacer.run(
+        family=int(target.family),
+        host=host,
+        port=port,
+        request=schedule.request,
+        rate=schedule.rate,
+        count=schedule.count,
+        connections=schedule.connections,
+        keepalive=schedule.keepalive,
+        timeout_s=schedule.timeout_s,
+    )
     counts = {name: got[name] for name in ("connect_errors", "closed", "cut_short", "not_http", "timeouts", "non_2xx")}
     return Outcome(
         latencies_us=np.frombuffer(got["latencies_us"], dtype=np.int64),
@@ -104,11 +112,9 @@ def run_c(target: Target, request: bytes, count: int, rate: float, connections: 
     )
 
 
-def run_python(
-    target: Target, request: bytes, count: int, rate: float, connections: int, keepalive: bool, timeout_s: float
-) -> Outcome:
+def run_python(target: Target, schedule: Schedule) -> Outcome:
     """The Python loop."""
-    paced = Paced(target, request, count, rate, connections, keepalive, timeout_s)
+    paced = Paced(target, schedule)
     began = _cpu_s()
     elapsed_s = paced.run()
     tally = paced.tally
@@ -148,7 +154,7 @@ def histogram(latencies_us: np.ndarray) -> list[tuple[int, int]]:
     return [(int(edges[i]), int(count)) for i, count in enumerate(counts) if count]
 
 
-def report(version: str, outcome: Outcome, args: argparse.Namespace, overflows: int | None) -> str:
+def report(version: str, outcome: Outcome, args: argparse.Namespace, overflows: int | None, scheduled: str) -> str:
     latencies, lags, counts = outcome.latencies_us, outcome.lags_us, outcome.counts
     mode = "kept alive" if args.keepalive else "one per request"
     lines = [
@@ -164,7 +170,7 @@ def report(version: str, outcome: Outcome, args: argparse.Namespace, overflows: 
         f"cpu: {outcome.cpu_s / outcome.elapsed_s:.3f} of the elapsed time",
         f"peak open: {outcome.peak_open} connections",
         f"listen overflows: {'unknown' if overflows is None else overflows} (this machine's, over the run)",
-        f"scheduling: {scheduling()}",
+        f"scheduling: {scheduled}",
     ]
     lag_at = np.percentile(lags if len(lags) else np.zeros(1), [50, 99, 100], method="inverted_cdf")
     lines.append(f"send lag us: p50 {int(lag_at[0])} p99 {int(lag_at[1])} max {int(lag_at[2])}")
@@ -241,19 +247,23 @@ def main(argv: list[str] | None = None, version: str = PACED) -> int:
     count = max(1, round(requests))
     witness = _witness(args) if version == PACED and args.witness else None
     before = listen_overflows()
+    began = time.monotonic()
+    scheduled = scheduling()
     if version == WITNESS:
         announce_ready()
     try:
-        outcome = engine(
-            target, _request(target, version, args.keepalive), count, args.rate, args.connections, args.keepalive,
-            args.timeout,
-        )
+        request = _request(target, version, args.keepalive)
+        schedule = Schedule(request, count, args.rate, args.connections, args.keepalive, args.timeout)
+        outcome = engine(target, schedule)
     except KeyboardInterrupt:
-        sys.stderr.write(f"{prog}: interrupted before its {count:,} requests were answered\n")
+        if witness is not None:
+            witness.process.kill()
+        sys.stderr.write(f"{prog}: interrupted after {time.monotonic() - began:.1f} s of its {args.duration:g} s\n")
         return 130
+    back_to_ordinary()
     after = listen_overflows()
     overflows = None if before is None or after is None else after - before
-    sys.stdout.write(report(version, outcome, args, overflows))
+    sys.stdout.write(report(version, outcome, args, overflows, scheduled))
     if witness is not None:
         sys.stdout.write(witness.report(args.timeout + 10))
     completed, failed = len(outcome.latencies_us), outcome.failed

@@ -1,6 +1,7 @@
 """benchsite-witness's event loop, in Python: requests sent on a fixed schedule over non-blocking sockets, each
-reply read with httptools, and every outcome counted (answered with its latency, or failed, and why). It is the open-loop tool's first engine, kept as the witness: a second implementation, at a low rate, that
-measures the same server during each load of the C loop (`_pacer.c`). `paced_client` runs either."""
+reply read with httptools, and every outcome counted (answered with its latency, or failed, and why). It is the
+open-loop tool's first engine, kept as the witness: a second implementation, at a low rate, that measures the
+same server during each load of the C loop (`_pacer.c`). `paced_client` runs either."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httptools
-
 
 
 @dataclass
@@ -123,20 +123,30 @@ def target_of(url: str) -> Target:
     return Target(family, address, parts.netloc, path)
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """What to send: the request's bytes, how many, at what rate, over at most how many connections."""
+
+    request: bytes
+    count: int
+    rate: float
+    connections: int
+    keepalive: bool
+    timeout_s: float
+
+
 class Paced:
     """The event loop: one thread, epoll, the schedule in nanoseconds of the monotonic clock."""
 
-    def __init__(
-        self, target: Target, request: bytes, count: int, rate: float, connections: int, keepalive: bool, timeout_s: float
-    ) -> None:
+    def __init__(self, target: Target, schedule: Schedule) -> None:
         self.target = target
-        self.request = request
-        self.count = count
-        self.interval_ns = 1e9 / rate
-        self.keepalive = keepalive
-        self.timeout_ns = int(timeout_s * 1e9)
-        self.pool = [Connection() for _ in range(connections)] if keepalive else []
-        self.limit = connections
+        self.request = schedule.request
+        self.count = schedule.count
+        self.interval_ns = 1e9 / schedule.rate
+        self.keepalive = schedule.keepalive
+        self.timeout_ns = int(schedule.timeout_s * 1e9)
+        self.pool = [Connection() for _ in range(schedule.connections)] if schedule.keepalive else []
+        self.limit = schedule.connections
         # Without keep-alive: due requests waiting for a free slot, always the `line` indices before the next due
         # one (a count, never a queue: requests not yet due take no memory, and those due are numbered).
         self.line = 0

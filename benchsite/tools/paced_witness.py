@@ -71,6 +71,13 @@ def scheduling() -> str:
     return f"{kind} on {where}"
 
 
+def back_to_ordinary() -> None:
+    """In the witness, its schedule over: back to ordinary priority before it makes its report and exits (at
+    real-time priority those milliseconds would be taken from the server while the tool's load still runs)."""
+    if os.sched_getscheduler(0) == os.SCHED_FIFO:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
 def announce_ready() -> None:
     """In the witness: say on stderr that its schedule starts now (when started as a witness)."""
     if os.environ.get("BENCHSITE_WITNESS_READY"):

@@ -93,7 +93,9 @@ def measure_latency(
                 checkpoint()
                 server = started[subject.name].server
                 cell = paced_cell(plan, fraction, capacity[subject.name])
-                argv = cell_argv(server, subject, cell, 0, settings, hosts.server.address) + witness_args(plan, settings)
+                argv = cell_argv(server, subject, cell, 0, settings, hosts.server.address) + witness_args(
+                    plan, settings
+                )
                 rep = measure(hosts, server, subject.name, cell, argv, settings, run_dir, index, backends, run_started)
                 reps.setdefault((subject.name, fraction), []).append(rep)
                 said = rep.result.latency_at_us(99.0) if rep.result is not None else None

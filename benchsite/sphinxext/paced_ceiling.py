@@ -1,0 +1,126 @@
+"""``.. bench-paced-ceiling:: RECIPE``: the open-loop tool's ceiling, load by load against the recipe's ceiling
+subject (nginx on a static file), the tool's figures beside its witness's: where the tool held its schedule, where
+it fell behind, where its figures left the witness's."""
+
+from __future__ import annotations
+
+import statistics
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+
+from benchsite.model.run import RunDocument
+from benchsite.results.intervals import Interval
+from benchsite.results.latency import WITNESSED, LatencyFigures, LoadFigure, fmt_ms, latency_figures
+from benchsite.results.view import RunView
+from benchsite.sphinxext.base import BenchDirective
+from benchsite.sphinxext.latency import MeasuredDirective
+from benchsite.sphinxext.nodes import block
+from benchsite.sphinxext.tables import table
+from benchsite.tools.base import Repetition
+from benchsite.tools.paced import PacedResult
+
+
+class BenchPacedCeiling(MeasuredDirective):
+    """``.. bench-paced-ceiling:: RECIPE``: how fast benchsite-paced held its schedule against the recipe's
+    ceiling subject (a C server on a static file), load by load, beside its witness; from the runs named by
+    ``:runs:`` (the recipe's ceiling profiles), else the newest run that measured latency."""
+
+    option_spec: ClassVar[dict] = {**BenchDirective.option_spec, "runs": directives.unchanged}
+
+    def render(self) -> list[nodes.Node]:
+        named = self.options.get("runs", "").split()
+        views = [self._named(run_id) for run_id in named] if named else [self.newest_with("latency")]
+        shown: list[nodes.Node] = []
+        for view in views:
+            ceiling = view.run.ceiling if view is not None else None
+            figures = [f for f in latency_figures(view.run) if ceiling and f.subject == ceiling.name] if view else []
+            if view is None or not figures:
+                return self.none_yet("the open-loop tool against its ceiling subject")
+            shown += self._one(view.run, figures[0])
+        return shown
+
+    def _named(self, run_id: str) -> RunView:
+        self.options["run"] = run_id
+        try:
+            return self.load_view()
+        finally:
+            del self.options["run"]
+
+    def _one(self, run: RunDocument, figure: LatencyFigures) -> list[nodes.Node]:
+        rows = []
+        for load in figure.loads:
+            results = [rep.result for rep in _load_reps(run, figure.subject, load.fraction) if rep.result is not None]
+            achieved = max((result.requests_per_s for result in results), default=None)
+            lag = max((result.send_lag_us_p99 for result in results), default=None)
+            cpu = max((share for result in results if (share := _cpu(result)) is not None), default=None)
+            rows.append(
+                [
+                    f"{load.offered_rps:,.0f} req/s",
+                    "—" if achieved is None else f"{achieved:,.0f} req/s",
+                    "—" if lag is None else f"{lag:,} µs",
+                    "—" if cpu is None else f"{100 * cpu:.0f} %",
+                    f"{_median_of(results, 50.0)} / {_median_of(results, 99.0)}",
+                    _witness_said(load),
+                    "fell behind"
+                    if load.beyond_tool and not load.apart
+                    else "apart from its witness"
+                    if load.apart
+                    else "held",
+                ]
+            )
+        held = [load for load in figure.loads if not load.beyond_tool]
+        behind = [load for load in figure.loads if load.beyond_tool]
+        mode = (
+            "kept-alive connections"
+            if run.latency is not None and run.latency.plan.keepalive
+            else ("a new connection per request")
+        )
+        said = f"{mode.capitalize()}: on {run.machine.name} (run {run.run_id}), against {figure.label}, "
+        said += (
+            f"benchsite-paced held its schedule up to {held[-1].offered_rps:,.0f} req/s"
+            if held
+            else ("benchsite-paced never held its schedule")
+        )
+        said += f" and fell behind at {behind[0].offered_rps:,.0f} req/s." if behind else " (the highest rate offered)."
+        heads = (
+            "Offered",
+            "Achieved (best round)",
+            "Send lag p99 (worst round)",
+            "Tool's CPU (worst round)",
+            "p50 / p99, the tool",
+            "p50 / p99, its witness",
+            "Schedule",
+        )
+        return [
+            nodes.paragraph(text=said),
+            block(table(heads, rows, classes=["bench-paced-ceiling"]), table="paced-ceiling", recipe=self.recipe),
+        ]
+
+
+def _cpu(result: PacedResult) -> float | None:
+    """The tool's CPU share (version 2), or its busy share (version 1)."""
+    return result.cpu_share if result.cpu_share is not None else result.busy_share
+
+
+def _median_of(results: list[PacedResult], percentile: float) -> str:
+    values = [at / 1000 for result in results if (at := result.latency_at_us(percentile)) is not None]
+    return fmt_ms(statistics.median(values)) if values else "—"
+
+
+def _witness_said(load: LoadFigure) -> str:
+    """The witness's p50 / p99 at a load (— where none ran)."""
+    if not load.witness_ms:
+        return "—"
+    return " / ".join(_plain_interval(load.witness_ms.get(p)) for p in WITNESSED)
+
+
+def _plain_interval(found: Interval | None) -> str:
+    return "—" if found is None else fmt_ms(found.value)
+
+
+def _load_reps(run: RunDocument, subject: str, fraction: float) -> tuple[Repetition[PacedResult], ...]:
+    found = run.latency.of(subject) if run.latency is not None else None
+    load = next((each for each in found.loads if each.fraction == fraction), None) if found else None
+    return load.cell.repetitions if load is not None else ()
