@@ -32,7 +32,7 @@ import numpy as np
 from benchsite.tools.paced_loop import Paced, Schedule, Target, target_of
 from benchsite.tools.paced_witness import Witness, announce_ready, back_to_ordinary, scheduling
 
-PACED = "benchsite-paced 2"
+PACED = "benchsite-paced 3"
 WITNESS = "benchsite-witness 1"
 PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
 BUCKETS_PER_DECADE = 40  # the histogram's bucket edges, about 6 % apart

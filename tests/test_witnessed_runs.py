@@ -1,0 +1,67 @@
+"""The committed runs made with benchsite-paced 2 and its witness (wsgi-servers and bottle-adapters on the project's
+VM): every server has a latency figure at half its capacity or the page says why, no load shown as the server's
+departs from its witness, and the witness's figures are its raw lines'."""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+import pytest
+
+from benchsite.results.latency import WITNESSED, departs, latency_figures
+from benchsite.results.store import load_run
+from benchsite.sphinxext.latency import _plain as plain_cell
+from benchsite.tools.paced import PacedResult
+from committed import COMMITTED_DATA
+
+RUNS = {
+    "wsgi-servers": "20261128T042213.334499Z-full",
+    "bottle-adapters": "20261128T044057.579432Z-full",
+}
+PATHS = [COMMITTED_DATA / recipe / run_id for recipe, run_id in RUNS.items()]
+
+
+def witness_printed(raw: str, percentile: float) -> int:
+    found = re.search(rf"^witness percentile us: {percentile:g} (\d+)$", raw, re.M)
+    assert found is not None
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("path", PATHS, ids=list(RUNS))
+def test_each_load_was_witnessed_and_its_figures_are_the_witness_raw_lines(path) -> None:  # type: ignore[no-untyped-def]
+    run = load_run(path)
+    assert run.latency is not None and run.latency.plan.witness_rps > 0
+    for figure, stored in zip(latency_figures(run), run.latency.subjects, strict=True):
+        for load, made in zip(figure.loads, stored.loads, strict=True):
+            counted = [rep for rep in made.cell.repetitions if rep.counted]
+            assert counted and all(isinstance(rep.result, PacedResult) for rep in counted)
+            for percentile in WITNESSED:
+                printed = [witness_printed(run.raw_text(rep), percentile) / 1000 for rep in counted]
+                found = load.witness_ms[percentile]
+                assert found is not None and found.value == pytest.approx(statistics.median(printed))
+
+
+@pytest.mark.parametrize("path", PATHS, ids=list(RUNS))
+def test_every_server_has_a_figure_at_half_its_capacity_or_the_page_says_why(path) -> None:  # type: ignore[no-untyped-def]
+    for figure in latency_figures(load_run(path)):
+        half = next(load for load in figure.loads if load.fraction == 0.5)
+        shown = plain_cell(half, 99.0)
+        if half.beyond_tool:
+            assert ("tool behind" in shown or "apart from its witness" in shown) and "witness " in shown, shown
+        else:
+            assert half.p(99.0) is not None and shown == plain_cell(half, 99.0).split(" (")[0], (figure.label, shown)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=list(RUNS))
+def test_no_load_shown_as_the_servers_departs_from_its_witness(path) -> None:  # type: ignore[no-untyped-def]
+    shown = 0
+    for figure in latency_figures(load_run(path)):
+        for load in figure.loads:
+            if load.beyond_tool:
+                continue
+            shown += 1
+            results = [load.p(p) for p in WITNESSED]
+            assert all(value is not None for value in results)
+            assert not any(departs(load.latency_ms[p], load.witness_ms[p]) for p in WITNESSED), (figure.label, load)
+    assert shown > 0
