@@ -12,7 +12,8 @@ HELP: dict[str, dict[str, str]] = {
         "'timed' (full's timed rounds alone), 'versus', 'versus-fixed', 'versus-quick', 'power' and "
         "'power-sequential' (for `invoke versus` and `invoke powerbench`), 'slices-500', 'slices-1000' and "
         "'slices-2000' (A/B slices compared), 'latency-quick' (the open-loop latency profile alone, short), "
-        "'cheroot-wall' (cheroot 8.0.0 and 8.1.0 by wall clock), calibration 'sliced'",
+        "'cheroot-wall' (cheroot 8.0.0 and 8.1.0 by wall clock), wsgi-servers 'ceiling' and 'ceiling-k' (the open-loop "
+        "tool's ceiling, new connections and kept-alive ones), calibration 'sliced'",
         "data_dir": "where the new run directory goes (default: data/)",
         "clean": "first stop the servers and remove the folders that a killed earlier run left, and the A/B sides "
         "under build/variants/ that this run does not use",
