@@ -9,7 +9,7 @@ import statistics
 
 import pytest
 
-from benchsite.results.latency import WITNESSED, departs, latency_figures
+from benchsite.results.latency import WITNESSED, departs, fmt_ms, latency_figures, queue_said
 from benchsite.results.store import load_run
 from benchsite.sphinxext.latency import _plain as plain_cell
 from benchsite.tools.paced import PacedResult
@@ -65,3 +65,18 @@ def test_no_load_shown_as_the_servers_departs_from_its_witness(path) -> None:  #
             assert all(value is not None for value in results)
             assert not any(departs(load.latency_ms[p], load.witness_ms[p]) for p in WITNESSED), (figure.label, load)
     assert shown > 0
+
+
+def test_a_tail_of_a_second_is_said_to_be_the_listen_queues_where_it_overflowed() -> None:
+    """Cheroot's default listen queue holds 5 connections: at half its capacity the queue turned attempts away,
+    and its p99.9 is the second a dropped attempt waits before it is sent again."""
+    figures = latency_figures(load_run(PATHS[0]))
+    said = queue_said(figures)
+    cheroot = next(figure for figure in figures if figure.subject == "cheroot")
+    load = next(load for load in cheroot.loads if load.listen_overflows and (load.p(99.9) or 0) >= 900)
+    assert len(said) == 1 and said[0].startswith(
+        "A full listen queue's second (an attempt it turns away is sent again a second later): "
+        f"{cheroot.label}'s p99.9 at {round(100 * load.fraction)} %, {fmt_ms(load.p(99.9))} "
+        f"({load.listen_overflows:,} turned away)"
+    )
+    assert all(not load.listen_overflows for figure in figures if figure.subject == "nginx" for load in figure.loads)

@@ -223,3 +223,26 @@ def fmt_ms(ms: float | None) -> str:
     if ms < 1:
         return f"{ms * 1000:.0f} µs"
     return f"{ms:.2f} ms" if ms < 10 else f"{ms:.1f} ms" if ms < 100 else f"{ms:,.0f} ms"
+
+
+RETRY_MS = 1000.0  # a connection attempt a full listen queue dropped is sent again a second later (TCP's SYN retry)
+
+
+def queue_said(figures: list[LatencyFigures]) -> list[str]:
+    """The servers whose tail is the listen queue's, in one sentence, each at the lowest share where it shows: a
+    percentile of a second or more at a load during which the machine's listen queues turned attempts away."""
+    found = []
+    for figure in figures:
+        for load in figure.loads:
+            tail = next((p for p in SHOWN if (value := load.p(p)) is not None and value >= 0.9 * RETRY_MS), None)
+            if tail is not None and load.listen_overflows and not load.beyond_tool:
+                found.append(
+                    f"{figure.label}'s p{tail:g} at {round(100 * load.fraction)} %, {fmt_ms(load.p(tail))} "
+                    f"({load.listen_overflows:,} turned away)"
+                )
+                break
+    if not found:
+        return []
+    return [
+        f"A full listen queue's second (an attempt it turns away is sent again a second later): {'; '.join(found)}."
+    ]

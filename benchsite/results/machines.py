@@ -84,11 +84,12 @@ def records_kept(view: RunView) -> int:
 
 
 def best_evidenced(views: Sequence[RunView]) -> RunView:
-    """Of one machine's runs, the one its page reads in every section: the most usable figures, then the most
-    sections measured (latency, memory), then the least noise (the median CV of req/s over its cells: the quality
-    of its evidence, which more rounds forced by a noisy host do not improve), then the most kinds of record, then
-    the latest. A noisier run is pooled with its weight into the verdicts, and listed, but does not displace a
-    steadier one from the page's tables."""
+    """Of one machine's runs, the one its page reads in every section: the most sections measured (latency,
+    memory: a run that fills every section of the page, so that none reads another run), then the most usable
+    figures, then the least noise (the median CV of req/s over its cells: the quality of its evidence, which more
+    rounds forced by a noisy host do not improve), then the most kinds of record, then the latest. A noisier run
+    is pooled with its weight into the verdicts, and listed, but does not displace a steadier one from the page's
+    tables."""
     return max(enumerate(views), key=_evidence)[1]
 
 
@@ -109,8 +110,8 @@ def _evidence(indexed: tuple[int, RunView]) -> tuple[int, int, float, int, int]:
     index, view = indexed
     noise = view.noise_percent
     return (
-        view.usable_count,
         sections_measured(view),
+        view.usable_count,
         -(noise if noise is not None else math.inf),
         records_kept(view),
         index,
@@ -119,8 +120,8 @@ def _evidence(indexed: tuple[int, RunView]) -> tuple[int, int, float, int, int]:
 
 # What each step of `best_evidenced` looks at, as the runs list says which one picked the page's run.
 EVIDENCE_STEPS = (
-    "the most usable figures",
     "the most sections measured (latency, memory)",
+    "the most usable figures",
     "the least noise",
     "the most kinds of record",
     "the latest",

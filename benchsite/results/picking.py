@@ -85,7 +85,7 @@ def pick(view: RunView, kind: str, cell: str, shown: int = 3) -> Pick:
         if p99 is not None:
             said = fmt_ms(p99)
         elif witness is not None:  # the tool's figure is its own: the witness's is the server's
-            said = f"{fmt_ms(witness.value)} by the open-loop tool's witness (the tool itself fell behind)"
+            said = f"{fmt_ms(witness.value)} (witness)"
         else:
             said = "out of the load tool's reach" if half is not None and half.beyond_tool else "not measured"
         peak = peaks.get(place.subject)

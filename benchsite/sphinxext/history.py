@@ -55,8 +55,8 @@ class BenchHistory(BenchDirective):
             nodes.paragraph(
                 "",
                 f"Every section of the page reads {shown.run_id} of its reference machine, {shown.machine.name}: of "
-                "its quiet runs, the one with the most usable figures, then the most sections measured (latency, "
-                "memory), then the least noise (the median CV of req/s over its cells), then the most kinds of "
+                "its quiet runs, the one with the most sections measured (latency, memory), then the most usable "
+                "figures, then the least noise (the median CV of req/s over its cells), then the most kinds of "
                 f"record, then the latest.{picked} Its other quiet runs are pooled into the verdicts with their "
                 "weight. A run measured on a busy machine (more than its limit of repetitions disturbed by other "
                 "work) is listed below, labelled, and left out where its machine has quiet runs; a machine with busy "

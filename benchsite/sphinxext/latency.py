@@ -11,7 +11,15 @@ from docutils.parsers.rst import directives
 from sphinx import addnodes
 
 from benchsite.results.intervals import levels_label
-from benchsite.results.latency import SHOWN, LatencyFigures, LoadFigure, fmt_ms, latency_figures, tails_apart
+from benchsite.results.latency import (
+    SHOWN,
+    LatencyFigures,
+    LoadFigure,
+    fmt_ms,
+    latency_figures,
+    queue_said,
+    tails_apart,
+)
 from benchsite.results.machines import MachineRuns, measured
 from benchsite.results.memory import MIB, memory_figures
 from benchsite.results.view import RunView
@@ -169,14 +177,9 @@ class BenchLatency(MeasuredDirective):
         lead += nodes.Text(
             f"Each server offered {', '.join(_share(f) for f in plan.fractions)} of its capacity (its median req/s "
             f"at {run.cell_label(plan.capacity_cell)}) at a steady rate over {connections}, {plan.rounds} rounds of "
-            f"{plan.seconds:g} s; p99: the time 99 % of requests were answered within, from when each was due. "
-            f"Sustained: p99 under {plan.p99_target}. “Tool behind”: the load tool could not hold the rate; "
-            + (
-                f"“witness”: what a second sender, {plan.witness_rps:g} req/s on the server's CPU, measured of the "
-                "same server meanwhile, shown where the tool's figure is its own ("
-                if plan.witness_rps
-                else "("
-            )
+            f"{plan.seconds:g} s; p99: 99 % of requests answered within it, timed from when each was due. "
+            f"Sustained: p99 under {plan.p99_target}. “Tool behind”: the load tool could not hold the rate"
+            + ("; its witness's figure stands instead (" if plan.witness_rps else " (")
         )
         lead += pending_xref_to("open-loop", "how")
         lead += nodes.Text(").")
@@ -187,6 +190,7 @@ class BenchLatency(MeasuredDirective):
         else:
             chart = nodes.paragraph(text="No load of this run measured a p99: no chart.")
         apart = [data(nodes.paragraph(text=said), tail="apart", recipe=self.recipe) for said in tails_apart(figures)]
+        apart += [data(nodes.paragraph(text=said), tail="queue", recipe=self.recipe) for said in queue_said(figures)]
         summary = self._summary(figures, run.run_id)
         if "brief" in self.options:
             opened = bench_details(summary="Each server: its capacity, its p99 at half and at the highest load")

@@ -78,7 +78,10 @@ def _row(run: RunDocument, figure: LatencyFigures, load: LoadFigure) -> list[str
     achieved = max((result.requests_per_s for result in results), default=None)
     lag = max((result.send_lag_us_p99 for result in results), default=None)
     cpu = max((share for result in results if (share := _cpu(result)) is not None), default=None)
-    schedule = "apart from its witness" if load.apart else "fell behind" if load.beyond_tool else "held"
+    lagged = any(not result.kept_up for result in results)
+    schedule = "; ".join(
+        said for said, happened in (("fell behind", lagged), ("apart from its witness", load.apart)) if happened
+    )
     return [
         figure.label,
         f"{load.offered_rps:,.0f} req/s",
@@ -87,7 +90,7 @@ def _row(run: RunDocument, figure: LatencyFigures, load: LoadFigure) -> list[str
         "—" if cpu is None else f"{100 * cpu:.0f} %",
         f"{_median_of(results, 50.0)} / {_median_of(results, 99.0)}",
         _witness_said(load),
-        schedule,
+        schedule or "held",
     ]
 
 
