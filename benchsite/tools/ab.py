@@ -305,6 +305,9 @@ class AbCell(ExternalCell):
             ab_path=program,
         )
 
+    def time_bounded(self, argv: list[str], seconds: float) -> list[str]:
+        return time_bounded(argv, seconds)
+
 
 class AbCellRun(CellRunBase[AbResult]):
     """ab -n requests -c concurrency [-k]."""

@@ -170,6 +170,10 @@ class CellBase(Record):
 
     TOOL: ClassVar[LoadTool]
     RUN: ClassVar[type[CellRunBase[Any]]]  # the record of a subject's repetitions in such a cell
+    # Whether its load comes at a server subject whose memory the harness reads (a client under test's comes at
+    # the recipe's backend), and whether that memory may be read during a repetition, not only at its ends.
+    loads_a_server: ClassVar[bool] = True
+    memory_read_during: ClassVar[bool] = True
 
     name: Name
     label: Text
@@ -224,3 +228,8 @@ class ExternalCell(CellBase):
     def argv(self, url: str, requests: int, program: str, socket_timeout_s: int) -> list[str]:
         """The bounded command line of one repetition."""
         raise NotImplementedError
+
+    def time_bounded(self, argv: list[str], seconds: float) -> list[str]:
+        """The command also ended after `seconds` where the tool needs telling (wrk and the paced tool run for a
+        set time anyway)."""
+        return argv

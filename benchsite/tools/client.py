@@ -130,6 +130,7 @@ class ClientCell(CellBase):
     TOOL: ClassVar[LoadTool] = TOOL
     keepalive: ClassVar[bool] = False
     concurrency: ClassVar[int] = 1
+    loads_a_server: ClassVar[bool] = False  # the client under test talks to the recipe's backend
 
     tool: Literal["client"] = "client"
     scheme: Literal["http", "https"] = "http"

@@ -287,6 +287,8 @@ class PacedCell(ExternalCell):
 
     TOOL: ClassVar[LoadTool] = TOOL
     counted: ClassVar[bool] = False  # bounded by its schedule, not by the profile's request count
+    # It keeps its schedule to the microsecond: the server's memory is read before and after it, not during.
+    memory_read_during: ClassVar[bool] = False
 
     tool: Literal["paced"] = "paced"
     rate: float = Field(gt=0, le=1e6)

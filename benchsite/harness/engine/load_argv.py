@@ -12,7 +12,6 @@ from benchsite.harness.processes.processes import RunningServer
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
 from benchsite.tools import AnyCell
-from benchsite.tools.ab import AbCell, time_bounded
 from benchsite.tools.base import ExternalCell
 from benchsite.tools.client import ClientCell
 
@@ -30,7 +29,7 @@ def cell_argv(
     after `seconds` where given (wrk and the paced tool run for a set time anyway)."""
     url = f"http://{address}:{server.port}{cell.path or subject.path}"
     argv = cell.argv(url, requests, settings.program(cell.TOOL), settings.socket_timeout_s)
-    return time_bounded(argv, seconds) if isinstance(cell, AbCell) else argv
+    return cell.time_bounded(argv, seconds)
 
 
 def _backend(started: dict[str, Started]) -> Started:

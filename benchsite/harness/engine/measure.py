@@ -33,8 +33,6 @@ from benchsite.results.store import write_text
 from benchsite.results.view import RunView
 from benchsite.tools import AnyCell, AnyResult, parse_report
 from benchsite.tools.base import BusyClock, ExternalCell, Repetition
-from benchsite.tools.client import ClientCell
-from benchsite.tools.paced import PacedCell
 
 
 def _tool_failure(tool: str, exit_code: int, timed_out: bool, stderr: str, timeout_s: float) -> str:
@@ -93,9 +91,8 @@ def measure(
     cpu_before = server.tree_cpu()
     backends_before = {name: process.tree_cpu() for name, process in backends.items()}
     machine_before = hosts.cpu_times(settings.server_cpu, settings.load_cpu)
-    # An open-loop load keeps its schedule to the microsecond: its memory is read before and after it, not during.
-    every_s = None if isinstance(cell, PacedCell) else SAMPLE_EVERY_S
-    sampler = None if isinstance(cell, ClientCell) else server.memory_sampler(settings.load_cpu, every_s)
+    every_s = SAMPLE_EVERY_S if cell.memory_read_during else None
+    sampler = server.memory_sampler(settings.load_cpu, every_s) if cell.loads_a_server else None
     if sampler is not None:
         sampler.start()
     run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
