@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from benchsite.errors import BenchError
+from benchsite.harness.basics.imports import imported
 from benchsite.harness.builds.byo import Builder, portable_path, read_builds, search_path, sha256_of
-from benchsite.harness.engine.imports import imported
 from benchsite.model.byo import BUILD_RECORD, ByoBuild, load_byo_conf
 from conftest import REPO, run_invoke
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +81,55 @@ def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
             assert any(name == allowed or name.startswith(allowed + ".") for allowed in ALLOWED[layer]), (
                 f"{path.relative_to(REPO)} imports benchsite.{name}"
             )
+
+
+# The harness's own floors, lowest first: each folder imports only itself and the folders beneath it.
+HARNESS_FLOORS = (
+    "processes",  # processes started, stopped, measured; the machine lock; signals
+    "basics",  # the environment, the machine's CPU times, probes, the reporter, a subject's templates
+    "builds",  # programs built from source (invoke byo)
+    "variants",  # the copies an A/B run or a sweep measures
+    "hosts",  # where the roles run: this machine, or hosts over SSH
+    "interference",  # the quiet check before a run
+    "session",  # one run's context, its servers, a load's command, one repetition
+    "profiling",  # flame graphs and instruction counts after the rounds
+    "engine",  # the run's phases, in order
+    "experiments",  # benchmarks of the harness itself
+)
+
+
+def harness_back_arrows(package: Path) -> list[str]:
+    """Every import in the harness of a folder above the importing one's floor (or of one no floor names)."""
+    faults = []
+    for path in sorted((package / "harness").rglob("*.py")):
+        folder = path.relative_to(package / "harness").parts[0]
+        if folder not in HARNESS_FLOORS:
+            faults.append(f"{path.relative_to(package.parent)}: harness/{folder} stands on no floor")
+            continue
+        beneath = HARNESS_FLOORS[: HARNESS_FLOORS.index(folder) + 1]
+        for name in package_imports(path):
+            parts = name.split(".")
+            if parts[0] == "harness" and (len(parts) < 2 or parts[1] not in beneath):
+                faults.append(f"{path.relative_to(package.parent)} imports benchsite.{name}")
+    return faults
+
+
+def test_each_harness_folder_imports_only_the_floors_beneath_it() -> None:
+    assert harness_back_arrows(PACKAGE) == []
+    assert {
+        path.name for path in (PACKAGE / "harness").iterdir() if path.is_dir() and path.name != "__pycache__"
+    } == set(HARNESS_FLOORS)
+
+
+def test_the_floor_rule_finds_an_import_of_a_floor_above(tmp_path: Path) -> None:
+    """An import added from a lower floor to a higher one (here processes → engine) is found, with its file."""
+    package = tmp_path / "benchsite"
+    shutil.copytree(PACKAGE / "harness", package / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    lowest = package / "harness" / "processes" / "marks.py"
+    lowest.write_text(lowest.read_text() + "\nfrom benchsite.harness.engine.runner import run_recipe  # noqa\n")
+    assert harness_back_arrows(package) == [
+        "benchsite/harness/processes/marks.py imports benchsite.harness.engine.runner"
+    ]
 
 
 def module_name(path: Path) -> str:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchsite.harness.engine.subjects import render_templates
+from benchsite.harness.basics.subjects import render_templates
 from benchsite.model.recipe import load_recipe
 from conftest import REPO
 

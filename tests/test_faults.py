@@ -157,10 +157,12 @@ def another_program_spawning(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]
 
 def test_the_fault_benchmark_counts_only_the_runs_own_processes(tmp_path: Path) -> None:
     with another_program_spawning(tmp_path) as other:
-        ended = trial("no-such-recipe", signal.SIGINT, 5.0, REPO, tmp_path)  # it fails at once, long before 5 s
+        ended = trial(
+            "no-such-recipe", signal.SIGINT, 5.0, repo=REPO, scratch=tmp_path
+        )  # it fails at once, long before 5 s
         assert other.poll() is None  # the other program was starting processes all along
         assert not ended.signalled and ended.exit_code == 1 and ended.clean
-        interrupted = trial("cherrypy-speed", signal.SIGTERM, 1.5, REPO, tmp_path / "data")
+        interrupted = trial("cherrypy-speed", signal.SIGTERM, 1.5, repo=REPO, scratch=tmp_path / "data")
         assert other.poll() is None
     assert interrupted.clean, interrupted  # interrupted, or ended before its signal: nothing of it is left
 
@@ -206,7 +208,7 @@ def test_a_sigkilled_harness_takes_its_servers_with_it(toy: ToyRecipes, point: s
 def leftovers_after(recipe: str, signum: int, at: str, scratch: Path, versus: bool = False) -> tuple[Trial, list[str]]:
     """A real quick run (`versus`: an A/A run) signalled at a point of its own code; what of it still runs once
     its children had up to 15 s to stop (Apache's mod_wsgi takes a while), and the trial as counted."""
-    found = trial(recipe, signum, 0.0, REPO, scratch, at=at, versus=versus)
+    found = trial(recipe, signum, 0.0, repo=REPO, scratch=scratch, at=at, versus=versus)
     deadline = time.monotonic() + 15
     left = list(found.processes)
     while left and time.monotonic() < deadline:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsite.harness.engine.imports import imported, providers
+from benchsite.harness.basics.imports import imported, providers
 
 
 def test_a_module_is_found_where_a_fresh_interpreter_loads_it_and_a_missing_one_says_why() -> None:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from benchsite.errors import BenchError
+from benchsite.harness.basics.machine import cpu_times, cpuacct_covers_the_machine, cpuacct_ns
 from benchsite.harness.hosts.placement import on_this_machine
-from benchsite.harness.interference.machine import cpu_times, cpuacct_covers_the_machine, cpuacct_ns
 from benchsite.harness.interference.quiet import FIRST_LOOK_S, SETTLE_ENV, boost, governor, sample, settle_wait_s
 from benchsite.model.conf import SETTINGS_DEFAULTS, Settings
 from benchsite.model.run import RunDocument

@@ -12,15 +12,15 @@ from pathlib import Path
 
 from benchsite.commands.terminal import print_verdicts, say, say_if_busy
 from benchsite.errors import BenchError, InterruptedAfterKeeping
-from benchsite.harness.engine.leftovers import clean as clean_leftover
-from benchsite.harness.engine.leftovers import find_leftovers
+from benchsite.harness.basics.progress import RichReporter
 from benchsite.harness.engine.preflight import check_placeable
-from benchsite.harness.engine.progress import RichReporter
 from benchsite.harness.engine.runner import RunChoices, run_recipe
-from benchsite.harness.engine.start import FAILED_AT_START
 from benchsite.harness.hosts.placement import Placement, on_this_machine
 from benchsite.harness.processes.machine_lock import measuring
 from benchsite.harness.processes.signals import checkpoint, signal_for_test, signals_as_interrupt
+from benchsite.harness.session.leftovers import clean as clean_leftover
+from benchsite.harness.session.leftovers import find_leftovers
+from benchsite.harness.session.start import FAILED_AT_START
 from benchsite.harness.variants.copies import releases, sides, with_variants
 from benchsite.harness.variants.files import unused_sides
 from benchsite.harness.variants.precheck import checked_sides

@@ -23,8 +23,8 @@ import urllib.request
 from pathlib import Path
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.environment import debian_package_versions, git_commit, utc_now
-from benchsite.harness.engine.imports import imported
+from benchsite.harness.basics.environment import debian_package_versions, git_commit, utc_now
+from benchsite.harness.basics.imports import imported
 from benchsite.model.byo import BUILD_RECORD, ByoBuild, ByoSystem, ProvidedFile, load_byo_conf
 from benchsite.model.portable import make_portable
 

@@ -1,1 +1,2 @@
-"""The run engine: check, start, verify, warm up, measure in rounds, record (runner, measure, record, start...)."""
+"""The run engine: a run's phases over its session (runner), the timed and further rounds (measure), the
+latency profile, the checks before anything starts (preflight), the time budget and the stored record."""

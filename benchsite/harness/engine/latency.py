@@ -4,22 +4,17 @@ the servers still run, each server is offered shares of its capacity by benchsit
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 from typing import Any, cast
 
-from benchsite.harness.engine.load_argv import cell_argv
-from benchsite.harness.engine.measure import measure
-from benchsite.harness.engine.progress import Reporter
-from benchsite.harness.engine.start import Plan, Started
-from benchsite.harness.hosts.placement import Placement
 from benchsite.harness.processes.signals import checkpoint
+from benchsite.harness.session.context import Measured, Plan, RunContext
+from benchsite.harness.session.load_argv import cell_argv
+from benchsite.harness.session.repetition import measure
 from benchsite.model.conf import Settings
 from benchsite.model.latency import LatencyPlan, LatencyProfile, LoadRun, SubjectLatency
-from benchsite.model.recipe import Backend, Ceiling, Recipe, Server
+from benchsite.model.recipe import Ceiling, Server
 from benchsite.tools.base import Repetition
 from benchsite.tools.paced import PacedCell, PacedCellRun
-
-Measured = dict[tuple[str, str], list[Repetition[Any]]]
 
 
 def capacities(plan: LatencyPlan, runnable: Plan, measured: Measured) -> dict[str, float]:
@@ -56,23 +51,13 @@ def witness_args(plan: LatencyPlan, settings: Settings) -> list[str]:
     return ["--witness", f"{plan.witness_rps:g}", *cpu]
 
 
-def measure_latency(
-    hosts: Placement,
-    recipe: Recipe,
-    profile_name: str,
-    runnable: Plan,
-    started: dict[str, Started],
-    measured: Measured,
-    settings: Settings,
-    run_dir: Path,
-    reporter: Reporter,
-    run_started: float,
-) -> LatencyProfile | None:
-    """Every server at every offered load, once a round; None where the conf asks for no profile here."""
-    plan = recipe.profile(profile_name).latency
+def measure_latency(context: RunContext) -> LatencyProfile | None:
+    """Every server at every offered load, once a round; None where the profile asks for no latency profile."""
+    plan = context.profile.latency
     if plan is None:
         return None
-    capacity = capacities(plan, runnable, measured)
+    runnable, started, settings = context.plan, context.started, context.settings
+    capacity = capacities(plan, runnable, context.measured)
     subjects = [
         subject
         for subject, _ in runnable
@@ -83,9 +68,8 @@ def measure_latency(
         for subject, _ in runnable
         if isinstance(subject, Server | Ceiling) and subject.name not in capacity
     }
-    backends = {name: s.server for name, s in started.items() if isinstance(s.subject, Backend)}
     reps: dict[tuple[str, float], list[Repetition[Any]]] = {}
-    reporter.begin(len(subjects) * len(plan.fractions) * plan.rounds)
+    context.reporter.begin(len(subjects) * len(plan.fractions) * plan.rounds)
     for index in range(1, plan.rounds + 1):
         order = subjects if index % 2 else list(reversed(subjects))
         for fraction in plan.fractions:
@@ -93,14 +77,13 @@ def measure_latency(
                 checkpoint()
                 server = started[subject.name].server
                 cell = paced_cell(plan, fraction, capacity[subject.name])
-                argv = cell_argv(server, subject, cell, 0, settings, hosts.server.address) + witness_args(
-                    plan, settings
-                )
-                rep = measure(hosts, server, subject.name, cell, argv, settings, run_dir, index, backends, run_started)
+                argv = cell_argv(server, subject, cell, requests=0, settings=settings, address=context.address)
+                argv += witness_args(plan, settings)
+                rep = measure(context, server, cell, argv, subject=subject.name, index=index)
                 reps.setdefault((subject.name, fraction), []).append(rep)
                 said = rep.result.latency_at_us(99.0) if rep.result is not None else None
                 outcome = f"p99 {said / 1000:.2f} ms" if said is not None else f"FAILED: {rep.error}"
-                reporter.step(
+                context.reporter.step(
                     f"{subject.label} open loop at {cell.label} ({cell.rate:,.0f} req/s) round {index}: {outcome}"
                 )
     return LatencyProfile(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
-from benchsite.harness.engine.start import Plan, Started, verification
+from benchsite.harness.basics.environment import utc_now
 from benchsite.harness.hosts.placement import Placement
+from benchsite.harness.session.context import RunContext
+from benchsite.harness.session.start import verification
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.counting import Counting
 from benchsite.model.interference import MachineCheck
@@ -34,13 +36,13 @@ def machine(environment: Environment, settings: Settings, named: MachineConf | N
     """The machine a host's environment describes, named by its owner (`--machine`, conf/machine.toml) or
     by default."""
     found = fingerprint(
-        environment.cpu_model,
-        environment.cpu_count,
-        environment.memory_total_gib,
-        environment.kernel,
-        environment.virtualization,
-        settings.server_cpu,
-        settings.load_cpu,
+        cpu_model=environment.cpu_model,
+        cpu_count=environment.cpu_count,
+        memory_gib=environment.memory_total_gib,
+        kernel=environment.kernel,
+        virtualization=environment.virtualization,
+        server_cpu=settings.server_cpu,
+        load_cpu=settings.load_cpu,
     )
     return machine_of(found, named.name if named else None, named.description if named else "")
 
@@ -63,14 +65,10 @@ def topology(
 
 
 def subject_run(
-    subject: AnySubject,
-    started: dict[str, Started],
-    cells: list[AnyCell],
-    profile: Profile,
-    measured: dict[tuple[str, str], list[Repetition[Any]]],
-    origins: tuple[Origin, ...],
+    subject: AnySubject, cells: list[AnyCell], context: RunContext, origins: tuple[Origin, ...]
 ) -> SubjectRun:
     """One subject's record: its command, its verification and a cell run per cell."""
+    measured, profile = context.measured, context.profile
     cell_runs = tuple(  # each cell's RUN is its tool's cell-run record, one of AnyCellRun
         cast(AnyCellRun, cell.run_record(profile.requests_for(cell), measured[(subject.name, cell.name)]))
         for cell in cells
@@ -89,7 +87,7 @@ def subject_run(
             idle_memory=None,
             idle_memory_output=None,
         )
-    own = started[subject.name]
+    own = context.started[subject.name]
     reply = own.reply
     return SubjectRun(
         name=subject.name,
@@ -131,20 +129,21 @@ def _begun(
     return None if starts is None else tuple(start for start in starts if start.first_round <= max(last, 1))
 
 
-def document(
-    header: RunHeader,
-    finished_at: str,
-    warmups: list[Warmup],
-    plan: Plan,
-    started: dict[str, Started],
-    measured: dict[tuple[str, str], list[Repetition[Any]]],
-    origins: dict[str, tuple[Origin, ...]],
-    skipped: list[SkippedSubject],
-    rounds: Rounds | None,
-    counting: Counting | None = None,
-    latency: LatencyProfile | None = None,
-) -> RunDocument:
-    """The whole run as run.json stores it."""
+@dataclass
+class RunParts:
+    """What the phases of a run add to its document: where each subject's software came from, the subjects that
+    did not run (and why), the warm-ups, how the rounds ended, the latency profile and the instruction counts."""
+
+    origins: dict[str, tuple[Origin, ...]]
+    skipped: list[SkippedSubject]
+    warmups: list[Warmup] = field(default_factory=list)
+    rounds: Rounds | None = None
+    latency: LatencyProfile | None = None
+    counting: Counting | None = None
+
+
+def document(header: RunHeader, context: RunContext, parts: RunParts) -> RunDocument:
+    """The whole run as run.json stores it, as it stands now."""
     return RunDocument(
         format_version=FORMAT_VERSION,
         recipe=header.recipe.name,
@@ -152,22 +151,21 @@ def document(
         run_id=header.run_id,
         profile=header.profile,
         started_at=header.started_at,
-        finished_at=finished_at,
+        finished_at=utc_now(),
         settings=header.settings,
         environment=header.environment,
         machine=header.machine,
-        warmups=tuple(warmups),
+        warmups=tuple(parts.warmups),
         subjects=tuple(
-            subject_run(subject, started, cells, header.profile, measured, origins[subject.name])
-            for subject, cells in plan
+            subject_run(subject, cells, context, parts.origins[subject.name]) for subject, cells in context.plan
         ),
-        skipped=tuple(skipped),
-        rounds=rounds,
+        skipped=tuple(parts.skipped),
+        rounds=parts.rounds,
         topology=header.topology,
-        counting=counting,
+        counting=parts.counting,
         machine_check=header.machine_check,
         accepted_busy=header.accepted_busy,
         variants=header.recipe.variants,
-        starts=_begun(header.starts, measured),
-        latency=latency,
+        starts=_begun(header.starts, context.measured),
+        latency=parts.latency,
     )

@@ -10,39 +10,36 @@ from __future__ import annotations
 import os
 import random
 import time
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchsite.errors import BenchError
+from benchsite.harness.basics.environment import utc_now
+from benchsite.harness.basics.progress import Reporter, SilentReporter
 from benchsite.harness.builds.byo import search_path
-from benchsite.harness.engine.environment import utc_now
 from benchsite.harness.engine.latency import measure_latency
-from benchsite.harness.engine.leftovers import forget_owner
 from benchsite.harness.engine.measure import Measuring, warm_up
 from benchsite.harness.engine.preflight import check_placeable, check_port_used, check_tools, effective_settings
-from benchsite.harness.engine.progress import Reporter, SilentReporter
-from benchsite.harness.engine.record import RunHeader, document, machine, topology
-from benchsite.harness.engine.start import (
-    Plan,
+from benchsite.harness.engine.record import RunHeader, RunParts, document, machine, topology
+from benchsite.harness.hosts.placement import Placement, on_this_machine
+from benchsite.harness.interference.quiet import check_machine
+from benchsite.harness.processes.signals import signal_for_test, signals_as_interrupt
+from benchsite.harness.profiling.counting import count_instructions
+from benchsite.harness.profiling.flames import record_flames
+from benchsite.harness.session.context import Plan, RunContext
+from benchsite.harness.session.leftovers import forget_owner
+from benchsite.harness.session.start import (
     restart_subjects,
     start_subjects,
     stop_side_by_side,
     trim_logs,
     without_failed,
 )
-from benchsite.harness.hosts.placement import Placement, on_this_machine
-from benchsite.harness.interference.quiet import check_machine
-from benchsite.harness.processes.signals import signal_for_test, signals_as_interrupt
-from benchsite.harness.profiling.counting import count_instructions
-from benchsite.harness.profiling.flames import record_flames
 from benchsite.model.conf import Profile
-from benchsite.model.counting import Counting
-from benchsite.model.latency import LatencyProfile
 from benchsite.model.machine import MachineConf
 from benchsite.model.portable import placeholders_of
 from benchsite.model.recipe import Client, Recipe
-from benchsite.model.run import RUN_FILE, Rounds, RunDocument, ServerStart, SkippedSubject
+from benchsite.model.run import RUN_FILE, Rounds, ServerStart, SkippedSubject
 from benchsite.results.contribute import known_machine_names
 from benchsite.results.published import Published
 from benchsite.results.store import make_files_portable, new_run_id, staged_run_directory, write_portable
@@ -85,16 +82,63 @@ def run_recipe(
 ) -> Path:
     """Measure every subject and cell of a recipe; return the new run directory.
 
-    With the original page's claims (`published`) and a profile that allows further rounds, the
-    cells feeding inconclusive claims get further rounds until every claim is decided, the
-    profile's max_rounds is reached, or its time budget would be overrun.
+    The run's phases, in order: the checks and its header, the subjects started, warmed up and measured in
+    rounds (further ones for the original page's undecided claims, `published`, or a sequential profile's
+    undecided comparisons, within the profile's limits), the latency profile, the flame graphs; once the servers
+    are stopped, the instruction counts; then the run kept.
     """
     reporter = reporter or SilentReporter()
     hosts = hosts or on_this_machine(repo_dir)
     run_started = time.monotonic()
     profile = choices.profile(recipe.profile(profile_name))
-    settings = effective_settings(recipe.settings, hosts)
     plan: Plan = list(recipe.plan(profile))
+    header = _header(recipe, profile, hosts, plan=plan, data_dir=data_dir, named=named, choices=choices, say=reporter)
+    os.environ["PATH"] = search_path(repo_dir)  # programs built by `invoke byo` come first
+    skipped, runnable = _present(hosts, recipe, plan, reporter)
+    _both_sides_run(recipe, skipped)
+    parts = RunParts(
+        origins={subject.name: hosts.server.origins(recipe, subject) for subject, _ in runnable}, skipped=skipped
+    )
+    reporter.begin(sum(len(cells) for _, cells in runnable) * profile.rounds)
+    with signals_as_interrupt(), staged_run_directory(data_dir / recipe.name, header.run_id) as run_dir:
+        context = RunContext(
+            hosts=hosts,
+            recipe=recipe,
+            profile=profile,
+            settings=header.settings,
+            run_dir=run_dir,
+            reporter=reporter,
+            run_started=run_started,
+            plan=runnable,
+        )
+        with context.stack:
+            context.stack.callback(trim_logs, run_dir / "logs")
+            _start(context, parts, header.starts)
+            parts.warmups = warm_up(context)
+            parts.rounds = _rounds(context, header, parts, published)
+            parts.latency = measure_latency(context)
+            record_flames(context)
+            record_flames(context, wallclock=True)
+        parts.counting = count_instructions(context, header.starts)  # the timed servers are stopped
+        _keep(context, header, parts)
+    signal_for_test("run-kept")
+    return data_dir / recipe.name / header.run_id
+
+
+def _header(
+    recipe: Recipe,
+    profile: Profile,
+    hosts: Placement,
+    *,
+    plan: Plan,
+    data_dir: Path,
+    named: MachineConf | None,
+    choices: RunChoices,
+    say: Reporter,
+) -> RunHeader:
+    """The refusals before anything starts (tools, ports, placement), then what the run's document says first:
+    which run, on which machine (the name data/ knows it by), how busy it was, the starts drawn."""
+    settings = effective_settings(recipe.settings, hosts)
     tool_versions = check_tools(hosts, plan, settings, () if profile.latency is None else ("paced",))
     for subject, _ in plan:
         check_port_used(recipe, subject)
@@ -104,13 +148,11 @@ def run_recipe(
     server_machine = machine(environment, settings, named)
     known = known_machine_names(data_dir).get(server_machine.id)
     if known is not None and known != server_machine.name:  # one machine, one name: the one data/ knows
-        reporter.step(
-            f"this machine is {known!r} in {data_dir.name}/ (id {server_machine.id}): its runs keep that name"
-        )
+        say.step(f"this machine is {known!r} in {data_dir.name}/ (id {server_machine.id}): its runs keep that name")
         server_machine = server_machine.model_copy(update={"name": known})
-    machine_check = check_machine(hosts, settings, choices.wait_for_quiet, reporter.step)
-    reporter.step(f"{'quiet' if machine_check.quiet else 'BUSY'} machine: {machine_check.summary()}")
-    header = RunHeader(
+    machine_check = check_machine(hosts, settings, choices.wait_for_quiet, say.step)
+    say.step(f"{'quiet' if machine_check.quiet else 'BUSY'} machine: {machine_check.summary()}")
+    return RunHeader(
         recipe=recipe,
         run_id=new_run_id(profile.name),
         profile=profile,
@@ -120,88 +162,62 @@ def run_recipe(
         machine=server_machine,
         topology=None
         if hosts.one_machine
-        else topology(hosts, recipe, tool_versions, server_machine, environment, settings),
+        else topology(
+            hosts,
+            recipe,
+            tool_versions=tool_versions,
+            server=server_machine,
+            server_environment=environment,
+            settings=settings,
+        ),
         machine_check=machine_check,
         accepted_busy=choices.accept_busy,
         starts=drawn_starts(profile),
     )
-    os.environ["PATH"] = search_path(repo_dir)  # programs built by `invoke byo` come first
-    skipped, runnable = _present(hosts, recipe, plan, reporter)
-    _both_sides_run(recipe, skipped)
-    origins = {subject.name: hosts.server.origins(recipe, subject) for subject, _ in runnable}
-    reporter.begin(sum(len(cells) for _, cells in runnable) * profile.rounds)
-    with signals_as_interrupt(), staged_run_directory(data_dir / recipe.name, header.run_id) as run_dir:
-        with ExitStack() as stack:
-            stack.callback(trim_logs, run_dir / "logs")
-            servers = [s for s, _ in runnable if not isinstance(s, Client)]
-            seeds = {start.first_round: start.hash_seed for start in header.starts or ()}
-            started, failed, workroot = start_subjects(
-                hosts, recipe, servers, settings, stack, run_dir, reporter, seeds.get(1)
-            )
-            stack.callback(stop_side_by_side, started)
-            _both_sides_run(recipe, failed)  # before any round: the staged run goes with the error
-            runnable, failed = without_failed(runnable, started, failed)
-            skipped += failed
-            warmups = warm_up(hosts, runnable, started, profile, settings, reporter)
-            session = Measuring(hosts, recipe, runnable, started, profile, settings, run_dir, reporter, run_started)
-            session.counted = tuple(server.name for server in servers)
 
-            def begin_round(index: int) -> None:
-                if index > 1 and index in seeds:  # a new start: the servers anew, with its hash seed
-                    start = (profile.start_of(index), seeds[index], workroot)
-                    restart_subjects(hosts, recipe, started, settings, stack, run_dir, reporter, start)
-                    warm_up(hosts, runnable, started, profile, settings, reporter)
 
-            session.before_round = begin_round
-            for index in range(1, profile.rounds + 1):
-                session.round(index, runnable)
+def _start(context: RunContext, parts: RunParts, starts: tuple[ServerStart, ...] | None) -> None:
+    """The servers started (with the first start's hash seed), stopped when the context's stack closes; a subject
+    that did not start leaves the plan for the skipped (an A/B side stops the run: nothing is kept)."""
+    seeds = {start.first_round: start.hash_seed for start in starts or ()}
+    servers = [s for s, _ in context.plan if not isinstance(s, Client)]
+    failed = start_subjects(context, servers, seeds.get(1))
+    context.stack.callback(stop_side_by_side, context.started)
+    _both_sides_run(context.recipe, failed)  # before any round: the staged run goes with the error
+    context.plan, failed = without_failed(context.plan, context.started, failed)
+    parts.skipped += failed
 
-            latency: LatencyProfile | None = None
 
-            def so_far(rounds: Rounds | None, counting: Counting | None = None) -> RunDocument:
-                return document(
-                    header,
-                    utc_now(),
-                    warmups,
-                    runnable,
-                    started,
-                    session.measured,
-                    origins,
-                    skipped,
-                    rounds,
-                    counting,
-                    latency,
-                )
+def _rounds(context: RunContext, header: RunHeader, parts: RunParts, published: Published | None) -> Rounds:
+    """The timed rounds, then the further ones; each new start of the servers (a profile of several starts) is
+    started anew with its hash seed and warmed up before its first round."""
+    profile = context.profile
+    seeds = {start.first_round: start.hash_seed for start in header.starts or ()}
+    session = Measuring(context)
+    session.counted = tuple(s.name for s, _ in context.plan if not isinstance(s, Client))
 
-            rounds = session.further_rounds(published, lambda: so_far(None))
-            latency = measure_latency(
-                hosts,
-                recipe,
-                profile_name,
-                runnable,
-                started,
-                session.measured,
-                settings,
-                run_dir,
-                reporter,
-                run_started,
-            )
-            record_flames(hosts, recipe, profile_name, runnable, started, settings, run_dir, reporter)
-            record_flames(hosts, recipe, profile_name, runnable, started, settings, run_dir, reporter, wallclock=True)
-        # The timed servers are stopped: the exact count runs with nothing timed beside it.
-        counted_in: list[Path] = []
-        counting = count_instructions(
-            hosts, recipe, runnable, profile, settings, run_dir, reporter, counted_in, header.starts
-        )
-        placeholders = placeholders_of(hosts.load.values(recipe), None) | placeholders_of(
-            hosts.server.values(recipe), workroot
-        )
-        placeholders |= {str(folder): "{workroot}" for folder in counted_in}
-        make_files_portable(run_dir, placeholders)
-        write_portable(run_dir / RUN_FILE, so_far(rounds, counting).to_json(), placeholders)
-        forget_owner(run_dir)
-    signal_for_test("run-kept")
-    return data_dir / recipe.name / header.run_id
+    def begin_round(index: int) -> None:
+        if index > 1 and index in seeds:  # a new start: the servers anew, with its hash seed
+            restart_subjects(context, profile.start_of(index), seeds[index])
+            warm_up(context)
+
+    session.before_round = begin_round
+    for index in range(1, profile.rounds + 1):
+        session.round(index, context.plan)
+    return session.further_rounds(published, lambda: document(header, context, parts))
+
+
+def _keep(context: RunContext, header: RunHeader, parts: RunParts) -> None:
+    """The run's files made portable (no path of this machine) and its document written; the run is no longer
+    a leftover of this process."""
+    hosts, recipe, run_dir = context.hosts, context.recipe, context.run_dir
+    placeholders = placeholders_of(hosts.load.values(recipe), None) | placeholders_of(
+        hosts.server.values(recipe), context.workroot
+    )
+    placeholders |= {str(folder): "{workroot}" for folder in context.counted_in}
+    make_files_portable(run_dir, placeholders)
+    write_portable(run_dir / RUN_FILE, document(header, context, parts).to_json(), placeholders)
+    forget_owner(run_dir)
 
 
 def drawn_starts(profile: Profile) -> tuple[ServerStart, ...] | None:

@@ -115,7 +115,7 @@ def _stopping(session: int, mark: str) -> list[psutil.Process]:
 
 
 def trial(
-    recipe: str, signum: int, delay_s: float, repo: Path, scratch: Path, at: str = "", versus: bool = False
+    recipe: str, signum: int, delay_s: float, *, repo: Path, scratch: Path, at: str = "", versus: bool = False
 ) -> Trial:
     """One run of a recipe (`versus`: an A/A run of it), signalled after delay_s (or by itself at the point
     `at` of its code, such as "server-started#2": see signals.signal_for_test), and its leftovers counted a
@@ -188,5 +188,5 @@ def inject(
             versus = chooser.random() < 0.25
             recipe, signum = chooser.choice(tuple(A_A_SUBJECTS) if versus else QUICK_RECIPES), chooser.choice(signals)
             delay_s = chooser.uniform(0.0, max_delay_s)
-            trials.append(trial(recipe, signum, delay_s, repo, Path(scratch), versus=versus))
+            trials.append(trial(recipe, signum, delay_s, repo=repo, scratch=Path(scratch), versus=versus))
     return trials

@@ -11,16 +11,17 @@ import subprocess
 from pathlib import Path
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.environment import collect_environment, utc_now
-from benchsite.harness.engine.load_argv import cell_argv
-from benchsite.harness.engine.measure import measure
+from benchsite.harness.basics.environment import collect_environment, utc_now
+from benchsite.harness.basics.probes import http_get, wait_until_ready
+from benchsite.harness.basics.subjects import base_values
 from benchsite.harness.engine.preflight import effective_settings
-from benchsite.harness.engine.probes import http_get, wait_until_ready
-from benchsite.harness.engine.start import verify_reply
-from benchsite.harness.engine.subjects import base_values
 from benchsite.harness.hosts.placement import on_this_machine
 from benchsite.harness.processes.machine_lock import holding_the_machine
-from benchsite.harness.processes.processes import LOOPBACK, free_port, running_server
+from benchsite.harness.processes.processes import LOOPBACK, Launch, free_port, running_server
+from benchsite.harness.session.context import RunContext
+from benchsite.harness.session.load_argv import cell_argv
+from benchsite.harness.session.repetition import measure
+from benchsite.harness.session.start import verify_reply
 from benchsite.model.overhead import (
     OVERHEAD_DIR,
     OVERHEAD_FILE,
@@ -63,20 +64,32 @@ def compare_with_bare_ab(
         argv = subject.command({**base_values(recipe), "port": str(port)})
         harness_rps: list[float] = []
         bare_rps: list[float] = []
-        with running_server(
-            subject.name, argv, port, settings.server_cpu, run_dir / "server.log", cwd=recipe.directory
-        ) as server:
+        launch = Launch(
+            name=subject.name,
+            argv=argv,
+            port=port,
+            cpu=settings.server_cpu,
+            log_path=run_dir / "server.log",
+            cwd=recipe.directory,
+        )
+        with running_server(launch) as server:
             wait_until_ready(server, lambda: http_get(port, subject.path), settings.start_timeout_s)
             verify_reply(subject, http_get(port, subject.path))
-            ab_argv = cell_argv(server, subject, cell, requests, settings, LOOPBACK)
-            hosts = on_this_machine(repo)
+            ab_argv = cell_argv(server, subject, cell, requests=requests, settings=settings, address=LOOPBACK)
+            # the harness's own repetition, in a run of its own: a profile of these rounds and requests
+            profile = recipe.profile("full").model_copy(
+                update={"name": "overhead", "requests": requests, "rounds": rounds}
+            )
+            context = RunContext(
+                hosts=on_this_machine(repo), recipe=recipe, profile=profile, settings=settings, run_dir=run_dir
+            )
             (run_dir / "bare").mkdir()
             _bare_ab(ab_argv, settings.load_cpu, run_dir / "bare" / "warm-up.txt")
             for index in range(1, rounds + 1):
                 order = ("harness", "bare") if index % 2 else ("bare", "harness")
                 for way in order:
                     if way == "harness":
-                        rep = measure(hosts, server, subject.name, cell, ab_argv, settings, run_dir, index)
+                        rep = measure(context, server, cell, ab_argv, subject=subject.name, index=index)
                         if rep.result is None:
                             raise BenchError(f"harness run {index} failed: {rep.error}")
                         harness_rps.append(rep.result.requests_per_s)

@@ -154,7 +154,9 @@ def power_runs(
             if len(progress.made[level]) > turn:
                 continue
             folder = slowed_app(repo, loops[level])
-            made = hogged(versus_run, unchanged, folder, next(plans), say) if plans else versus_run(unchanged, folder)
+            made = (
+                hogged(versus_run, unchanged, folder, next(plans), say=say) if plans else versus_run(unchanged, folder)
+            )
             progress.made[level].append(made.name)
             keep(progress, loops)
     return progress
@@ -176,7 +178,7 @@ def hog_plans(hog: HogChoice, window: tuple[float, float], made: int) -> Iterato
     return islice(plans, made, None)
 
 
-def hogged(versus_run: VersusRun, unchanged: Path, folder: Path, plan: HogPlan, say: Callable[[str], None]) -> Path:
+def hogged(versus_run: VersusRun, unchanged: Path, folder: Path, plan: HogPlan, *, say: Callable[[str], None]) -> Path:
     """One A/B run with the planned hog on its CPU."""
     busy = busy_loop(plan, time.monotonic())
     try:

@@ -1,1 +1,1 @@
-"""Where the roles run: this machine or hosts over SSH (placement, remote, agent, sync, provision)."""
+"""Where the roles run: this machine or hosts over SSH (placement, remote, agent, provision, origins)."""

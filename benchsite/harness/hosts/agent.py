@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from benchsite.errors import BenchError
+from benchsite.harness.basics.sync import sync_record
 from benchsite.harness.builds.byo import search_path
 from benchsite.harness.hosts.placement import LocalHost
-from benchsite.harness.hosts.sync import sync_record
-from benchsite.harness.processes.processes import RunningServer, telling_lines
+from benchsite.harness.processes.processes import Launch, RunningServer, telling_lines
 from benchsite.harness.processes.signals import signals_as_interrupt, signals_held, start_thread
 from benchsite.model.recipe import AnySubject, Recipe, load_recipe
 
@@ -107,7 +107,8 @@ class Agent:
         log_path = self.logs / f"{name}-{port}.log"
         folder = None if tmpdir is None else Path(tmpdir)
         with signals_held():  # no interrupt between the spawn and the session's hold on the server
-            server = own.enter_context(self.host.start(name, argv, port, cpu, log_path, Path(cwd), None, folder))
+            launch = Launch(name=name, argv=argv, port=port, cpu=cpu, log_path=log_path, cwd=Path(cwd), tmpdir=folder)
+            server = own.enter_context(self.host.start(launch, None))
             self.servers[server.pid] = (server, own, log_path)
             self.stack.push(own)  # stopped at the session's end unless stopped before
         return server.pid

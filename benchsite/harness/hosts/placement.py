@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from benchsite.harness.engine.environment import collect_environment
-from benchsite.harness.engine.origins import subject_origins
-from benchsite.harness.engine.probes import HttpReply, accepts_connections, http_get, keeps_http10_alive
-from benchsite.harness.engine.subjects import base_values, missing_requirement, render_templates, run_prepare
-from benchsite.harness.interference.machine import CpuTimes, cpu_times, measured_cpus
+from benchsite.harness.basics.environment import collect_environment
+from benchsite.harness.basics.machine import CpuTimes, cpu_times, measured_cpus
+from benchsite.harness.basics.probes import HttpReply, accepts_connections, http_get, keeps_http10_alive
+from benchsite.harness.basics.subjects import base_values, missing_requirement, render_templates, run_prepare
+from benchsite.harness.hosts.origins import subject_origins
 from benchsite.harness.processes.commands import ToolRun, run_tool
-from benchsite.harness.processes.processes import LOOPBACK, RunningServer, free_port, running_server
+from benchsite.harness.processes.processes import LOOPBACK, Launch, RunningServer, free_port, running_server
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.run import Environment, Origin
 
@@ -56,15 +56,7 @@ class Host(Protocol):
     def free_port(self) -> int: ...
 
     def start(
-        self,
-        name: str,
-        argv: list[str],
-        port: int,
-        cpu: int | None,
-        log_path: Path,
-        cwd: Path,
-        on_start: Callable[[RunningServer], None] | None,
-        tmpdir: Path | None = None,
+        self, launch: Launch, on_start: Callable[[RunningServer], None] | None
     ) -> AbstractContextManager[RunningServer]: ...
 
     def http_get(self, address: str, port: int, path: str) -> HttpReply: ...
@@ -127,17 +119,9 @@ class LocalHost:
         return free_port(self.address)
 
     def start(
-        self,
-        name: str,
-        argv: list[str],
-        port: int,
-        cpu: int | None,
-        log_path: Path,
-        cwd: Path,
-        on_start: Callable[[RunningServer], None] | None,
-        tmpdir: Path | None = None,
+        self, launch: Launch, on_start: Callable[[RunningServer], None] | None
     ) -> AbstractContextManager[RunningServer]:
-        return running_server(name, argv, port, cpu, log_path, cwd, on_start, self.address, tmpdir)
+        return running_server(launch, on_start, self.address)
 
     def http_get(self, address: str, port: int, path: str) -> HttpReply:
         return http_get(port, path, address=address)

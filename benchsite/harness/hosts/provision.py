@@ -26,9 +26,9 @@ from pathlib import Path
 from fabric import Connection
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.environment import git_commit, utc_now
+from benchsite.harness.basics.environment import git_commit, utc_now
+from benchsite.harness.basics.sync import SYNC_RECORD, project_digest, project_files
 from benchsite.harness.hosts.remote import connect
-from benchsite.harness.hosts.sync import SYNC_RECORD, project_digest, project_files
 from benchsite.harness.processes.signals import checkpoint
 from benchsite.model.hosts import HostEntry
 from benchsite.usercache import user_cache

@@ -25,14 +25,14 @@ import paramiko
 from fabric import Connection
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.probes import HttpReply
+from benchsite.harness.basics.machine import CpuTimes
+from benchsite.harness.basics.probes import HttpReply
+from benchsite.harness.basics.sync import project_digest, project_files
 from benchsite.harness.hosts.agent import HEARTBEAT
 from benchsite.harness.hosts.placement import Host, LocalHost, Placement, on_this_machine
-from benchsite.harness.hosts.sync import project_digest, project_files
-from benchsite.harness.interference.machine import CpuTimes
 from benchsite.harness.processes.commands import ToolRun
 from benchsite.harness.processes.cputime import CpuReading
-from benchsite.harness.processes.processes import RunningServer
+from benchsite.harness.processes.processes import Launch, RunningServer
 from benchsite.harness.processes.signals import pause_for_test, signals_held, start_thread
 from benchsite.model.hosts import HostEntry, Hosts
 from benchsite.model.recipe import AnySubject, Recipe
@@ -294,30 +294,23 @@ class RemoteHost:
         return int(self.session.call("free_port"))
 
     def start(
-        self,
-        name: str,
-        argv: list[str],
-        port: int,
-        cpu: int | None,
-        log_path: Path,
-        cwd: Path,
-        on_start: Callable[[RunningServer], None] | None,
-        tmpdir: Path | None = None,
+        self, launch: Launch, on_start: Callable[[RunningServer], None] | None
     ) -> AbstractContextManager[RunningServer]:
-        return self._running(name, argv, port, cpu, log_path, cwd, tmpdir)
+        return self._running(launch)
 
     @contextmanager
-    def _running(
-        self, name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path, tmpdir: Path | None
-    ) -> Iterator[RunningServer]:
-        folder = None if tmpdir is None else str(tmpdir)
-        pid = int(self.session.call("start", name=name, argv=argv, port=port, cpu=cpu, cwd=str(cwd), tmpdir=folder))
+    def _running(self, launch: Launch) -> Iterator[RunningServer]:
+        folder = None if launch.tmpdir is None else str(launch.tmpdir)
+        name, argv, port, cwd = launch.name, launch.argv, launch.port, launch.cwd
+        pid = int(
+            self.session.call("start", name=name, argv=argv, port=port, cpu=launch.cpu, cwd=str(cwd), tmpdir=folder)
+        )
         try:
-            yield RemoteServer(self.session, name, argv, port, pid, cwd)
+            yield RemoteServer(session=self.session, name=name, argv=argv, port=port, pid=pid, cwd=cwd)
         finally:
             log = self.session.call("stop", wait_s=30, pid=pid)
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_path.write_text(log)
+            launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+            launch.log_path.write_text(log)
 
     def http_get(self, address: str, port: int, path: str) -> HttpReply:
         found = self.session.call("http_get", address=address, port=port, path=path)

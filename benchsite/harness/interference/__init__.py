@@ -1,1 +1,1 @@
-"""What else the machine does: the quiet check before a run, steal and others' busy time during it."""
+"""What else the machine does: the quiet check before a run (the CPU times it reads are in basics)."""

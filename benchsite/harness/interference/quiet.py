@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 
 from benchsite.errors import BenchError
+from benchsite.harness.basics.machine import measured_cpus
 from benchsite.harness.hosts.placement import LocalHost, Placement
-from benchsite.harness.interference.machine import measured_cpus
 from benchsite.harness.processes.live import live_processes
 from benchsite.model.conf import Settings
 from benchsite.model.interference import MachineCheck

@@ -127,6 +127,20 @@ class RunningServer(Protocol):
     def by_hand(self) -> str: ...
 
 
+@dataclass(frozen=True)
+class Launch:
+    """What starts one server: its name, its command, its port, the CPU it is pinned to (None: any), its log, the
+    folder it starts in, and where its temporary files go (None: the system's)."""
+
+    name: str
+    argv: list[str]
+    port: int
+    cpu: int | None
+    log_path: Path
+    cwd: Path
+    tmpdir: Path | None = None
+
+
 @dataclass
 class ServerProcess:
     """A subject's server started by us: its process group, and every process carrying its mark, are ours to
@@ -174,12 +188,19 @@ class ServerProcess:
         return PeakSampler(self.pid, cpu, every_s)
 
 
-def start_server(
-    name: str, argv: list[str], port: int, cpu: int | None, log_path: Path, cwd: Path, tmpdir: Path | None = None
-) -> ServerProcess:
+def start_server(launch: Launch) -> ServerProcess:
     """Start a server in a new process group, pinned, with its output in a log file and a mark of its own in its
     environment; with `tmpdir`, its temporary files go there (TMPDIR), so nothing of it outlives the run's folder
     (Cherokee makes one)."""
+    name, argv, port, cpu, log_path, cwd, tmpdir = (
+        launch.name,
+        launch.argv,
+        launch.port,
+        launch.cpu,
+        launch.log_path,
+        launch.cwd,
+        launch.tmpdir,
+    )
     mark = new_mark()
     env = {**os.environ, MARK_ENV: mark, **({"TMPDIR": str(tmpdir)} if tmpdir is not None else {})}
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -326,20 +347,13 @@ def _is_running(proc: psutil.Process) -> bool:
 
 @contextmanager
 def running_server(
-    name: str,
-    argv: list[str],
-    port: int,
-    cpu: int | None,
-    log_path: Path,
-    cwd: Path,
-    on_start: Callable[[ServerProcess], None] | None = None,
-    address: str = LOOPBACK,
-    tmpdir: Path | None = None,
+    launch: Launch, on_start: Callable[[ServerProcess], None] | None = None, address: str = LOOPBACK
 ) -> Iterator[ServerProcess]:
     """Start a server and stop it on every way out, leaving its port free.
 
     `on_start` runs right after the spawn, signals still held (the runner records the PID there,
     so that even a SIGKILL of the harness leaves the server findable)."""
+    port = launch.port
     if not port_is_free(port, address):
         raise BenchError(
             f"port {port} on {address} is already in use: stop whatever listens there "
@@ -349,7 +363,7 @@ def running_server(
     port_freed = True
     try:
         with signals_held():  # an interrupt now is delivered once the server is ours to stop
-            server = start_server(name, argv, port, cpu, log_path, cwd, tmpdir)
+            server = start_server(launch)
             if on_start is not None:
                 on_start(server)
             signal_for_test("server-started")
@@ -360,4 +374,4 @@ def running_server(
             stop_servers([server])
             port_freed = wait_for_free_port(port, address=address)
     if not port_freed:
-        raise BenchError(f"port {port} is still bound after stopping {name!r}: look for a stray process")
+        raise BenchError(f"port {port} is still bound after stopping {launch.name!r}: look for a stray process")

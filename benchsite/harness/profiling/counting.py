@@ -21,15 +21,13 @@ from pathlib import Path
 import psutil
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.load_argv import cell_argv
-from benchsite.harness.engine.progress import Reporter
-from benchsite.harness.engine.start import Plan, hash_seeded, start_one
-from benchsite.harness.hosts.placement import Placement
 from benchsite.harness.processes.processes import RunningServer
 from benchsite.harness.processes.signals import checkpoint
-from benchsite.model.conf import Profile, Settings
+from benchsite.harness.session.context import RunContext
+from benchsite.harness.session.load_argv import cell_argv
+from benchsite.harness.session.start import StartHow, hash_seeded, start_one
 from benchsite.model.counting import CountedBatch, Counting, CountPlan, InstructionCount
-from benchsite.model.recipe import Recipe, Server
+from benchsite.model.recipe import Server
 from benchsite.model.run import ServerStart
 from benchsite.tools.base import ExternalCell
 
@@ -67,22 +65,12 @@ def _prefix(dumps: Path) -> str:
     return str(dumps / "vgdb")
 
 
-def count_instructions(
-    hosts: Placement,
-    recipe: Recipe,
-    plan: Plan,
-    profile: Profile,
-    settings: Settings,
-    run_dir: Path,
-    reporter: Reporter,
-    workroots: list[Path],
-    starts: tuple[ServerStart, ...] | None = None,
-) -> Counting | None:
+def count_instructions(context: RunContext, starts: tuple[ServerStart, ...] | None = None) -> Counting | None:
     """Every server subject's count in the profile's counting cells (None: the profile counts nothing), in
     the counting plan's starts, each with the hash seed of the run's start of that number (cycling; none where
     the run started its servers once); the temporary folders the counted servers ran in are added to
-    `workroots` (the run stores none of them)."""
-    counting = profile.counting
+    `context.counted_in` (the run stores none of them)."""
+    counting, hosts = context.profile.counting, context.hosts
     if counting is None:
         return None
     version = valgrind_version()
@@ -95,18 +83,18 @@ def count_instructions(
             counts=(),
         )
     seeds = [starts[number % len(starts)].hash_seed if starts else None for number in range(counting.starts)]
-    counter = _Counter(hosts, recipe, counting, settings, run_dir, workroots)
+    counter = _Counter(context, counting)
     counts = []
-    for subject, cells in plan:
+    for subject, cells in context.plan:
         if not isinstance(subject, Server):
             continue
         for cell in cells:
             if cell.name in counting.cells and isinstance(cell, ExternalCell):
-                reporter.status(f"counting instructions: {subject.label}, {cell.label}")
+                context.reporter.status(f"counting instructions: {subject.label}, {cell.label}")
                 counts.append(counter.count(subject, cell, seeds))
                 found = counts[-1]
                 said = f"{found.per_request:,.0f} instructions/request" if found.per_request else found.error
-                reporter.step(f"{subject.label} {cell.label} under callgrind: {said}")
+                context.reporter.step(f"{subject.label} {cell.label} under callgrind: {said}")
     return Counting(counter=f"{version} callgrind", skipped=None, counts=tuple(counts))
 
 
@@ -121,15 +109,11 @@ def counted_cell(cell: ExternalCell, counting: CountPlan) -> ExternalCell:
 
 @dataclass(frozen=True)
 class _Counter:
-    """What every count of a run shares: where the servers run, the recipe, the counting plan, the settings and
-    the run's folder; the temporary folders the counted servers run in are added to `workroots`."""
+    """What every count of a run shares: the run's context and the counting plan; the temporary folders the
+    counted servers run in are added to the context's `counted_in`."""
 
-    hosts: Placement
-    recipe: Recipe
+    context: RunContext
     counting: CountPlan
-    settings: Settings
-    run_dir: Path
-    workroots: list[Path]
 
     def count(self, subject: Server, cell: ExternalCell, seeds: list[int | None]) -> InstructionCount:
         """One subject's count in one cell, start by start (each with its hash seed); any failure becomes the
@@ -139,7 +123,7 @@ class _Counter:
         error = None
         try:
             for number, seed in enumerate(seeds, start=1):
-                argv = self.start(subject, cell, seed, number, batches)
+                argv = self.start(subject, cell, seed, number=number, batches=batches)
         except BenchError as failed:
             error = str(failed)
         return InstructionCount(
@@ -147,20 +131,20 @@ class _Counter:
         )
 
     def start(
-        self, subject: Server, cell: ExternalCell, seed: int | None, number: int, batches: list[CountedBatch]
+        self, subject: Server, cell: ExternalCell, seed: int | None, *, number: int, batches: list[CountedBatch]
     ) -> list[str]:
         """One start of a server under callgrind: warmed up, then its batches counted into `batches`; the load
         command of a batch. The server stops when the start is over."""
-        hosts, settings, counting = self.hosts, self.settings, self.counting
-        host = hosts.server
+        context, counting = self.context, self.counting
+        settings, host = context.settings, context.hosts.server
         with ExitStack() as stack:
             workroot = stack.enter_context(host.workroot())
-            self.workroots.append(workroot)
+            context.counted_in.append(workroot)
             dumps = workroot / "callgrind"
             dumps.mkdir()
             port = host.free_port()
             values = {
-                **host.values(self.recipe),
+                **host.values(context.recipe),
                 "port": str(port),
                 "port2": str(host.free_port()),
                 "workdir": str(workroot / subject.name),
@@ -168,21 +152,27 @@ class _Counter:
             slow = settings.model_copy(update={"start_timeout_s": settings.start_timeout_s * START_SLOWDOWN})
             log_name = f"{subject.name}-callgrind" + (f"-start{number}" if number > 1 else "")
             wrap = (*hash_seeded(seed), *wrapper(dumps))
-            server = start_one(hosts, self.recipe, subject, values, slow, stack, self.run_dir, wrap, log_name).server
+            how = StartHow(wrap=wrap, log_name=log_name, settings=slow, stack=stack)
+            server = start_one(context, subject, values, how).server
             counted = counted_cell(cell, counting)
-            argv = cell_argv(server, subject, counted, counting.requests, settings, host.address)
+            argv = cell_argv(
+                server, subject, counted, requests=counting.requests, settings=settings, address=host.address
+            )
             if counting.warmup_requests:
-                warmup = cell_argv(server, subject, counted, counting.warmup_requests, settings, host.address)
-                _load(hosts, server, warmup, settings)
+                warmup = cell_argv(
+                    server, subject, counted, requests=counting.warmup_requests, settings=settings, address=host.address
+                )
+                _load(context, server, warmup)
             for _ in range(counting.batches):
                 checkpoint()
-                batches.append(_batch(hosts, server, argv, settings, dumps, counting.requests))
+                batches.append(_batch(context, server, argv, dumps=dumps, requests=counting.requests))
         return argv
 
 
-def _load(hosts: Placement, server: RunningServer, argv: list[str], settings: Settings) -> float:
+def _load(context: RunContext, server: RunningServer, argv: list[str]) -> float:
     """One load run against the server under callgrind; its wall time. A failure is a BenchError."""
-    run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
+    settings = context.settings
+    run = context.hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
     code = server.exit_code()
     if code is not None:
         raise BenchError(f"the server exited with code {code} under valgrind: {server.telling()}")
@@ -192,16 +182,14 @@ def _load(hosts: Placement, server: RunningServer, argv: list[str], settings: Se
     return run.wall_s
 
 
-def _batch(
-    hosts: Placement, server: RunningServer, argv: list[str], settings: Settings, dumps: Path, requests: int
-) -> CountedBatch:
+def _batch(context: RunContext, server: RunningServer, argv: list[str], *, dumps: Path, requests: int) -> CountedBatch:
     """One counted batch: every callgrind process of the server's tree zeroed and switched on, the load,
     then switched off and dumped; the instructions are the sum of the new dumps."""
     pids = _callgrind_pids(server.pid)
     before = {pid: _dumps_of(dumps, pid) for pid in pids}
     for pid in pids:
         _monitor(dumps, pid, "zero", "instrumentation on")
-    wall_s = _load(hosts, server, argv, settings)
+    wall_s = _load(context, server, argv)
     for pid in pids:
         _monitor(dumps, pid, "instrumentation off", "dump")
     instructions = sum(_totals(_new_dump(dumps, pid, before[pid])) for pid in pids)

@@ -13,15 +13,13 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from benchsite.harness.engine.load_argv import cell_argv
-from benchsite.harness.engine.progress import Reporter
-from benchsite.harness.engine.start import Plan, Started
-from benchsite.harness.hosts.placement import Placement
 from benchsite.harness.processes.signals import checkpoint
-from benchsite.model.conf import Settings
-from benchsite.model.recipe import Recipe, Server
+from benchsite.harness.session.context import RunContext
+from benchsite.harness.session.load_argv import cell_argv
+from benchsite.model.recipe import Server
 from benchsite.results.flames import FLAME_DIR, SAMPLE_RATE, WALLCLOCK_DIR
 from benchsite.results.store import write_text
 from benchsite.tools.base import ExternalCell
@@ -35,58 +33,64 @@ def py_spy() -> str | None:
     return str(beside) if beside.is_file() else shutil.which("py-spy")
 
 
-def record_flames(
-    hosts: Placement,
-    recipe: Recipe,
-    profile_name: str,
-    plan: Plan,
-    started: dict[str, Started],
-    settings: Settings,
-    run_dir: Path,
-    reporter: Reporter,
-    wallclock: bool = False,
-) -> None:
+def record_flames(context: RunContext, wallclock: bool = False) -> None:
     """A flame graph and collapsed stacks per server and flame cell, where the conf's [flame] asks for them; with
     `wallclock`, where its [wallclock] does, every thread sampled whether on the CPU or waiting (under wallclock/)."""
+    recipe, hosts, settings = context.recipe, context.hosts, context.settings
     flame = recipe.wallclock if wallclock else recipe.flame
-    if flame is None or profile_name not in flame.profiles or not hosts.one_machine:
+    if flame is None or context.profile.name not in flame.profiles or not hosts.one_machine:
         return
     program = py_spy()
-    for subject, cells in plan:
-        if not isinstance(subject, Server) or subject.name not in started:
+    for subject, cells in context.plan:
+        if not isinstance(subject, Server) or subject.name not in context.started:
             continue
         for cell in cells:
             if cell.name not in flame.cells or not isinstance(cell, ExternalCell):
                 continue
-            stem = run_dir / (WALLCLOCK_DIR if wallclock else FLAME_DIR) / f"{subject.name}__{cell.name}"
+            stem = context.run_dir / (WALLCLOCK_DIR if wallclock else FLAME_DIR) / f"{subject.name}__{cell.name}"
             if program is None:
                 write_text(stem.with_suffix(".note.txt"), "py-spy is not installed: pip install -r requirements.txt\n")
                 continue
-            reporter.status(f"sampling {subject.label}, {cell.label} with py-spy")
-            server = started[subject.name].server
-            argv = cell_argv(server, subject, cell, WINDOW_REQUESTS, settings, hosts.server.address)
+            context.reporter.status(f"sampling {subject.label}, {cell.label} with py-spy")
+            server = context.started[subject.name].server
+            argv = cell_argv(
+                server, subject, cell, requests=WINDOW_REQUESTS, settings=settings, address=context.address
+            )
             said = [
-                _sample(hosts, program, server.pid, argv, settings, flame.seconds, stem.with_suffix(suffix), how)
+                _sample(
+                    context,
+                    argv,
+                    Sampling(
+                        program=program, pid=server.pid, seconds=flame.seconds, out=stem.with_suffix(suffix), how=how
+                    ),
+                )
                 for suffix, how in ((".svg", ("flamegraph", wallclock)), (".txt", ("raw", wallclock)))
             ]
             problems = [problem for problem in said if problem]
             if problems:
                 write_text(stem.with_suffix(".note.txt"), problems[0] + "\n")
-            reporter.step(f"{subject.label} {cell.label}: " + (problems[0] if problems else "flame graph recorded"))
+            context.reporter.step(
+                f"{subject.label} {cell.label}: " + (problems[0] if problems else "flame graph recorded")
+            )
 
 
-def _sample(
-    hosts: Placement,
-    program: str,
-    pid: int,
-    argv: list[str],
-    settings: Settings,
-    seconds: int,
-    out: Path,
-    how: tuple[str, bool],
-) -> str:
-    """One py-spy recording under load, `how` = (its format, whether wall clock); "" when it worked, else why not
-    (in one line)."""
+@dataclass(frozen=True)
+class Sampling:
+    """One py-spy recording: the program, the process it samples, for how long, into which file, and `how` =
+    (its format, whether wall clock)."""
+
+    program: str
+    pid: int
+    seconds: int
+    out: Path
+    how: tuple[str, bool]
+
+
+def _sample(context: RunContext, argv: list[str], sampling: Sampling) -> str:
+    """One py-spy recording under load (`argv`, repeated until it is done); "" when it worked, else why not (in
+    one line)."""
+    program, pid, seconds, out, how = sampling.program, sampling.pid, sampling.seconds, sampling.out, sampling.how
+    settings = context.settings
     kind, wallclock = how
     out.parent.mkdir(parents=True, exist_ok=True)
     # The SVG's title repeats the command: it names the program and the file plainly, no path of this machine.
@@ -107,7 +111,7 @@ def _sample(
     try:
         while sampler.poll() is None and time.monotonic() < deadline:
             checkpoint()
-            hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
+            context.hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
     finally:
         if sampler.poll() is None:
             sampler.kill()

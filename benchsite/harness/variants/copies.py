@@ -80,7 +80,7 @@ def with_variants(
     """The recipe of a run of variants: the measured subjects (the chosen ones, else those any variant changes),
     each copied once per variant; the backends others talk to as they are; the profile measuring all of them."""
     measured = changed_subjects(recipe, variants, chosen)
-    changes = _changes(recipe, variants, measured, repo, say)
+    changes = _changes(recipe, variants, measured, repo=repo, say=say)
     subjects: list[AnySubject] = []
     records = []
     for named, (_, fields) in zip(variants, changes, strict=True):
@@ -173,7 +173,7 @@ def pinned_versions(recipe: Recipe, variant: Variant) -> dict[str, str]:
 
 
 def _changes(
-    recipe: Recipe, variants: list[Named], measured: set[str], repo: Path, say: Say
+    recipe: Recipe, variants: list[Named], measured: set[str], *, repo: Path, say: Say
 ) -> list[tuple[Change, Ran]]:
     """How each variant changes a measured subject's command line, and what its record says it ran."""
     envs = _package_envs(recipe, [n.variant for n in variants], measured, say)
@@ -201,7 +201,7 @@ def _changes(
             change = partial(_on_python, f"{{sweep}}/{env.folder}/bin/python")
             found.append((change, Ran(installed=env.installed, resolved_as_of=env.wanted.resolved_as_of)))
         else:
-            files = variant_files(recipe, variant, named.name, measured, repo)
+            files = variant_files(recipe, variant, named.name, measured=measured, repo=repo)
             folder = materialized(recipe, named.name, files)
             found.append((partial(running_from, folder=folder.name, files=files), Ran(files=file_digests(files))))
     return found

@@ -21,7 +21,7 @@ from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sd
 from packaging.version import InvalidVersion
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.environment import utc_now
+from benchsite.harness.basics.environment import utc_now
 from benchsite.harness.processes.commands import run_helpers
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.sweep import ENV_FILE, SWEEP_DIR, EnvWanted, PackageEnv

@@ -18,7 +18,7 @@ from benchsite.model.variant import VARIANTS_DIR, Variant
 MAX_FILE_BYTES = 1 << 20  # a changed source file is code, not data
 
 
-def variant_files(recipe: Recipe, variant: Variant, side: str, measured: set[str], repo: Path) -> dict[str, bytes]:
+def variant_files(recipe: Recipe, variant: Variant, side: str, *, measured: set[str], repo: Path) -> dict[str, bytes]:
     """{source file: its content in the variant}, for the measured subjects' source files the variant has."""
     names = sorted({name for s in recipe.subjects if s.name in measured for name in s.source_files})
     found: dict[str, bytes] = {}

@@ -62,7 +62,7 @@ def what_runs(recipe: Recipe, named: Named, measured: set[str], repo: Path) -> W
         versions |= runs(recipe, subject)
     argv = tuple(s.argv for s in subjects)
     if variant.kind in ("dir", "rev"):
-        files |= variant_files(recipe, variant, named.name, measured, repo)
+        files |= variant_files(recipe, variant, named.name, measured=measured, repo=repo)
     elif variant.kind == "pins":
         unusable_pins(recipe, variant, versions)
         versions |= {canonical(name): version for name, version in variant.pins.items()}

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import psutil
 
-from benchsite.harness.hosts.sync import sync_record
+from benchsite.harness.basics.sync import sync_record
 from benchsite.model.run import Environment
 
 T = TypeVar("T")

@@ -9,8 +9,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from benchsite.harness.basics.imports import imported, providers
 from benchsite.harness.builds.byo import portable_path, read_builds, sha256_of
-from benchsite.harness.engine.imports import imported, providers
 from benchsite.harness.variants.envs import recorded_env
 from benchsite.model.byo import ByoBuild
 from benchsite.model.recipe import AnySubject, fill_placeholders

@@ -15,7 +15,7 @@ import sysconfig
 from pathlib import Path
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.imports import imported
+from benchsite.harness.basics.imports import imported
 from benchsite.harness.processes.processes import LOOPBACK
 from benchsite.model.recipe import AnySubject, Recipe, fill_all, fill_placeholders
 from benchsite.model.sweep import SWEEP_DIR

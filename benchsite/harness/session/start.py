@@ -11,22 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.leftovers import record_owner
-from benchsite.harness.engine.probes import HttpReply, wait_until_accepting, wait_until_ready
-from benchsite.harness.engine.progress import Reporter
-from benchsite.harness.engine.readings import kept_reading
-from benchsite.harness.hosts.placement import Placement
-from benchsite.harness.processes.processes import RunningServer, ServerProcess, stop_servers
+from benchsite.harness.basics.probes import HttpReply, wait_until_accepting, wait_until_ready
+from benchsite.harness.processes.processes import Launch, RunningServer, ServerProcess, stop_servers
 from benchsite.harness.processes.signals import signals_held
+from benchsite.harness.session.context import HttpServerSubject, Plan, RunContext, Started
+from benchsite.harness.session.leftovers import record_owner
+from benchsite.harness.session.readings import kept_reading
 from benchsite.model.conf import Settings
-from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
+from benchsite.model.recipe import Backend, Client, HttpSubject, Server
 from benchsite.model.run import SkippedSubject, Verification
 from benchsite.results.store import write_text
-from benchsite.tools import AnyCell
 from benchsite.tools.memory import MemoryPeak
-
-HttpServerSubject = Server | Ceiling | Backend  # the subjects the runner starts
-Plan = list[tuple[AnySubject, list[AnyCell]]]  # each subject with the cells it runs
 
 
 def verify_reply(subject: HttpSubject, reply: HttpReply) -> None:
@@ -56,19 +51,6 @@ def verification(reply: HttpReply) -> Verification:
     )
 
 
-@dataclass(frozen=True)
-class Started:
-    """A running subject, the reply that verified it, and whether it keeps HTTP/1.0 connections alive."""
-
-    subject: HttpServerSubject
-    server: RunningServer
-    reply: HttpReply | None  # None: probed over TCP only (a backend that does not speak HTTP)
-    keeps_http10_alive: bool | None
-    values: dict[str, str]  # the placeholders its command was filled with (port, port2, workdir...)
-    idle_memory: MemoryPeak | None = None  # its process tree's memory once it answered, before any load
-    idle_memory_output: str | None = None  # the file of that reading, in the run folder
-
-
 LOG_TAIL_BYTES = 64 * 1024
 
 
@@ -86,46 +68,37 @@ def trim_logs(directory: Path) -> None:
 
 
 def start_subjects(
-    hosts: Placement,
-    recipe: Recipe,
-    subjects: list[HttpServerSubject],
-    settings: Settings,
-    stack: ExitStack,
-    run_dir: Path,
-    reporter: Reporter,
-    seed: int | None = None,
-    number: int = 1,
-    workroot: Path | None = None,
-) -> tuple[dict[str, Started], list[SkippedSubject], Path]:
-    """Start, probe and verify each subject on the server host; one that fails costs only its own row
-    (the others run). Also returns the folder the subjects work in there. A run's start `number` after the
-    first starts them in the first one's folder; `seed` is their PYTHONHASHSEED (None: Python's own)."""
-    started: dict[str, Started] = {}
+    context: RunContext, subjects: list[HttpServerSubject], seed: int | None = None, number: int = 1
+) -> list[SkippedSubject]:
+    """Start, probe and verify each subject on the server host into `context.started`; one that fails costs only
+    its own row (the others run), returned. A run's start `number` after the first starts them in the first one's
+    folder (`context.workroot`); `seed` is their PYTHONHASHSEED (None: Python's own)."""
     failed: list[SkippedSubject] = []
+    hosts, settings, reporter = context.hosts, context.settings, context.reporter
     host = hosts.server
-    if workroot is None:
-        workroot = stack.enter_context(host.workroot())
+    if context.workroot is None:
+        context.workroot = context.stack.enter_context(host.workroot())
         if hosts.one_machine:
-            record_owner(run_dir, workroot=workroot)
+            record_owner(context.run_dir, workroot=context.workroot)
     ports: dict[str, str] = {}  # port_<subject>: later subjects' configs reach earlier ones (backends)
-    base = host.values(recipe)
+    base = host.values(context.recipe)
     for offset, subject in enumerate(subjects):
         port = settings.port + offset if settings.port else host.free_port()
-        workdir = workroot / subject.name
+        workdir = context.workroot / subject.name
         values = {**base, **ports, "port": str(port), "port2": str(host.free_port()), "workdir": str(workdir)}
         ports[f"port_{subject.name.replace('-', '_')}"] = str(port)
         reporter.status(f"starting {subject.label} on port {port}")
         try:
             log_name = subject.name if number == 1 else f"{subject.name}-start{number}"
-            started[subject.name] = start_one(
-                hosts, recipe, subject, values, settings, stack, run_dir, hash_seeded(seed), log_name
+            context.started[subject.name] = start_one(
+                context, subject, values, StartHow(wrap=hash_seeded(seed), log_name=log_name)
             )
         except BenchError as error:
             failed.append(
                 SkippedSubject(name=subject.name, label=subject.label, reason=FAILED_AT_START, detail=str(error))
             )
             reporter.step(f"{subject.label}: did not start ({error})")
-    return started, failed, workroot
+    return failed
 
 
 FAILED_AT_START = "it did not start or did not answer correctly on this machine"
@@ -136,28 +109,16 @@ def hash_seeded(seed: int | None) -> tuple[str, ...]:
     return () if seed is None else ("env", f"PYTHONHASHSEED={seed}")
 
 
-def restart_subjects(
-    hosts: Placement,
-    recipe: Recipe,
-    started: dict[str, Started],
-    settings: Settings,
-    stack: ExitStack,
-    run_dir: Path,
-    reporter: Reporter,
-    start: tuple[int, int, Path],
-) -> None:
-    """Stop the running subjects and start them again, in place in `started`: start (number, hash seed,
-    folder). A subject that started before and not now stops the run (its rounds would lose their pairs)."""
-    number, seed, workroot = start
-    subjects = [each.subject for each in started.values()]
-    stop_side_by_side(started)
-    again, failed, _ = start_subjects(
-        hosts, recipe, subjects, settings, stack, run_dir, reporter, seed, number, workroot
-    )
+def restart_subjects(context: RunContext, number: int, seed: int) -> None:
+    """Stop the running subjects and start them again, in place in `context.started`, as start `number` with its
+    hash seed, in the first start's folder. A subject that started before and not now stops the run (its rounds
+    would lose their pairs)."""
+    subjects = [each.subject for each in context.started.values()]
+    stop_side_by_side(context.started)
+    context.started.clear()
+    failed = start_subjects(context, subjects, seed, number)
     if failed:
         raise BenchError(f"{failed[0].label} did not start again for start {number}: {failed[0].detail}")
-    started.clear()
-    started.update(again)
 
 
 def stop_side_by_side(started: dict[str, Started]) -> None:
@@ -166,19 +127,22 @@ def stop_side_by_side(started: dict[str, Started]) -> None:
     stop_servers([s.server for s in started.values() if isinstance(s.server, ServerProcess)])
 
 
-def start_one(
-    hosts: Placement,
-    recipe: Recipe,
-    subject: HttpServerSubject,
-    values: dict[str, str],
-    settings: Settings,
-    stack: ExitStack,
-    run_dir: Path,
-    wrap: tuple[str, ...] = (),
-    log_name: str = "",
-) -> Started:
-    """One subject started on the server host (its command after `wrap`, a program that runs it, such as
-    valgrind), probed and verified from the load host; stopped again at once if any of it fails."""
+@dataclass(frozen=True)
+class StartHow:
+    """How one subject is started: under a program that runs it (`wrap`, such as valgrind), with its log named,
+    with other settings than the run's (a slower start's time-out), and into another stack than the run's."""
+
+    wrap: tuple[str, ...] = ()
+    log_name: str = ""
+    settings: Settings | None = None
+    stack: ExitStack | None = None
+
+
+def start_one(context: RunContext, subject: HttpServerSubject, values: dict[str, str], how: StartHow) -> Started:
+    """One subject started on the server host (its command after `how.wrap`), probed and verified from the load
+    host; stopped again at once if any of it fails."""
+    hosts, run_dir, recipe, wrap = context.hosts, context.run_dir, context.recipe, how.wrap
+    settings, stack, log_name = how.settings or context.settings, how.stack or context.stack, how.log_name
     host, load, address = hosts.server, hosts.load, hosts.server.address
     port = int(values["port"])
     prepared = host.prepare(recipe, subject, values)
@@ -190,18 +154,16 @@ def start_one(
     on_start = (lambda started: record_owner(run_dir, server=started)) if hosts.one_machine else None
     with ExitStack() as own:
         with signals_held():  # no interrupt between the spawn and the registration for clean-up
-            server = own.enter_context(
-                host.start(
-                    subject.name,
-                    argv,
-                    port,
-                    settings.server_cpu,
-                    run_dir / "logs" / f"{log_name or subject.name}.log",
-                    Path(values["recipe_dir"]),
-                    on_start,
-                    tmpdir=Path(values["workdir"]),
-                )
+            launch = Launch(
+                name=subject.name,
+                argv=argv,
+                port=port,
+                cpu=settings.server_cpu,
+                log_path=run_dir / "logs" / f"{log_name or subject.name}.log",
+                cwd=Path(values["recipe_dir"]),
+                tmpdir=Path(values["workdir"]),
             )
+            server = own.enter_context(host.start(launch, on_start))
         if isinstance(subject, Backend) and subject.probe == "tcp":
             wait_until_accepting(server, lambda: load.accepts(address, port), settings.start_timeout_s)
             reply, alive = None, None
@@ -212,7 +174,15 @@ def start_one(
             alive = load.keeps_http10_alive(address, port, subject.path)
         idle = settled_memory(server)
         kept = None if wrap else kept_reading(idle, run_dir, subject.name)  # under a wrapper: not the server's own
-        found = Started(subject, server, reply, alive, values, idle if not wrap else None, kept)
+        found = Started(
+            subject=subject,
+            server=server,
+            reply=reply,
+            keeps_http10_alive=alive,
+            values=values,
+            idle_memory=idle if not wrap else None,
+            idle_memory_output=kept,
+        )
         with signals_held():
             stack.push(own.pop_all())  # from here the run's own clean-up stops it
     return found

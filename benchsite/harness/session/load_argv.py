@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import assert_never
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.start import Started
-from benchsite.harness.hosts.placement import Placement
 from benchsite.harness.processes.processes import RunningServer
+from benchsite.harness.session.context import RunContext, Started
 from benchsite.model.conf import Profile, Settings
-from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Recipe, Server
+from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Server
 from benchsite.tools import AnyCell
 from benchsite.tools.base import ExternalCell
 from benchsite.tools.client import ClientCell
@@ -20,6 +19,7 @@ def cell_argv(
     server: RunningServer,
     subject: HttpSubject,
     cell: ExternalCell,
+    *,
     requests: int,
     settings: Settings,
     address: str,
@@ -37,7 +37,7 @@ def _backend(started: dict[str, Started]) -> Started:
     return next(s for s in started.values() if isinstance(s.subject, Backend))
 
 
-def client_argv(recipe: Recipe, subject: Client, cell: ClientCell, backend: Started, profile: Profile) -> list[str]:
+def client_argv(subject: Client, cell: ClientCell, backend: Started, profile: Profile) -> list[str]:
     """The command of a client under test for one cell: the backend's URL, request counts, its files."""
     port = backend.values["port2"] if cell.scheme == "https" else backend.values["port"]
     values = {
@@ -50,24 +50,24 @@ def client_argv(recipe: Recipe, subject: Client, cell: ClientCell, backend: Star
     return subject.command(values)
 
 
-def repetition_argv(
-    hosts: Placement,
-    recipe: Recipe,
-    subject: AnySubject,
-    cell: AnyCell,
-    started: dict[str, Started],
-    profile: Profile,
-    settings: Settings,
-) -> tuple[RunningServer, list[str]]:
+def repetition_argv(context: RunContext, subject: AnySubject, cell: AnyCell) -> tuple[RunningServer, list[str]]:
     """The process whose CPU a repetition measures, and the command that makes the load."""
+    profile, recipe = context.profile, context.recipe
     match cell:
         case ExternalCell() if isinstance(subject, Server | Ceiling):
-            server = started[subject.name].server
-            requests = profile.requests_for(cell)
-            return server, cell_argv(server, subject, cell, requests, settings, hosts.server.address, profile.seconds)
+            server = context.started[subject.name].server
+            return server, cell_argv(
+                server,
+                subject,
+                cell,
+                requests=profile.requests_for(cell),
+                settings=context.settings,
+                address=context.address,
+                seconds=profile.seconds,
+            )
         case ClientCell() if isinstance(subject, Client):
-            backend = _backend(started)
-            return backend.server, client_argv(recipe, subject, cell, backend, profile)
+            backend = _backend(context.started)
+            return backend.server, client_argv(subject, cell, backend, profile)
         case ExternalCell() | ClientCell():
             raise BenchError(f"{recipe.recipe_path}: {subject.name} cannot run cell {cell.name} ({cell.tool})")
         case _:
