@@ -132,6 +132,47 @@ def test_the_floor_rule_finds_an_import_of_a_floor_above(tmp_path: Path) -> None
     ]
 
 
+def _names(node: ast.AST) -> list[str]:
+    """The last part of every name in an expression (`ab.AbCell | WrkCell` → AbCell, WrkCell)."""
+    return [
+        n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute)
+    ]
+
+
+def cell_type_tests(files: list[Path]) -> list[str]:
+    """Every isinstance or match-case that tests a tool's cell (or cell run) by its class."""
+    found = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+                tested = _names(node.args[1]) if len(node.args) == 2 else []
+            elif isinstance(node, ast.MatchClass):
+                tested = _names(node.cls)
+            else:
+                continue
+            if any(name.endswith(("Cell", "CellRun")) for name in tested):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    return found
+
+
+def test_no_type_test_on_a_tools_cell_outside_tools() -> None:
+    """What differs between the load tools is asked of the tool's cell (tools/ owns its quirks)."""
+    outside = [path for path in PACKAGE.rglob("*.py") if "tools" not in path.relative_to(PACKAGE).parts]
+    assert cell_type_tests(outside) == []
+    assert cell_type_tests(sorted((PACKAGE / "tools").rglob("*.py")))  # the rule finds those tools/ keeps
+
+
+def test_no_call_in_the_harness_passes_more_than_four_positional_arguments() -> None:
+    """A phase takes the run's context; anything longer is named at the call."""
+    long = [
+        f"{path.relative_to(REPO)}:{node.lineno} {ast.unparse(node.func)}"
+        for path in sorted((PACKAGE / "harness").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and len(node.args) > 4
+    ]
+    assert long == []
+
+
 def module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

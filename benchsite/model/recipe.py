@@ -22,8 +22,6 @@ from benchsite.model.variant import VariantSet
 from benchsite.records import InnerPath, Name, Record, Seq, Text, UrlPath, read_toml
 from benchsite.tools import AnyCell, Cell
 from benchsite.tools.ab import AbCell
-from benchsite.tools.client import ClientCell
-from benchsite.tools.wrk import WrkCell
 
 RECIPE_FILE = "recipe.toml"
 
@@ -301,7 +299,7 @@ class Recipe:
                 for cell in self.cells
                 if (not profile.cells or cell.name in profile.cells)
                 and (not subject.cells or cell.name in subject.cells)
-                and isinstance(cell, ClientCell) == isinstance(subject, Client)
+                and cell.loads_a_server != isinstance(subject, Client)
             ]
             if cells:
                 plan.append((subject, cells))
@@ -309,9 +307,7 @@ class Recipe:
 
     @staticmethod
     def _shortened(cell: AnyCell, profile: Profile) -> AnyCell:
-        if isinstance(cell, WrkCell) and profile.wrk_duration_s:
-            return cell.model_copy(update={"duration_s": profile.wrk_duration_s})
-        return cell
+        return cell.shortened_to(profile.wrk_duration_s) if profile.wrk_duration_s else cell
 
 
 def fill_placeholders(token: str, values: dict[str, str], owner: str) -> str:

@@ -16,7 +16,7 @@ from benchsite.results.published import Published
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective, PublishedDirective
 from benchsite.sphinxext.tables import fmt_ratio, table
-from benchsite.tools.ab import AbCellRun
+from benchsite.tools import ab
 
 
 class BenchPublished(PublishedDirective):
@@ -122,7 +122,7 @@ class BenchCompare(PublishedDirective):
     ) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
         """(row label, numerator, denominator) for every pair that differs in `vary` alone (ab cells)."""
         run = view.run
-        cells = [c for c in run.measured[0].cells if isinstance(c, AbCellRun)] if run.measured else []
+        cells = [c for c in run.measured[0].cells if c.TOOL is ab.TOOL] if run.measured else []
         labels = run.subject_labels
         for result in published.results:
             labels.setdefault(result.subject, result.subject)

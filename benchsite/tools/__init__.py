@@ -13,7 +13,7 @@ from pydantic import Field
 
 from benchsite.errors import BenchError
 from benchsite.tools import ab, client, h2load, paced, wrk
-from benchsite.tools.base import LoadTool
+from benchsite.tools.base import ExternalCell, LoadTool
 
 # The registry: one entry per tool on each line.
 TOOLS: dict[str, LoadTool] = {tool.name: tool for tool in (ab.TOOL, wrk.TOOL, h2load.TOOL, paced.TOOL, client.TOOL)}
@@ -39,3 +39,14 @@ def parse_report(tool: str, report: str) -> AnyResult:
     result = load_tool(tool).parse(report)
     assert isinstance(result, AnyResult)
     return result
+
+
+def external_load(cell: AnyCell) -> ExternalCell | None:
+    """The cell as one whose load a program of its own makes against a server (ab, wrk, h2load, the paced
+    tool), or None: a client under test's cell, whose load is the client itself."""
+    return cell if isinstance(cell, ExternalCell) else None
+
+
+def client_load(cell: AnyCell) -> client.ClientCell | None:
+    """The cell as a client under test's (the URL it requests), or None: a load tool's cell."""
+    return cell if isinstance(cell, client.ClientCell) else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, Self, TypeVar
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -177,6 +177,11 @@ class CellBase(Record):
 
     name: Name
     label: Text
+
+    def shortened_to(self, duration_s: int) -> Self:
+        """The cell run for `duration_s` seconds where a profile asks it of a cell bounded by time (wrk); else as
+        it is."""
+        return self
 
     def run_record(self, requests: int, repetitions: Sequence[Repetition[Any]]) -> CellRunBase[Any]:
         """The stored record of a subject's repetitions in this cell: every field the record shares with the

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -207,6 +207,9 @@ class WrkCell(ExternalCell):
     @property
     def concurrency(self) -> int:
         return self.connections
+
+    def shortened_to(self, duration_s: int) -> Self:
+        return self.model_copy(update={"duration_s": duration_s})
 
     @model_validator(mode="before")
     @classmethod

@@ -21,8 +21,7 @@ from benchsite.results.deciding import looked
 from benchsite.results.intervals import half_width
 from benchsite.results.published import Published
 from benchsite.results.view import RunView
-from benchsite.tools import AnyCell
-from benchsite.tools.base import ExternalCell
+from benchsite.tools import AnyCell, external_load
 
 
 def warm_up(context: RunContext) -> list[Warmup]:
@@ -36,8 +35,9 @@ def warm_up(context: RunContext) -> list[Warmup]:
         if not isinstance(subject, Server | Ceiling):  # a client under test warms up inside its own run
             continue
         server = context.started[subject.name].server
-        for cell in cells:
-            if not isinstance(cell, ExternalCell) or not cell.counted:
+        for each in cells:
+            cell = external_load(each)
+            if cell is None or not cell.counted:
                 continue
             if profile.warmup_cells and cell.name not in profile.warmup_cells:
                 continue

@@ -31,7 +31,7 @@ from benchsite.model.overhead import (
 )
 from benchsite.model.recipe import Recipe, Server
 from benchsite.results.store import new_run_id, staged_run_directory, write_json
-from benchsite.tools import ab
+from benchsite.tools import ab, external_load
 
 
 def _bare_ab(argv: list[str], cpu: int | None, raw_path: Path) -> float:
@@ -49,12 +49,13 @@ def compare_with_bare_ab(
     recipe: Recipe, subject_name: str, cell_name: str, rounds: int, requests: int, data_dir: Path, repo: Path
 ) -> tuple[OverheadRecord, Path]:
     """Interleave `rounds` harness runs and bare ab runs of one ab cell against one server."""
-    subject, cell = recipe.subject(subject_name), recipe.cell(cell_name)
-    if not isinstance(subject, Server) or not isinstance(cell, ab.AbCell):
+    subject, named = recipe.subject(subject_name), recipe.cell(cell_name)
+    cell = None if named is None else external_load(named)
+    if not isinstance(subject, Server) or cell is None or cell.TOOL is not ab.TOOL:
         raise BenchError(
             f"no server {subject_name!r} or ab cell {cell_name!r} in {recipe.name}: servers are "
             f"{', '.join(s.name for s in recipe.subjects if isinstance(s, Server))}; ab cells are "
-            f"{', '.join(c.name for c in recipe.cells if isinstance(c, ab.AbCell))}"
+            f"{', '.join(c.name for c in recipe.cells if c.TOOL is ab.TOOL)}"
         )
     settings = effective_settings(recipe.settings)
     run_id = new_run_id("overhead").removesuffix("-overhead")

@@ -29,6 +29,7 @@ from benchsite.harness.session.start import StartHow, hash_seeded, start_one
 from benchsite.model.counting import CountedBatch, Counting, CountPlan, InstructionCount
 from benchsite.model.recipe import Server
 from benchsite.model.run import ServerStart
+from benchsite.tools import external_load
 from benchsite.tools.base import ExternalCell
 
 START_SLOWDOWN = 10  # a server under callgrind starts this many times slower, at the most
@@ -88,8 +89,9 @@ def count_instructions(context: RunContext, starts: tuple[ServerStart, ...] | No
     for subject, cells in context.plan:
         if not isinstance(subject, Server):
             continue
-        for cell in cells:
-            if cell.name in counting.cells and isinstance(cell, ExternalCell):
+        for each in cells:
+            cell = external_load(each)
+            if cell is not None and cell.name in counting.cells:
                 context.reporter.status(f"counting instructions: {subject.label}, {cell.label}")
                 counts.append(counter.count(subject, cell, seeds))
                 found = counts[-1]

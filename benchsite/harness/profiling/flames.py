@@ -22,7 +22,7 @@ from benchsite.harness.session.load_argv import cell_argv
 from benchsite.model.recipe import Server
 from benchsite.results.flames import FLAME_DIR, SAMPLE_RATE, WALLCLOCK_DIR
 from benchsite.results.store import write_text
-from benchsite.tools.base import ExternalCell
+from benchsite.tools import external_load
 
 WINDOW_REQUESTS = 500  # one load run of a window; runs repeat until py-spy is done
 
@@ -44,8 +44,9 @@ def record_flames(context: RunContext, wallclock: bool = False) -> None:
     for subject, cells in context.plan:
         if not isinstance(subject, Server) or subject.name not in context.started:
             continue
-        for cell in cells:
-            if cell.name not in flame.cells or not isinstance(cell, ExternalCell):
+        for each in cells:
+            cell = external_load(each)
+            if cell is None or cell.name not in flame.cells:
                 continue
             stem = context.run_dir / (WALLCLOCK_DIR if wallclock else FLAME_DIR) / f"{subject.name}__{cell.name}"
             if program is None:

@@ -3,14 +3,12 @@ command aimed at the recipe's backend."""
 
 from __future__ import annotations
 
-from typing import assert_never
-
 from benchsite.errors import BenchError
 from benchsite.harness.processes.processes import RunningServer
 from benchsite.harness.session.context import RunContext, Started
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.recipe import AnySubject, Backend, Ceiling, Client, HttpSubject, Server
-from benchsite.tools import AnyCell
+from benchsite.tools import AnyCell, client_load, external_load
 from benchsite.tools.base import ExternalCell
 from benchsite.tools.client import ClientCell
 
@@ -52,23 +50,20 @@ def client_argv(subject: Client, cell: ClientCell, backend: Started, profile: Pr
 
 def repetition_argv(context: RunContext, subject: AnySubject, cell: AnyCell) -> tuple[RunningServer, list[str]]:
     """The process whose CPU a repetition measures, and the command that makes the load."""
-    profile, recipe = context.profile, context.recipe
-    match cell:
-        case ExternalCell() if isinstance(subject, Server | Ceiling):
-            server = context.started[subject.name].server
-            return server, cell_argv(
-                server,
-                subject,
-                cell,
-                requests=profile.requests_for(cell),
-                settings=context.settings,
-                address=context.address,
-                seconds=profile.seconds,
-            )
-        case ClientCell() if isinstance(subject, Client):
-            backend = _backend(context.started)
-            return backend.server, client_argv(subject, cell, backend, profile)
-        case ExternalCell() | ClientCell():
-            raise BenchError(f"{recipe.recipe_path}: {subject.name} cannot run cell {cell.name} ({cell.tool})")
-        case _:
-            assert_never(cell)
+    profile = context.profile
+    external, client = external_load(cell), client_load(cell)
+    if external is not None and isinstance(subject, Server | Ceiling):
+        server = context.started[subject.name].server
+        return server, cell_argv(
+            server,
+            subject,
+            external,
+            requests=profile.requests_for(cell),
+            settings=context.settings,
+            address=context.address,
+            seconds=profile.seconds,
+        )
+    if client is not None and isinstance(subject, Client):
+        backend = _backend(context.started)
+        return backend.server, client_argv(subject, client, backend, profile)
+    raise BenchError(f"{context.recipe.recipe_path}: {subject.name} cannot run cell {cell.name} ({cell.tool})")

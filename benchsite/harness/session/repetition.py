@@ -13,8 +13,8 @@ from benchsite.harness.processes.processes import RunningServer
 from benchsite.harness.session.context import RunContext
 from benchsite.harness.session.readings import kept_readings
 from benchsite.results.store import write_text
-from benchsite.tools import AnyCell, AnyResult, parse_report
-from benchsite.tools.base import BusyClock, Repetition
+from benchsite.tools import AnyResult, parse_report
+from benchsite.tools.base import BusyClock, CellBase, Repetition
 
 
 def _tool_failure(tool: str, run: ToolRun, timeout_s: float) -> str:
@@ -27,7 +27,7 @@ def _tool_failure(tool: str, run: ToolRun, timeout_s: float) -> str:
 
 
 def measure(
-    context: RunContext, server: RunningServer, cell: AnyCell, argv: list[str], *, subject: str, index: int
+    context: RunContext, server: RunningServer, cell: CellBase, argv: list[str], *, subject: str, index: int
 ) -> Repetition[Any]:
     """One repetition of `subject` in `cell` (round `index`): the server's CPU time around one bounded load run,
     output kept verbatim.
@@ -91,14 +91,14 @@ def measure(
     error = None
     if run.exit_code != 0 or run.timed_out:
         write_text((run_dir / raw_output).with_suffix(".stderr.txt"), run.stderr)
-        error = _tool_failure(cell.tool, run, settings.cell_timeout_s)
+        error = _tool_failure(cell.TOOL.name, run, settings.cell_timeout_s)
     else:
         try:
-            result = parse_report(cell.tool, run.stdout)
+            result = parse_report(cell.TOOL.name, run.stdout)
         except BenchError as parse_error:
             raise BenchError(
                 f"{' '.join(argv)} printed output this harness cannot read ({parse_error}); "
-                f"check that `{argv[0]}` is the real {cell.tool}"
+                f"check that `{argv[0]}` is the real {cell.TOOL.name}"
             ) from None
     return Repetition(
         index=index,
