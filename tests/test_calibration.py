@@ -57,7 +57,7 @@ def test_the_committed_calibration_covers_at_about_its_level_with_over_a_hundred
     assert [at.rounds for at in found.by_rounds] == list(range(2, 11))
     pairs = len(views) // 2
     drift = run_drift(views)
-    flagged = sum(any(c.significant for c in compare_runs(views[2 * i], views[2 * i + 1], drift)) for i in range(pairs))
+    flagged = sum(any(c.changed for c in compare_runs(views[2 * i], views[2 * i + 1], drift)) for i in range(pairs))
     assert (found.compare.pairs, found.compare.pairs_flagged) == (pairs, flagged)
 
 

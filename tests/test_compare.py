@@ -42,28 +42,28 @@ def scaled(run: RunDocument, factor: float) -> RunDocument:
     return run.model_copy(update={"subjects": tuple(subjects)})
 
 
-def test_a_run_against_itself_changes_nothing_significantly() -> None:
+def test_a_run_against_itself_changes_nothing() -> None:
     run = load_run(RUN)
     changes = compare_runs(RunView(run), RunView(run))
     assert len(changes) == sum(len(s.cells) for s in run.subjects)
     for change in changes:
         assert change.change is not None and abs(change.change.value - 1) < 1e-9
-        assert not change.significant and "not significant" in describe_change(change)
+        assert not change.changed and "not changed" in describe_change(change)
 
 
-def test_a_run_half_again_as_fast_is_a_significant_change_of_50_percent() -> None:
+def test_a_run_half_again_as_fast_changed_by_50_percent() -> None:
     run = load_run(RUN)
     for change in compare_runs(RunView(run), RunView(scaled(run, 1.5))):
         assert change.change is not None and abs(change.change.value - 1.5) < 1e-9
-        assert change.significant and describe_change(change).startswith("+50.0 % [")
+        assert change.changed and describe_change(change).startswith("+50.0 % [")
 
 
-def test_a_drift_as_large_as_the_change_leaves_it_undecided_and_none_leaves_it_significant() -> None:
+def test_a_drift_as_large_as_the_change_leaves_it_undecided_and_none_calls_it_changed() -> None:
     run = load_run(RUN)
     cells = {(s.name, c.name): 0.3 for s in run.subjects for c in s.cells}  # runs of one code 30 % apart (log sd)
     drifting = compare_runs(RunView(run), RunView(scaled(run, 1.5)), Drift(cells, 3))
     steady = compare_runs(RunView(run), RunView(scaled(run, 1.5)), Drift({key: 0.0 for key in cells}, 3))
-    assert not any(change.significant for change in drifting) and all(change.significant for change in steady)
+    assert not any(change.changed for change in drifting) and all(change.changed for change in steady)
     for wide, narrow in zip(drifting, steady, strict=True):
         assert wide.change and narrow.change and wide.change.value == pytest.approx(narrow.change.value)
         assert wide.change.low < narrow.change.low and wide.change.high > narrow.change.high
@@ -83,7 +83,7 @@ def test_the_compare_task_prints_every_cell_and_refuses_an_unknown_run() -> None
     name = f"cherrypy-speed/{RUN.name}"
     result = run_invoke("compare", name, name, env={"COLUMNS": "200"}, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "How fast is CherryPy?" in result.stdout and result.stdout.count("not significant") == 8
+    assert "How fast is CherryPy?" in result.stdout and result.stdout.count("not changed") == 8
     assert "drift" in result.stderr.splitlines()[0]  # what the intervals count, before the table
     missing = run_invoke("compare", name, "cherrypy-speed/nope", timeout=120)
     assert missing.returncode == 1 and missing.stderr.strip() == (
@@ -158,7 +158,7 @@ def test_compare_says_plainly_where_work_sees_a_change_that_time_cannot() -> Non
     result = run_invoke("compare", str(a), str(b), env={"COLUMNS": "250"}, timeout=120)
     assert result.returncode == 0, result.stderr
     work = {change.subject: change for change in compare_work(load_view(a), load_view(b))}
-    assert not work["framework-a"].significant and work["framework-b"].significant
+    assert not work["framework-a"].changed and work["framework-b"].changed
     change = work["framework-b"].change
     assert change is not None
     said = [line for line in result.stderr.splitlines() if "time cannot tell" in line]

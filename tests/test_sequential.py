@@ -11,15 +11,14 @@ import pytest
 
 from benchsite.model.run import RunDocument
 from benchsite.results.change_words import change_said, needs_factors
-from benchsite.results.comparing import paired_cells
+from benchsite.results.comparing import comparison_sets, paired_cells
 from benchsite.results.deciding import (
     answered_said,
-    comparison_sets,
     first_rounds,
     looked,
     replayed,
-    sequential_said,
 )
+from benchsite.results.design import sequential_said
 from benchsite.results.factors import factor, percent_or_factor
 from benchsite.results.intervals import LEVEL, Interval, ratio_interval
 from benchsite.results.sequential import critical_t, log_bayes_factor, sequence_interval, within

@@ -309,7 +309,7 @@ def test_a_two_host_run_beside_a_one_machine_run_shows_both_medians_and_the_chan
                 mean = float(np.exp(np.mean(np.log(list(values.values())))))
                 assert one(built.html, **figure, run=run.run_id).text == RPS.fmt(mean)
     assert f"servers on {run_two.topology.server.machine.name} (machine {run_two.machine.id})" in built.text
-    assert "significant" in built.text and "Kernel (load host)" in built.text
+    assert "changed where it excludes 1" in built.text and "Kernel (load host)" in built.text
 
 
 def test_without_a_two_host_run_the_topology_table_says_how_to_make_one(tmp_path: Path, data_dir: Path) -> None:

@@ -55,7 +55,7 @@ def compare(run_a: str, run_b: str, data_dir: Path) -> None:
     timed = {(change.subject, change.cell): change for change in changes}
     for found in work:
         time_change = timed.get((found.subject, found.cell))
-        if found.significant and found.change is not None and time_change is not None and not time_change.significant:
+        if found.changed and found.change is not None and time_change is not None and not time_change.changed:
             say(
                 f"{found.subject} {found.cell}: time cannot tell across these runs, but work changed by "
                 f"{100 * (found.change.value - 1):+.1f} % (instructions do not move with the machine's load)"

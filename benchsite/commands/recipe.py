@@ -115,7 +115,7 @@ def _checked(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> No
     (harness/variants/precheck.py); a one-line error at once, never after waiting for the machine."""
     chosen = recipe.profile(asked.profile)
     sweep = recipe.sweep_of(chosen)
-    if chosen.sequential and sweep is None and asked.sides is None:
+    if chosen.further_rounds_by == "comparisons" and sweep is None and asked.sides is None:
         raise BenchError(
             f"profile {asked.profile!r} of {recipe.name} is sequential: it stops once its comparisons of copies are "
             "decided, so it runs under `invoke versus` or as a release sweep (give it sweep = PACKAGE)"
@@ -140,7 +140,7 @@ def _not_an_ab_profile(profile: Profile, sweeps: bool) -> str:
         return "sweeps releases"
     if profile.latency is not None:
         return "measures a page's latency profile"
-    if profile.max_rounds and not profile.sequential:
+    if profile.further_rounds_by == "claims":
         return "takes further rounds by a page's claims"
     return ""
 

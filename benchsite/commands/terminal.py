@@ -95,7 +95,7 @@ def print_work(a: RunView, b: RunView, changes: list[WorkChange]) -> None:
     for header in ("Subject", "Cell", "A", "B", "Change [simultaneous 95 %]"):
         table.add_column(header)
     for change in changes:
-        said = change_said(change.change, change.significant, words=MORE_INSTRUCTIONS)
+        said = change_said(change.change, change.changed, words=MORE_INSTRUCTIONS)
         table.add_row(change.subject, change.cell, _number(change.per_request_a), _number(change.per_request_b), said)
     Console().print(table)
 

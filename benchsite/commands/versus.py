@@ -12,7 +12,7 @@ from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
 from benchsite.results.change_words import cells_said, sees_said
 from benchsite.results.comparing import paired_cells, paired_subjects, time_untold
-from benchsite.results.deciding import sequential_said
+from benchsite.results.design import design_of
 from benchsite.results.latency import copies_said as latency_said
 from benchsite.results.memory import copies_said
 from benchsite.results.view import RunView
@@ -29,10 +29,10 @@ def print_versus(view: RunView) -> None:
     rounds = view.run.rounds.made if view.run.rounds else view.run.profile.rounds
     starts = f", servers started {len(view.run.starts)} times" if view.run.starts else ""
     profile = view.run.profile
-    valid = "valid at every round looked at, " if profile.sequential else ""
+    design = design_of(profile)
     table = Table(
         title=f"{view.run.title}: B ÷ A, measured in one run ({rounds} rounds{starts}); intervals "
-        f"{valid}simultaneous over the cells (Bonferroni, 95 %)"
+        f"{design.validity}simultaneous over the cells (Bonferroni, 95 %)"
     )
     for header in ("Subject", "Cell", "Time: req/s B ÷ A", "sees", "Work: instructions/request B ÷ A", "sees"):
         table.add_column(header)
@@ -41,13 +41,13 @@ def print_versus(view: RunView) -> None:
             cell.subject,
             cell.cell,
             time_said,
-            "decided" if cell.sequential and cell.time_decided else sees_said(cell.time_sees),
+            "decided" if design.decided(cell) else sees_said(cell.time_sees),
             work_said,
             sees_said(cell.work_sees),
         )
     Console().print(table)
-    if profile.sequential and view.run.rounds is not None:
-        say(sequential_said(view))
+    if ended := design.ended_said(view):
+        say(ended)
     say(
         "sees: the smallest change this run would have called in that cell 80 % of the time, from the spread of "
         "its own rounds (time) and batches (work)"
@@ -55,7 +55,7 @@ def print_versus(view: RunView) -> None:
     blind = [
         cell.time_sees
         for cell in cells
-        if cell.time_sees is not None and cell.time_sees > BLIND_TIME and not (cell.sequential and cell.time_decided)
+        if cell.time_sees is not None and cell.time_sees > BLIND_TIME and not design.decided(cell)
     ]
     if blind:
         say(

@@ -94,6 +94,14 @@ class Profile(Record):
             )
         return self
 
+    @property
+    def further_rounds_by(self) -> Literal["", "claims", "comparisons"]:
+        """What steers the rounds after the profile's own: nothing (no max_rounds), the original page's claims still
+        undecided, or (a sequential profile) the comparisons of copies still undecided."""
+        if not self.max_rounds:
+            return ""
+        return "comparisons" if self.sequential else "claims"
+
     def requests_for(self, cell: AnyCell) -> int:
         return self.cell_requests.get(cell.name, self.requests)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Literal
 
@@ -169,6 +170,15 @@ class VariantSet(Record):
     def others(self) -> tuple[VariantRecord, ...]:
         """Every variant compared with the reference, in order."""
         return tuple(variant for variant in self.variants if variant.name != self.reference)
+
+    def comparison_sets(self) -> tuple[tuple[tuple[VariantRecord, VariantRecord], ...], ...]:
+        """Its comparisons, each (variant, the one it is compared with), in the sets whose intervals hold together:
+        every other variant against the reference (an A/B run's B against A; a sweep's releases against the
+        newest), then, in a sweep, each release against the one before it."""
+        against_reference = tuple((other, self.referenced) for other in self.others)
+        if not self.sweep:
+            return (against_reference,)
+        return against_reference, tuple((later, earlier) for earlier, later in pairwise(self.variants))
 
     def copy_of(self, subject: str, variant: str) -> str | None:
         found = next((v for v in self.variants if v.name == variant), None)

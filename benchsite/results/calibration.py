@@ -126,8 +126,8 @@ def calibrate(views: list[RunView]) -> Calibration:
     changes = [compare_runs(a, b, drift) for a, b in pairs]
     rate = CompareRate(
         len(pairs),
-        sum(any(c.significant for c in found) for found in changes),
+        sum(any(c.changed for c in found) for found in changes),
         sum(len(found) for found in changes),
-        sum(c.significant for found in changes for c in found),
+        sum(c.changed for found in changes for c in found),
     )
     return Calibration(len(views), by_rounds, rate)

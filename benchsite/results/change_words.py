@@ -81,7 +81,7 @@ def cells_said(cells: Sequence[PairedCell]) -> list[tuple[str, str]]:
                 cell.time,
                 cell.time_changed,
                 cell.time_margin,
-                smallest=cell.smallest_change,
+                smallest=cell.design.smallest_change,
                 bound=cell.time_bound,
                 factors=time_factors,
             ),

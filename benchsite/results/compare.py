@@ -2,7 +2,7 @@
 compare_to). The runs were made at different times, so their repetitions are not paired: the change is
 the ratio of the geometric means it prints, with a Welch t interval on the logarithms. Comparing many
 cells at once, the intervals are simultaneous (Bonferroni: each at 1 - 0.05 / cells), and a change is
-significant where its interval excludes 1: one correction, so the verdict and the interval printed
+called where its interval excludes 1: one correction, so the verdict and the interval printed
 beside it always agree.
 
 Two runs of the same code differ by more than their repetitions' noise: a run's mean drifts from run to
@@ -23,7 +23,7 @@ from benchsite.results.view import RunView
 
 @dataclass(frozen=True)
 class CellChange:
-    """One subject's cell in both runs: B's req/s over A's, with its interval and whether it is significant."""
+    """One subject's cell in both runs: B's req/s over A's, with its interval and whether it changed."""
 
     subject: str
     cell: str
@@ -34,7 +34,7 @@ class CellChange:
     note: str  # why a change could not be estimated, or a flag of either side
 
     @property
-    def significant(self) -> bool:
+    def changed(self) -> bool:
         """The simultaneous interval of B ÷ A excludes 1 (no change): the rule every comparison calls a change by,
         with no margin (the drift between runs is already in the interval)."""
         return beyond_margin(self.change, 0.0)
@@ -139,7 +139,7 @@ class WorkChange:
     change: Interval | None  # None: fewer than two batches on a side
 
     @property
-    def significant(self) -> bool:
+    def changed(self) -> bool:
         """Beyond what two processes of the same code differ by (see `benchsite.results.comparing.MARGIN`)."""
         return beyond_margin(self.change)
 
@@ -201,10 +201,10 @@ def busy_runs(a: RunView, b: RunView) -> str:
 
 
 def describe_change(change: CellChange) -> str:
-    """+12.3 % [+4.1 % … +21.0 %], significant; or why there is no estimate."""
+    """+12.3 % [+4.1 % … +21.0 %], changed; or why there is no estimate."""
     if change.change is None or change.change.low is None or change.change.high is None:
         return change.note or "—"
-    verdict = "significant" if change.significant else "not significant"  # after Bonferroni's correction
+    verdict = "changed" if change.changed else "not changed"  # after Bonferroni's correction
     text = (
         f"{100 * (change.change.value - 1):+.1f} % [{100 * (change.change.low - 1):+.1f} % … "
         f"{100 * (change.change.high - 1):+.1f} %], {verdict}"

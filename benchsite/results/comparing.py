@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from statistics import geometric_mean, mean
 from typing import Any, Literal
 
+from benchsite.results.design import FIXED, ComparisonDesign, design_of
 from benchsite.results.intervals import (
     Interval,
     detectable_change,
@@ -34,7 +35,7 @@ from benchsite.results.intervals import (
     simultaneous_level,
 )
 from benchsite.results.metrics import RPS
-from benchsite.results.sequential import sequence_detectable, sequence_interval, within
+from benchsite.results.sequential import within
 from benchsite.results.view import RunView
 from benchsite.tools.base import Repetition
 
@@ -58,10 +59,9 @@ class PairedCell:
     # (work); MARGIN where it covers one.
     time_margin: float = 0.0
     work_margin: float = 0.0
-    # A sequential run's: the smallest change that matters (0: none named); its time interval is a confidence
-    # sequence, valid at every round it was looked at (see `results.sequential`).
-    smallest_change: float = 0.0
-    sequential: bool = False
+    # How the run judged it: fixed, or sequential (its time interval a confidence sequence, valid at every round it
+    # was looked at), with the smallest change that matters (see `results.design`).
+    design: ComparisonDesign = FIXED
     # Where `time` rests on rounds in which one side met clearly more interference than the other: "at most" (A
     # met more: B ÷ A is at most its interval's high end) or "at least" (B met more); "": rounds met alike.
     time_bound: Bound = ""
@@ -75,7 +75,7 @@ class PairedCell:
     @property
     def time_decided(self) -> bool:
         """Time has answered: a change, or none beyond the smallest change that matters."""
-        return self.time_changed or (not self.time_bound and within(self.time, self.smallest_change))
+        return self.time_changed or (not self.time_bound and within(self.time, self.design.smallest_change))
 
     @property
     def work_changed(self) -> bool:
@@ -113,21 +113,33 @@ def beyond_margin(interval: Interval | None, margin: float = MARGIN) -> bool:
     )
 
 
-def paired_subjects(view: RunView) -> list[tuple[str, str, str]]:
-    """(subject, its reference copy, another variant's copy) of every subject measured both ways, in the run's
-    order: an A/B run's A and B; a sweep's newest release and each other release (none: no variants)."""
+Pair = tuple[str, str, str]  # (subject, the copy compared with, the other copy)
+
+
+def comparison_sets(view: RunView) -> list[list[Pair]]:
+    """The run's comparisons of copies in the sets whose intervals hold together (`VariantSet.comparison_sets`):
+    every subject measured both ways, (subject, the compared-with copy, the other copy), in the run's order."""
     variants = view.run.variants
     if variants is None:
         return []
-    reference = variants.referenced
     order = [subject.name for subject in view.run.subjects]
-    both = [
-        (s, reference.copies[s], other.copies[s])
-        for other in variants.others
-        for s in variants.subjects
-        if view.run.subject(reference.copies[s]) and view.run.subject(other.copies[s])
-    ]
-    return sorted(both, key=lambda found: (order.index(found[1]), order.index(found[2])))
+    found = []
+    for compared in variants.comparison_sets():
+        pairs = [
+            (s, reference.copies[s], other.copies[s])
+            for other, reference in compared
+            for s in variants.subjects
+            if view.run.subject(reference.copies[s]) and view.run.subject(other.copies[s])
+        ]
+        found.append(sorted(pairs, key=lambda pair: (order.index(pair[1]), order.index(pair[2]))))
+    return found
+
+
+def paired_subjects(view: RunView) -> list[Pair]:
+    """(subject, its reference copy, another variant's copy) of every subject measured both ways, in the run's
+    order: an A/B run's A and B; a sweep's newest release and each other release (none: no variants)."""
+    sets = comparison_sets(view)
+    return sets[0] if sets else []
 
 
 def paired_cells(view: RunView) -> list[PairedCell]:
@@ -158,12 +170,12 @@ def compare_copies(
     profile = view.run.profile
     counting = profile.counting
     work_margin = WORK_NOISE if counting and counting.starts > 1 else MARGIN
-    interval = sequence_interval if profile.sequential else ratio_interval
+    design = design_of(profile)
     for subject, cell, a, b in shared:
         time_ratios, time_margin = per_start(view, alike_rounds(view, a, b, cell))
-        time = interval(time_ratios, time_level)
+        time = design.interval(time_ratios, time_level)
         time_bound: Bound = ""
-        called = leaning_change(view, a, b, cell, time_level, interval)
+        called = leaning_change(view, (a, b, cell), time_level, design)
         if called is not None:
             (time, time_bound), time_margin = called
         work, work_ratios = None, []
@@ -176,39 +188,38 @@ def compare_copies(
             work = ratio_interval(work_ratios, work_level)
         found.append(
             PairedCell(
-                subject,
-                a,
-                b,
-                cell,
-                time if time and time.bounded else None,
-                work if work and work.bounded else None,
-                (sequence_detectable if profile.sequential else detectable_change)(
-                    time_ratios, time_level, time_margin
-                ),
-                detectable_change(work_ratios, work_level, work_margin),
-                time_margin,
-                work_margin,
-                profile.smallest_change,
-                profile.sequential,
-                time_bound,
+                subject=subject,
+                a=a,
+                b=b,
+                cell=cell,
+                time=time if time and time.bounded else None,
+                work=work if work and work.bounded else None,
+                time_sees=design.detectable(time_ratios, time_level, time_margin),
+                work_sees=detectable_change(work_ratios, work_level, work_margin),
+                time_margin=time_margin,
+                work_margin=work_margin,
+                design=design,
+                time_bound=time_bound,
             )
         )
     return found
 
 
 def leaning_change(
-    view: RunView, a: str, b: str, cell: str, level: float, interval: Any
+    view: RunView, compared: tuple[str, str, str], level: float, design: ComparisonDesign
 ) -> tuple[tuple[Interval, Bound], float] | None:
     """A change that the rounds leaning one way, with the alike ones, call in the one direction they can: B slower
     from the rounds in which A met at least as much interference (the bias is against B slower), B faster from
     those in which B did; with the margin a change must clear. None where neither calls one. On a quiet machine
-    every round is alike, and this is the alike rounds' two-sided test ("" for its bound)."""
+    every round is alike, and this is the alike rounds' two-sided test ("" for its bound). `compared` is (A, B,
+    cell)."""
+    a, b, cell = compared
     alike_keys = alike_rounds(view, a, b, cell).keys()
     directions: tuple[tuple[Bound, str], ...] = (("at most", a), ("at least", b))
     for bound, heavier in directions:
         rounds = leaning(view, a, b, cell, heavier)
         ratios, margin = per_start(view, rounds)
-        found = interval(ratios, level)
+        found = design.interval(ratios, level)
         if found is not None and found.bounded and one_sided_change(found, bound, margin):
             return (found, bound if rounds.keys() != alike_keys else ""), margin
     return None

@@ -9,33 +9,10 @@ from dataclasses import dataclass
 
 from benchsite.model.run import RunDocument
 from benchsite.results.change_words import needs_factors
-from benchsite.results.comparing import PairedCell, compare_copies, paired_subjects
+from benchsite.results.comparing import PairedCell, compare_copies, comparison_sets
+from benchsite.results.design import design_of
 from benchsite.results.factors import FASTER, factor, percent_or_factor
 from benchsite.results.view import RunView
-
-Pair = tuple[str, str, str]  # (subject, reference copy, other copy)
-
-
-def comparison_sets(view: RunView) -> list[list[Pair]]:
-    """The run's comparisons in the sets whose intervals hold together: an A/B run's one set; a sweep's releases
-    against the newest, and each release against the one before (the sets a sweep's page shows)."""
-    variants = view.run.variants
-    if variants is None:
-        return []
-    if not variants.sweep:
-        return [paired_subjects(view)]
-    ordered = list(variants.variants)
-
-    def pairs(compared: list[tuple[int, int]]) -> list[Pair]:
-        return [
-            (subject, ordered[reference].copies[subject], ordered[other].copies[subject])
-            for other, reference in compared
-            for subject in variants.subjects
-            if view.run.subject(ordered[reference].copies[subject]) and view.run.subject(ordered[other].copies[subject])
-        ]
-
-    newest = len(ordered) - 1
-    return [pairs([(index, newest) for index in range(newest)]), pairs([(i, i - 1) for i in range(1, len(ordered))])]
 
 
 @dataclass(frozen=True)
@@ -120,41 +97,11 @@ def replayed(run: RunDocument, smallest_change: float | None = None) -> Replayed
     return Replayed(None, None, state)
 
 
-def sequential_said(view: RunView) -> str:
-    """How a sequential run ended: "Sequential: looked at after every round, stopped after ..."."""
-    return f"Sequential: looked at after every round, {stopped_said(view)}" if view.run.rounds else ""
-
-
-def stopped_said(view: RunView) -> str:
-    """After how many rounds and seconds a sequential run stopped, why, and what each repetition's time bound
-    cut short."""
-    rounds = view.run.rounds
-    if rounds is None:
-        return ""
-    said = f"stopped after {rounds.made} rounds and {rounds.elapsed_s:.0f} s of measuring ({rounds.stopped})"
-    cut = bounded_repetitions(view)
-    return said + (f"; ended at the {view.run.profile.seconds:g} s bound: {cut}" if cut else "")
-
-
-def bounded_repetitions(view: RunView) -> str:
-    """ "Raw WSGI server (cheroot) [B: cheroot==8.1.0] -c 1 -k (20 requests a repetition)": the cells whose
-    repetitions the time bound ended early, as a reader knows them."""
-    found = []
-    for subject in view.run.subjects:
-        for cell in subject.cells:
-            made = [rep.result.complete_requests for rep in cell.repetitions if rep.result is not None]
-            ceiling = getattr(cell, "requests", None)
-            if made and ceiling and max(made) < ceiling:
-                span = f"{min(made):,}" if min(made) == max(made) else f"{min(made):,}-{max(made):,}"
-                found.append(f"{subject.label} {view.run.cell_label(cell.name)} ({span} requests a repetition)")
-    return ", ".join(found)
-
-
 def answered_said(view: RunView, cells: Sequence[PairedCell]) -> str:
     """A sequential run's answer first, in words: "Answered after 7 rounds (61 s): -c 1 -k 696× slower, -c 10 -k
     91.2× slower; -c 1 and -c 10 undecided when the rounds stopped (...)"."""
     rounds = view.run.rounds
-    if rounds is None or not view.run.profile.sequential:
+    if rounds is None or not design_of(view.run.profile).ended_said(view):  # the profile's rounds: no early answer
         return ""
     told, open_ = [], []
     factors = any(needs_factors(cell.time) for cell in cells)  # as the table says them: one format
@@ -171,7 +118,7 @@ def answered_said(view: RunView, cells: Sequence[PairedCell]) -> str:
         elif cell.time_changed and cell.time is not None:
             told.append(f"{name} {said(cell.time.value)}")
         elif cell.time_decided:
-            told.append(f"{name} no change beyond ±{100 * cell.smallest_change:g} %")
+            told.append(f"{name} no change beyond ±{100 * cell.design.smallest_change:g} %")
         else:
             open_.append(name)
     answer = f"Answered after {rounds.made} rounds ({rounds.elapsed_s:.0f} s): " + (

@@ -71,7 +71,7 @@ class HogExperiment:
         for quiet, hogged in zip(self.quiet, self.hogged, strict=False):
             a = quiet.view if with_rule else ignoring_rule(quiet.view.run)
             b = hogged.view if with_rule else ignoring_rule(hogged.view.run)
-            flagged += any(change.significant for change in compare_runs(a, b, drift))
+            flagged += any(change.changed for change in compare_runs(a, b, drift))
         return flagged, min(len(self.quiet), len(self.hogged))
 
 

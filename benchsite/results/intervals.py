@@ -20,7 +20,7 @@ LEVEL = 0.95  # the confidence of every interval on the site
 
 
 def simultaneous_level(count: int) -> float:
-    """The level of each of `count` intervals that hold together at LEVEL (Bonferroni): "significant" then keeps
+    """The level of each of `count` intervals that hold together at LEVEL (Bonferroni): "changed" then keeps
     its 5 % error over the whole list, not over each line of it."""
     return 1 - (1 - LEVEL) / max(count, 1)
 

@@ -1,5 +1,5 @@
 """A release sweep's run read release by release: each release's figures, its raw ÷ framework ratios, each
-claim's verdict on its copies, and the releases that differ significantly from the newest one."""
+claim's verdict on its copies, and the releases that changed against the newest one."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class Change:
     cell: str
     ratio: Interval
     against: str
-    significant: bool
+    changed: bool
 
 
 def releases_of(run: RunDocument, published: Published | None) -> list[Release]:
@@ -68,15 +68,26 @@ def changes_against_newest(
     view: RunView, releases: list[Release], subjects: list[str], cells: list[str]
 ) -> list[Change]:
     """Every other release's subject and cell against the newest release's, round by round; the intervals are
-    simultaneous over all of them (Bonferroni), so "significant" keeps its 5 % error for the whole list."""
-    if len(releases) < 2:
-        return []
-    return _timed(view, [(r, releases[-1]) for r in releases[:-1]], subjects, cells)
+    simultaneous over all of them (Bonferroni), so "changed" keeps its 5 % error for the whole list."""
+    return _timed(view, _against_reference(view, releases), subjects, cells)
 
 
 def step_changes(view: RunView, releases: list[Release], subjects: list[str], cells: list[str]) -> list[Change]:
     """Each release against the one before it, round by round, simultaneous over every step."""
     return _timed(view, list(zip(releases[1:], releases[:-1], strict=True)), subjects, cells)
+
+
+def reference_release(view: RunView, releases: list[Release]) -> Release | None:
+    """The release every other is compared with (`VariantSet.reference`: the newest), None where it is not among
+    those given."""
+    variants = view.run.variants
+    return next((r for r in releases if variants is not None and r.variant.name == variants.reference), None)
+
+
+def _against_reference(view: RunView, releases: list[Release]) -> list[tuple[Release, Release]]:
+    """(release, the reference release) for every other release given."""
+    reference = reference_release(view, releases)
+    return [] if reference is None else [(r, reference) for r in releases if r is not reference]
 
 
 def _timed(
@@ -89,9 +100,7 @@ def _timed(
 def work_changes_against_newest(view: RunView, releases: list[Release], subjects: list[str]) -> list[Change]:
     """Every other release's instructions per request against the newest release's, in every counted cell, batch
     by batch (see batch_ratio); simultaneous over all of them, as the timed changes are."""
-    if len(releases) < 2:
-        return []
-    return _worked(view, [(r, releases[-1]) for r in releases[:-1]], subjects)
+    return _worked(view, _against_reference(view, releases), subjects)
 
 
 def work_steps(view: RunView, releases: list[Release], subjects: list[str]) -> list[Change]:

@@ -1,6 +1,6 @@
 """What a release sweep found, told in sentences: the oldest release against the newest, in time and in work;
 runs of consecutive releases that stall in the same cells, told as one story with the upstream report where one
-is recorded; and every other step between consecutive releases beyond the run's noise, as factors."""
+is recorded; and every other step between consecutive releases that changed, as factors."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from benchsite.results.releases import (
     Change,
     Release,
     changes_against_newest,
+    reference_release,
     step_changes,
     work_changes_against_newest,
     work_steps,
@@ -93,9 +94,16 @@ class Sweep:
         summary = self.view.summaries.get((release.copy(subject) or "", cell))
         return summary.median() if summary else None
 
+    @property
+    def newest(self) -> Release:
+        """The release the others are compared with (the run's reference)."""
+        found = reference_release(self.view, self.releases)
+        assert found is not None, "a sweep's reference is one of its releases"
+        return found
+
     def subject_named(self, subject: str) -> str:
         """A base subject as its newest copy's label names it, without the release: "CherryPy framework"."""
-        newest = self.releases[-1]
+        newest = self.newest
         label = self.view.run.subject_labels.get(newest.copy(subject) or "", subject)
         return " ".join(label.replace(newest.release, "").split())
 
@@ -105,7 +113,7 @@ class Sweep:
 
 def stalls(sweep: Sweep) -> list[Stall]:
     """Runs of consecutive releases far slower than the newest in the same cells, subject by subject."""
-    newest, found = sweep.releases[-1], []
+    newest, found = sweep.newest, []
     for subject in sweep.subjects:
         slow: list[tuple[str, ...]] = []
         for release in sweep.releases:
@@ -166,7 +174,7 @@ def told_stall(
             counted = sweep.cell_named(worked.cell)
             moved = (
                 f"changed by {_percent_only(worked)}"
-                if worked.significant
+                if worked.changed
                 else f"did not change beyond the noise ({_percent_only(worked)})"
             )
             said += f", while its instructions per request (counted at {counted}) {moved}"
@@ -200,11 +208,11 @@ def percent(ratio: float, words: Direction) -> str:
 
 def told_ends(sweep: Sweep, time: list[Change], work: list[Change]) -> str:
     """The oldest release against the newest, subject by subject, in time and (where counted) in work."""
-    oldest, newest = sweep.releases[0].release, sweep.releases[-1].release
+    oldest, newest = sweep.releases[0].release, sweep.newest.release
     parts = []
     for subject in sweep.subjects:
         timed = [c for c in time if c.release == oldest and c.subject == subject]
-        beyond = [c for c in timed if c.significant]
+        beyond = [c for c in timed if c.changed]
         said = f"the {sweep.subject_named(subject)} of {oldest} is " + (
             ", ".join(
                 f"{factor(c.ratio.value)} than {newest}'s at {sweep.cell_named(c.cell)} "
@@ -213,10 +221,10 @@ def told_ends(sweep: Sweep, time: list[Change], work: list[Change]) -> str:
             )
             or f"not surely faster or slower than {newest}'s"
         )
-        level = [sweep.cell_named(c.cell) for c in timed if not c.significant]
+        level = [sweep.cell_named(c.cell) for c in timed if not c.changed]
         if beyond and level:
             said += f", not surely different at {', '.join(level)}"
-        worked = [c for c in work if c.release == oldest and c.subject == subject and c.significant]
+        worked = [c for c in work if c.release == oldest and c.subject == subject and c.changed]
         if worked:
             today = ", ".join(
                 f"{percent(1 / c.ratio.value, MORE_INSTRUCTIONS)} at {sweep.cell_named(c.cell)}" for c in worked
@@ -227,20 +235,18 @@ def told_ends(sweep: Sweep, time: list[Change], work: list[Change]) -> str:
 
 
 def told_steps(sweep: Sweep, steps: list[Change], told: set[tuple[str, str]], words: Direction, currency: str) -> str:
-    """The significant steps between consecutive releases in one currency, pair by pair (those a stall's story
+    """The steps that changed between consecutive releases in one currency, pair by pair (those a stall's story
     already told left out); work steps in percent, the smallest (under SMALL_WORK) counted, not named."""
     other = "other " if told else ""
-    beyond = [s for s in steps if s.significant and (s.release, s.subject) not in told]
+    beyond = [s for s in steps if s.changed and (s.release, s.subject) not in told]
     work = words is MORE_INSTRUCTIONS
     small = [s for s in beyond if work and abs(s.ratio.value - 1) < SMALL_WORK]
     shown = [s for s in beyond if s not in small]
     if not beyond:
-        return f"In {currency}, no {other}step between consecutive releases is beyond the run's noise."
+        return f"In {currency}, no {other}step between consecutive releases changed."
     if not shown:
         count = f"{len(small)} step{'s' * (len(small) != 1)}"
-        return (
-            f"In {currency}, {count} between consecutive releases beyond the run's noise, each under {SMALL_WORK:.0%}."
-        )
+        return f"In {currency}, {count} between consecutive releases changed, each under {SMALL_WORK:.0%}."
     by_pair: dict[tuple[str, str], list[Change]] = {}
     for step in shown:
         by_pair.setdefault((step.against, step.release), []).append(step)
@@ -254,7 +260,7 @@ def told_steps(sweep: Sweep, steps: list[Change], told: set[tuple[str, str]], wo
         )
         for (before, after), found in by_pair.items()
     ]
-    said = f"In {currency}, every {other}step between consecutive releases beyond the run's noise: {'; '.join(named)}"
+    said = f"In {currency}, every {other}step between consecutive releases that changed: {'; '.join(named)}"
     if small:
         said += f" (and {len(small)} real step{'s' * (len(small) != 1)} under {100 * SMALL_WORK:.0f} %)"
     return said + "."

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from docutils import nodes
 
-from benchsite.results.releases import Change, Release
+from benchsite.errors import BenchError
+from benchsite.results.releases import Change, Release, reference_release
 from benchsite.results.view import RunView
 from benchsite.sphinxext.chart_directive import chart_node
 from benchsite.sphinxext.chartspec import Chart, Series
@@ -23,7 +24,10 @@ def collapsed(summary: str, *content: nodes.Node) -> bench_details:
 def change_chart(view: RunView, releases: list[Release], changes: list[Change], level: str) -> nodes.Node:
     """Each release's figure ÷ the newest release's, with its simultaneous interval: a whisker clear of 1 is
     a real difference."""
-    older = [release.release for release in releases[:-1]]
+    reference = reference_release(view, releases)
+    if reference is None:
+        raise BenchError(f"{view.run.run_file}: the sweep's reference release is not among its releases")
+    older = [release.release for release in releases if release is not reference]
     keys = list(dict.fromkeys((change.subject, change.cell) for change in changes))
     found = {(c.release, c.subject, c.cell): c.ratio for c in changes}
     series = []
@@ -39,8 +43,8 @@ def change_chart(view: RunView, releases: list[Release], changes: list[Change], 
         )
     chart = Chart(
         kind="forest",
-        title=f"{view.run.title}: each release's req/s ÷ {releases[-1].release}'s, round by round",
-        x_label=f"÷ {releases[-1].release}: whiskers are simultaneous intervals (each at {level}); "
+        title=f"{view.run.title}: each release's req/s ÷ {reference.release}'s, round by round",
+        x_label=f"÷ {reference.release}: whiskers are simultaneous intervals (each at {level}); "
         "dashed: no difference; a whisker clear of it is a real difference",
         y_label="",
         categories=tuple(older),

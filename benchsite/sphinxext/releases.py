@@ -1,5 +1,5 @@
 """Across a package's releases: the latest release-sweep run of a recipe, release by release (req/s, the
-raw ÷ framework ratio, each claim's verdict) in a chart and tables, and which releases differ significantly
+raw ÷ framework ratio, each claim's verdict) in a chart and tables, and which releases changed against the newest
 from the newest."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from docutils.parsers.rst import directives
 
 from benchsite.errors import BenchError
 from benchsite.results.claims import fmt_interval
-from benchsite.results.deciding import stopped_said
+from benchsite.results.design import design_of
 from benchsite.results.factors import FASTER, MORE_INSTRUCTIONS, Direction, with_range
 from benchsite.results.intervals import Interval, level_label
 from benchsite.results.memory import memory_figures
@@ -21,6 +21,7 @@ from benchsite.results.releases import (
     Change,
     Release,
     changes_against_newest,
+    reference_release,
     releases_of,
     work_changes_against_newest,
 )
@@ -111,14 +112,7 @@ class BenchReleases(PublishedDirective):
             f"{len(releases)} releases, each installed from PyPI into its own environment {beside}, all of them "
             f"measured in the same {rounds} round{'s' * (rounds != 1)} (every release's subjects back to back in each "
             "cell, so that two releases are compared round by round). "
-            + (
-                "The sweep was sequential: looked at after every round, a release's cell was measured again only "
-                "while one of its comparisons was undecided, and its time intervals hold at every look; it "
-                + stopped_said(view)
-                + ". "
-                if run.profile.sequential
-                else ""
-            )
+            + design_of(run.profile).sweep_said(view)
             + (
                 f"Patched to run on today's Python (the patch is recorded in the run): {', '.join(patched)}."
                 if patched
@@ -285,21 +279,23 @@ class BenchReleases(PublishedDirective):
 
 
 def _said(view: RunView, releases: list[Release], changes: list[Change], currency: str, words: Direction) -> nodes.Node:
-    """Which releases differ significantly from the newest in one currency, and at what simultaneous level."""
-    newest = releases[-1].release
-    significant = [c for c in changes if c.significant]
-    if not significant:
-        text = f"{currency}: no release differs significantly from {newest} in any of the {len(changes)} comparisons"
+    """Which releases changed against the newest (the run's reference) in one currency, and at what simultaneous
+    level."""
+    reference = reference_release(view, releases)
+    newest = reference.release if reference is not None else "the reference"
+    changed = [c for c in changes if c.changed]
+    if not changed:
+        text = f"{currency}: no release changed against {newest} in any of the {len(changes)} comparisons"
     else:
         by_release: dict[str, list[Change]] = {}
-        for change in significant:
+        for change in changed:
             by_release.setdefault(change.release, []).append(change)
         named = "; ".join(
             f"{release}: "
             + ", ".join(f"{c.subject} {view.run.cell_label(c.cell)} {_times(c.ratio, words)}" for c in found)
             for release, found in by_release.items()
         )
-        text = f"{currency}, releases that differ significantly from {newest}: {named}. "
+        text = f"{currency}, releases that changed against {newest}: {named}. "
         text += f"{len(by_release)} of {len(releases) - 1} releases"
     level = level_label(changes[0].ratio.level)
     return nodes.paragraph(

@@ -61,7 +61,7 @@ class BenchTopology(BenchDirective):
         caption = nodes.paragraph(
             text=f"A = {one.run_id} on one machine; B = {two.run_id}, {where_roles_ran(two)}. The geometric mean "
             "of each cell's req/s; the change B ÷ A, their ratio, with its interval (Welch t on the logarithms: "
-            "the runs are not paired), simultaneous over every cell compared (Bonferroni): significant where "
+            "the runs are not paired), simultaneous over every cell compared (Bonferroni): changed where "
             "it excludes 1."
         )
         heads = ("Subject", "Cell", "One machine (A)", "Two hosts (B)", "Change B ÷ A [simultaneous 95 %]")

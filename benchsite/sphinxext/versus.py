@@ -10,7 +10,8 @@ from docutils import nodes
 from benchsite.errors import BenchError
 from benchsite.results.change_words import cells_said
 from benchsite.results.comparing import PairedCell, paired_cells, paired_subjects, time_untold
-from benchsite.results.deciding import answered_said, sequential_said
+from benchsite.results.deciding import answered_said
+from benchsite.results.design import design_of
 from benchsite.results.memory import copies_said
 from benchsite.results.store import load_view
 from benchsite.results.view import RunView
@@ -80,14 +81,7 @@ class BenchVersus(AbRunDirective):
                 text=f"Measured on {view.run.machine.name} ({view.run.started_at[:10]}), {rounds} rounds, each "
                 "measuring A and B back to back in every cell (A first in odd rounds, B first in even ones)"
                 f"{_starts_said(view)}; instructions counted under callgrind after the timed rounds. Intervals: "
-                "95 %, simultaneous over the cells of each currency"
-                + (
-                    "; in time, valid at every round the run looked at (a confidence sequence). "
-                    + sequential_said(view)
-                    + "."
-                    if view.run.profile.sequential
-                    else "."
-                )
+                "95 %, simultaneous over the cells of each currency" + design_of(view.run.profile).intervals_said(view)
             ),
             nodes.paragraph(text=detectable_said(cells)),
             *(nodes.paragraph(text=said) for cell in cells if (said := time_untold(view, cell))),
@@ -120,7 +114,7 @@ def detectable_said(cells: list[PairedCell]) -> str:
         return f"{low} %" if low == high else f"{low} % to {high} % by cell"
 
     parts = []
-    open_cells = [c for c in cells if not (c.sequential and c.time_decided)]  # a decided cell has its answer
+    open_cells = [c for c in cells if not c.design.decided(c)]  # a decided cell has its answer
     for currency, found in (
         ("time", [c.time_sees for c in open_cells if c.time_sees is not None]),
         ("work", [c.work_sees for c in cells if c.work_sees is not None]),

@@ -104,39 +104,17 @@ class Measuring:
         return [(subject, cell) for cell in every_cell for subject in subjects if cell in cells_of[subject.name]]
 
     def further_rounds(self, published: Published | None, document: Callable[[], RunDocument]) -> Rounds:
-        """Rounds of the cells whose claims are still inconclusive, or wider than the profile's precision
-        target (a sequential profile: of the copies' cells whose comparisons are undecided, looked at after every
-        round), while the profile's limits allow."""
-        profile = self.context.profile
+        """Further rounds while the profile's limits allow, of the cells its further rounds are steered by: the
+        page's claims still inconclusive (or wider than the precision target) and the rounds others disturbed, or
+        (a sequential profile) the copies' cells whose comparisons are undecided, looked at after every round."""
+        steered = self._by_comparisons if self.context.profile.further_rounds_by == "comparisons" else self._by_claims
         while True:
             view = RunView(document())
-            if profile.sequential:  # the comparisons decide; claims are judged at the end, as they stand
-                state = looked(view)
-                self.context.reporter.step(f"after round {self.rounds_made}: {state.said()}")
-                needed = state.to_measure  # a decided cell is done, disturbed or not: its interval counted that
-                verdicts = []
-            else:
-                verdicts = published.verdicts(view) if published is not None else []
-                needed = {cell for verdict in verdicts for cell in self._needs(verdict)} | self._disturbed_cells()
-            needed = needed if profile.max_rounds else set()
-            if self.rounds_made == profile.rounds and profile.max_rounds and profile.time_budget_s:
-                every_cell = self.clock.estimate_s(self.context.measured, self.context.measured)
-                elapsed = time.monotonic() - self.context.run_started
-                self.context.reporter.step(budget_said(profile.time_budget_s, elapsed, self.after_rounds_s, every_cell))
-            stopped = self._why_stop(needed, published)
-            if stopped:
-                if profile.sequential and published is not None:
-                    verdicts = published.verdicts(view)
-                return Rounds(
-                    minimum=profile.rounds,
-                    maximum=profile.max_rounds,
-                    time_budget_s=profile.time_budget_s,
-                    made=self.rounds_made,
-                    further_repetitions=self.further_repetitions,
-                    stopped=stopped,
-                    elapsed_s=round(time.monotonic() - self.context.run_started, 1),
-                    claims={verdict.claim.id: self._stood(verdict, stopped) for verdict in verdicts},
-                )
+            needed, nothing_left = steered(view, published)
+            self._say_budget()
+            stopped = self._why_stop(needed, nothing_left)
+            if stopped:  # the claims are judged as they stand
+                return self._rounds(stopped, published.verdicts(view) if published is not None else [])
             plan = [
                 (subject, [cell for cell in cells if (subject.name, cell.name) in needed])
                 for subject, cells in self.context.plan
@@ -146,6 +124,45 @@ class Measuring:
             self.context.reporter.begin(done + sum(len(cells) for _, cells in plan))
             self.round(self.rounds_made + 1, plan)
             self.further_repetitions += sum(len(cells) for _, cells in plan)
+
+    def _by_comparisons(self, view: RunView, published: Published | None) -> tuple[set[tuple[str, str]], str]:
+        """The copies' cells of every comparison still undecided (a decided cell is done, disturbed or not: its
+        interval counted that), and why none is left where none is."""
+        state = looked(view)
+        self.context.reporter.step(f"after round {self.rounds_made}: {state.said()}")
+        return state.to_measure, "every comparison decided"
+
+    def _by_claims(self, view: RunView, published: Published | None) -> tuple[set[tuple[str, str]], str]:
+        """The cells of the claims still inconclusive (or wider than the target) and of the rounds others
+        disturbed, and why none is left where none is."""
+        verdicts = published.verdicts(view) if published is not None else []
+        needed = {cell for verdict in verdicts for cell in self._needs(verdict)} | self._disturbed_cells()
+        profile = self.context.profile
+        target = f" or wider than ±{100 * profile.target_half_width:g} %" if profile.target_half_width else ""
+        decided = f"no claim left undecided{target}" if published is not None else "no published claims to decide"
+        return needed, f"{decided} and no disturbed round to measure again"
+
+    def _say_budget(self) -> None:
+        """Once the profile's rounds are made: how the time budget stands for further ones."""
+        profile = self.context.profile
+        if self.rounds_made == profile.rounds and profile.max_rounds and profile.time_budget_s:
+            every_cell = self.clock.estimate_s(self.context.measured, self.context.measured)
+            elapsed = time.monotonic() - self.context.run_started
+            self.context.reporter.step(budget_said(profile.time_budget_s, elapsed, self.after_rounds_s, every_cell))
+
+    def _rounds(self, stopped: str, verdicts: list[Verdict]) -> Rounds:
+        """How the rounds ended, and where each claim stood then."""
+        profile = self.context.profile
+        return Rounds(
+            minimum=profile.rounds,
+            maximum=profile.max_rounds,
+            time_budget_s=profile.time_budget_s,
+            made=self.rounds_made,
+            further_repetitions=self.further_repetitions,
+            stopped=stopped,
+            elapsed_s=round(time.monotonic() - self.context.run_started, 1),
+            claims={verdict.claim.id: self._stood(verdict, stopped) for verdict in verdicts},
+        )
 
     def _disturbed_cells(self) -> set[tuple[str, str]]:
         """Every (subject, cell) of the cells with fewer undisturbed rounds than the profile's repetitions: a
@@ -178,17 +195,13 @@ class Measuring:
             return f"{said}: within the target ±{100 * target:g} %"
         return said
 
-    def _why_stop(self, needed: set[tuple[str, str]], published: Published | None) -> str:
-        """Why no further round is made now ("" where one is)."""
+    def _why_stop(self, needed: set[tuple[str, str]], nothing_left: str) -> str:
+        """Why no further round is made now ("" where one is): `nothing_left` where nothing is needed."""
         profile = self.context.profile
         if not profile.max_rounds:
             return "this profile makes no further rounds"
-        if not needed and profile.sequential:
-            return "every comparison decided"
         if not needed:
-            target = f" or wider than ±{100 * profile.target_half_width:g} %" if profile.target_half_width else ""
-            decided = f"no claim left undecided{target}" if published is not None else "no published claims to decide"
-            return f"{decided} and no disturbed round to measure again"
+            return nothing_left
         if self.rounds_made >= profile.max_rounds:
             return f"max_rounds ({profile.max_rounds}) reached"
         elapsed = time.monotonic() - self.context.run_started
