@@ -13,7 +13,6 @@ from benchsite.harness.engine.runner import RunChoices
 from benchsite.harness.experiments.hogbench import RecipeRun
 from benchsite.harness.experiments.powerbench import (
     RECIPE,
-    SUBJECT,
     UNDER_WAY,
     HogChoice,
     Level,
@@ -27,6 +26,7 @@ from benchsite.harness.processes.machine_lock import measuring
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import load_recipe
 from benchsite.model.upgrade import read_method
+from benchsite.results.power import POWER_SUBJECT
 from benchsite.results.store import list_runs, write_text
 
 
@@ -45,7 +45,18 @@ def versus_runs(where: Where, profile: str, say: Callable[[str], None]) -> Versu
 
     def run(unchanged: Path, folder: Path) -> Path:
         sides = (f"dir:{unchanged}", f"dir:{folder}")
-        asked = Asked(RECIPE, profile, False, "", "", False, RunChoices(), sides, (SUBJECT,), aa=True)  # A/A is a level
+        asked = Asked(  # A/A is a level
+            name=RECIPE,
+            profile=profile,
+            clean=False,
+            hosts="",
+            machine="",
+            keep_going=False,
+            choices=RunChoices(),
+            sides=sides,
+            subjects=(POWER_SUBJECT,),
+            aa=True,
+        )
         made = stored_run(asked, where)
         say(f"{made.name}: A = {unchanged.name}, B = {folder.name}")
         return made

@@ -12,7 +12,14 @@ from benchsite.results.comparing import PairedCell, paired_cells
 from benchsite.results.view import RunView
 
 PILOT = "pilot"  # the label's first word of the run that calibrates the loop: not a level of the curve
-SUBJECT, CELL = "framework", "c1"
+# The subject and cell the power benchmark slows down by a known share and reads back (its A/A runs are sliced
+# there too): named here alone.
+POWER_SUBJECT, POWER_CELL = "framework", "c1"
+
+
+def power_cell(cells: Sequence[PairedCell]) -> PairedCell | None:
+    """The comparison of the power benchmark's subject and cell among a run's (None: not measured both ways)."""
+    return next((c for c in cells if c.subject == POWER_SUBJECT and c.cell == POWER_CELL), None)
 
 
 @dataclass(frozen=True)
@@ -65,8 +72,9 @@ def power_level(label: str, views: Sequence[RunView]) -> PowerLevel:
     """The framework's -c 1 cell of each A/B run of one level (a run without it counts as not calling)."""
     found = []
     for view in views:
-        cell = next((c for c in paired_cells(view) if c.subject == SUBJECT and c.cell == CELL), None)
-        found.append(cell if cell is not None else PairedCell(SUBJECT, "", "", CELL, None, None))  # no copy ran it
+        cell = power_cell(paired_cells(view))
+        no_copy_ran_it = PairedCell(subject=POWER_SUBJECT, a="", b="", cell=POWER_CELL, time=None, work=None)
+        found.append(cell if cell is not None else no_copy_ran_it)
     return PowerLevel(label, tuple(found), tuple(rounds_ended(view.run) for view in views))
 
 

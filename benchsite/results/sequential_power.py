@@ -10,13 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchsite.model.run import RunDocument
-from benchsite.results.comparing import PairedCell, paired_cells
+from benchsite.results.comparing import paired_cells
 from benchsite.results.deciding import replayed
 from benchsite.results.intervals import LEVEL
-from benchsite.results.power import rounds_ended
+from benchsite.results.power import power_cell, rounds_ended
 from benchsite.results.view import RunView
-
-SUBJECT, CELL = "framework", "c1"
 
 
 @dataclass(frozen=True)
@@ -58,15 +56,11 @@ class DesignRow:
         return statistics.median(answer.seconds for answer in self.answers)
 
 
-def _cell(cells: Sequence[PairedCell]) -> PairedCell | None:
-    return next((c for c in cells if c.subject == SUBJECT and c.cell == CELL), None)
-
-
 def fixed_answers(runs: Sequence[RunDocument]) -> tuple[Answered, ...]:
     """Each run as it was made: its time interval looked at once, after all its rounds."""
     found = []
     for run in runs:
-        cell = _cell(paired_cells(RunView(run)))
+        cell = power_cell(paired_cells(RunView(run)))
         changed = bool(cell and cell.time_changed)
         found.append(Answered(changed, bool(cell and cell.work_changed), True, rounds_ended(run)))
     return tuple(found)
@@ -78,7 +72,7 @@ def sequential_answers(runs: Sequence[RunDocument], smallest: float) -> tuple[An
     found = []
     for run in runs:
         replay = replayed(run, smallest)
-        cell = _cell(replay.state.cells)
+        cell = power_cell(replay.state.cells)
         called = bool(cell and cell.time_changed)
         ended = replay.elapsed_s if replay.elapsed_s is not None else rounds_ended(run)
         worked = bool(cell and cell.work_changed)

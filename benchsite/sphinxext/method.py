@@ -13,7 +13,7 @@ from benchsite.model.upgrade import read_method
 from benchsite.results.claims import State
 from benchsite.results.interference import hog_experiment
 from benchsite.results.method import median_spread, slices, stability
-from benchsite.results.power import PILOT, PowerLevel, power_level, power_said
+from benchsite.results.power import PILOT, POWER_CELL, POWER_SUBJECT, PowerLevel, power_level, power_said
 from benchsite.results.published import PUBLISHED_FILE, Published, load_published
 from benchsite.results.store import load_run
 from benchsite.results.view import RunView
@@ -138,7 +138,7 @@ class BenchSlices(MethodDirective):
     def render(self) -> list[nodes.Node]:
         record = self.record()
         found = [
-            slices(run_set.label, [RunView(run) for run in self.runs(run_set)], SLICED_SUBJECT, SLICED_CELL)
+            slices(run_set.label, [RunView(run) for run in self.runs(run_set)], POWER_SUBJECT, POWER_CELL)
             for run_set in record.sets
         ]
         rows = [
@@ -163,9 +163,6 @@ class BenchSlices(MethodDirective):
                 "lengths, slicing finer cancels nothing that longer slices do not average away."
             ),
         ]
-
-
-SLICED_SUBJECT, SLICED_CELL = "framework", "c1"
 
 
 class BenchHogged(MethodDirective):

@@ -24,12 +24,11 @@ from benchsite.harness.experiments.hogbench import HogPlan, busy_loop, rounds_wi
 from benchsite.model.method import MethodRecord
 from benchsite.model.variant import VARIANTS_DIR
 from benchsite.results.comparing import paired_cells
-from benchsite.results.power import PILOT
+from benchsite.results.power import PILOT, power_cell
 from benchsite.results.store import load_run, load_view
 
 EXPERIMENT_DIR = Path("experiments") / "power"
 RECIPE = "cherrypy-speed"
-SUBJECT = "framework"
 APP = "framework_app.py"
 HANDLER_RETURN = '        return b"OK"\n'
 IMPORTS = "import sys\n"
@@ -84,7 +83,7 @@ HOG_LEVELS: tuple[Level, ...] = (Level(0.0, ""), Level(0.05, "time"))
 def step_shares(run: Path) -> dict[str, float]:
     """What one step of the loop adds to the framework at -c 1, as a share of its time and of its instructions
     per request, from the pilot run (B ÷ A of req/s and of instructions, over PILOT_STEPS steps)."""
-    cell = next((c for c in paired_cells(load_view(run)) if c.subject == SUBJECT and c.cell == "c1"), None)
+    cell = power_cell(paired_cells(load_view(run)))
     if cell is None or cell.time is None or cell.work is None:
         raise BenchError(f"{run.name}: the pilot measured no B ÷ A of the framework at -c 1 in time and work")
     return {"time": (1 / cell.time.value - 1) / PILOT_STEPS, "work": (cell.work.value - 1) / PILOT_STEPS}
