@@ -13,7 +13,7 @@ from benchsite.results.latency import fmt_ms, latency_figures
 from benchsite.results.memory import memory_figures
 from benchsite.results.store import load_run
 from benchsite.results.view import RunView
-from benchsite.sphinxext.latency import beside_speed
+from benchsite.sphinxext.measured import beside_speed
 from committed import COMMITTED_DATA
 
 pytestmark = pytest.mark.integration

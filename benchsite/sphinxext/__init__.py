@@ -29,8 +29,9 @@ from benchsite.sphinxext.exports import setup_exports
 from benchsite.sphinxext.forest import BenchForest
 from benchsite.sphinxext.glossary import BenchGlossary
 from benchsite.sphinxext.history import BenchHistory
-from benchsite.sphinxext.latency import BenchLatency, BenchMemory
+from benchsite.sphinxext.latency import BenchLatency
 from benchsite.sphinxext.listings import setup_listings
+from benchsite.sphinxext.memory import BenchMemory
 from benchsite.sphinxext.method import (
     BenchHogged,
     BenchPairing,

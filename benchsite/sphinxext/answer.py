@@ -15,7 +15,7 @@ from benchsite.results.ranking import ranking_said
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.claims import badge_node, claim_anchor, verdict_reading
-from benchsite.sphinxext.latency import beside_speed, page_run_with
+from benchsite.sphinxext.measured import beside_speed, page_run_with
 from benchsite.sphinxext.nodes import bench_details, data
 from benchsite.sphinxext.pick import parse_costs, parse_kinds, pick_node
 

@@ -1,6 +1,5 @@
-"""``.. bench-latency::`` and ``.. bench-memory::``: the two numbers besides req/s a server is chosen by, from
-the page's run (its reference machine's, which every section reads): latency at a given load, open loop, and
-memory summed over each server's process tree."""
+"""``.. bench-latency::``: latency at a given load, open loop, from the page's run (its reference machine's, which
+every section reads): each server offered shares of its capacity, its percentiles at each, beside its witness's."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
-from sphinx import addnodes
 
 from benchsite.results.intervals import levels_label
 from benchsite.results.latency import (
@@ -20,15 +18,12 @@ from benchsite.results.latency import (
     queue_said,
     tails_apart,
 )
-from benchsite.results.machines import MachineRuns, measured
-from benchsite.results.memory import MIB, memory_figures
-from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective
 from benchsite.sphinxext.chart_directive import chart_node
 from benchsite.sphinxext.chartspec import Chart, Series
+from benchsite.sphinxext.measured import MeasuredDirective, pending_xref_to
 from benchsite.sphinxext.nodes import bench_details, block, data
 from benchsite.sphinxext.tables import table
-from benchsite.tools.memory import MemoryPeak
 
 
 def _flag(load: LoadFigure, percentile: float) -> str:
@@ -59,103 +54,6 @@ def _at(load: LoadFigure, percentile: float) -> str:
 
 def _share(fraction: float) -> str:
     return f"{round(100 * fraction)} %"
-
-
-def page_run_with(groups: list[MachineRuns], wanted: str) -> RunView | None:
-    """The page's run (its reference machine's, read by every section) if it recorded `wanted`."""
-    view = groups[0].main
-    return view if measured(view, wanted) else None
-
-
-def newest_with(groups: list[MachineRuns], wanted: str) -> RunView | None:
-    """The newest run that recorded `wanted` ("latency" or "memory"): the reference machine's, else the next's."""
-    for machine in groups:
-        found = [view for view in machine.views if measured(view, wanted)]
-        if found:
-            return max(found, key=lambda each: each.run.started_at)
-    return None
-
-
-def beside_speed(view: RunView) -> str:
-    """One sentence: the range of the servers' p99 at half their capacity (loads the tool held), and of their
-    memory at its peak, each end named."""
-    run = view.run
-    halves = [
-        (half.p(99.0), figure.label)
-        for figure in latency_figures(run)
-        if (half := next((load for load in figure.loads if load.fraction == 0.5), None)) is not None
-        and not half.beyond_tool
-        and half.p(99.0) is not None
-    ]
-    held = memory_figures(run)
-    peaks = [(figure.peak.uss_bytes, figure.label) for figure in held if figure.peak is not None]
-    apart = [
-        f"{figure.label} {_mib(figure.idle.uss_bytes)}"
-        for figure in held
-        if figure.peak is None and figure.idle is not None and run.subject(figure.subject).role == "backend"  # type: ignore[union-attr]
-    ]
-    left_out = sum(
-        1 for figure in latency_figures(run) for load in figure.loads if load.fraction == 0.5 and load.beyond_tool
-    )
-    said = []
-    if halves:
-        low, high = min(halves), max(halves)
-        span = (
-            f"from {fmt_ms(low[0])} ({low[1]}) to {fmt_ms(high[0])} ({high[1]})"
-            if len(halves) > 1
-            else (f"{fmt_ms(low[0])} ({low[1]})")
-        )
-        beyond = f", {left_out} server{'s' * (left_out != 1)} too fast for the load tool left out" if left_out else ""
-        said.append(f"Offered half its capacity, a server's p99 latency ran {span}{beyond}")
-    if peaks:
-        low_b, high_b = min(peaks), max(peaks)
-        span = (
-            f"from {_mib(low_b[0])} ({low_b[1]}) to {_mib(high_b[0])} ({high_b[1]})"
-            if len(peaks) > 1
-            else (f"{_mib(low_b[0])} ({low_b[1]})")
-        )
-        said.append(f"{'its' if said else 'Its'} memory at its peak {span}")
-    if apart:  # servers that hand requests to a backend hold less than one that runs the app inside itself
-        said.append(
-            "each server's own processes alone: those that hand requests to a backend leave the app to it, "
-            f"counted apart once started: {', '.join(apart)} (add it to compare them with a server that holds "
-            "the app)"
-        )
-    return "; ".join(said) if said else "no latency or memory recorded"
-
-
-class MeasuredDirective(BenchDirective):
-    """A directive showing what the page's run recorded (the reference machine's run every section reads)."""
-
-    def page_run_with(self, wanted: str) -> RunView | None:
-        view = page_run_with(self.machine_runs(), wanted)
-        if view is not None:
-            self.note(view.run.run_file)
-        return view
-
-    def newest_with(self, wanted: str) -> RunView | None:
-        view = newest_with(self.machine_runs(), wanted)
-        if view is not None:
-            self.note(view.run.run_file)
-        return view
-
-    def not_in_page_run(self, what: str) -> list[nodes.Node]:
-        """One line: the page's run did not measure `what`, and what measures it."""
-        run = self.machine_runs()[0].main.run
-        return [
-            nodes.paragraph(
-                text=f"The page's run ({run.run_id} on {run.machine.name}) did not measure {what}: "
-                f"`.venv/bin/invoke recipe {self.recipe}` measures it."
-            )
-        ]
-
-    def none_yet(self, what: str) -> list[nodes.Node]:
-        return [
-            nodes.paragraph(
-                text=f"No run of {self.recipe} has measured {what} yet: "
-                f"`.venv/bin/invoke recipe {self.recipe}` makes one."
-            )
-        ]
 
 
 class BenchLatency(MeasuredDirective):
@@ -307,72 +205,3 @@ def _bound(load: LoadFigure, low: bool) -> float | None:
     if found is None:
         return None
     return found.low if low else found.high
-
-
-class BenchMemory(MeasuredDirective):
-    """Each server's memory: once started, at its peak under load, and per connection where many were open."""
-
-    option_spec: ClassVar[dict] = dict(BenchDirective.option_spec)
-
-    def render(self) -> list[nodes.Node]:
-        view = self.page_run_with("memory")
-        if view is None:
-            return self.not_in_page_run("memory")
-        run = view.run
-        figures = memory_figures(run)
-        lead = nodes.paragraph()
-        lead += nodes.Text(
-            "Each server's process tree (workers included, never the load "
-            "tool), once it answered (idle) and the highest of all its readings, idle included (peak). USS: the pages "
-            "only its processes map; PSS adds their share of the pages they share with others ("
-        )
-        lead += pending_xref_to("memory-method", "how memory is read")
-        lead += nodes.Text(").")
-        per_connection = any(figure.per_connection_kib is not None for figure in figures)
-        heads: tuple[str, ...] = ("Server", "Idle USS / PSS", "Peak USS / PSS", "Processes", "Peak in")
-        heads += ("Per connection",) if per_connection else ()
-        rows = []
-        for figure in figures:
-            tag = {"recipe": self.recipe, "subject": figure.subject, "run": run.run_id}
-            idle, peak = figure.idle, figure.peak
-            row: list[nodes.Node | str] = [
-                figure.label,
-                _pair(idle, "idle", tag),
-                _pair(peak, "peak", tag),
-                str(max(idle.processes if idle else 0, peak.processes if peak else 0)),
-                figure.peak_cell or "—",
-            ]
-            if per_connection:
-                kib = figure.per_connection_kib
-                row.append(
-                    "—"
-                    if kib is None
-                    else f"{kib:,.1f} KiB (at {figure.connections} clients)"
-                    if kib >= 0.05
-                    else f"none: no more than idle at {figure.connections} clients"
-                )
-            rows.append(row)
-        return [lead, block(table(heads, rows, classes=["bench-memory"]), table="memory", recipe=self.recipe)]
-
-
-def _mib(value: int | None) -> str:
-    return "—" if value is None else f"{value / MIB:,.1f} MiB"
-
-
-def _pair(reading: MemoryPeak | None, which: str, tag: dict[str, str]) -> nodes.Node:
-    """ "7.9 / 9.7 MiB": USS and PSS of one reading, each tagged with what it is."""
-    if reading is None:
-        return nodes.inline(text="—")
-    pair = nodes.inline()
-    pair += data(f"{reading.uss_bytes / MIB:,.1f}", metric=f"{which}-uss", **tag)
-    pair += nodes.Text(" / ")
-    pair += data(f"{reading.pss_bytes / MIB:,.1f}", metric=f"{which}-pss", **tag)
-    pair += nodes.Text(" MiB")
-    return pair
-
-
-def pending_xref_to(label: str, text: str) -> nodes.Node:
-    """A link to a label elsewhere in the site, resolved by Sphinx."""
-    ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=label, refexplicit=True)
-    ref += nodes.inline(text=text)
-    return ref

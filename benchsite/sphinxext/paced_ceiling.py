@@ -15,7 +15,7 @@ from benchsite.results.intervals import Interval
 from benchsite.results.latency import WITNESSED, LatencyFigures, LoadFigure, fmt_ms, latency_figures
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective
-from benchsite.sphinxext.latency import MeasuredDirective
+from benchsite.sphinxext.measured import MeasuredDirective
 from benchsite.sphinxext.nodes import block
 from benchsite.sphinxext.tables import table
 from benchsite.tools.base import Repetition

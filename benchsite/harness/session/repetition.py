@@ -11,7 +11,7 @@ from benchsite.harness.processes.cputime import cpu_between, system_between
 from benchsite.harness.processes.memory import SAMPLE_EVERY_S
 from benchsite.harness.processes.processes import RunningServer
 from benchsite.harness.session.context import RunContext
-from benchsite.harness.session.readings import kept_readings
+from benchsite.harness.session.memory import kept_readings
 from benchsite.results.store import write_text
 from benchsite.tools import AnyResult, parse_report
 from benchsite.tools.base import BusyClock, CellBase, Repetition

@@ -16,7 +16,7 @@ from benchsite.harness.processes.processes import Launch, RunningServer, ServerP
 from benchsite.harness.processes.signals import signals_held
 from benchsite.harness.session.context import HttpServerSubject, Plan, RunContext, Started
 from benchsite.harness.session.leftovers import record_owner
-from benchsite.harness.session.readings import kept_reading
+from benchsite.harness.session.memory import kept_reading
 from benchsite.model.conf import Settings
 from benchsite.model.recipe import Backend, Client, HttpSubject, Server
 from benchsite.model.run import SkippedSubject, Verification
