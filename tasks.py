@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -66,8 +65,7 @@ def recipe(
     budget: int = 0,
 ) -> None:
     """Run a benchmark recipe against real servers and store a new run under data/."""
-    from benchsite.commands.recipe import Asked, session
-    from benchsite.harness.engine.runner import RunChoices
+    from benchsite.commands.recipe import Asked, RunChoices, session
 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
     where = _where(c, target)
@@ -153,26 +151,17 @@ def overhead(
     requests: int = 1000,
 ) -> None:
     """Benchmark the harness: its req/s against bare `ab` of the same argv, interleaved."""
-    from benchsite.commands.terminal import overhead_ratio
-    from benchsite.harness.experiments.overhead import compare_with_bare_ab
-    from benchsite.model.recipe import load_recipe
+    from benchsite.commands.experiments import overhead as compare_with_bare_ab
 
-    if rounds < 1 or requests < 1:
-        raise BenchError("--rounds and --requests must be at least 1")
-    loaded = load_recipe(recipe_name, _path(c, "recipes_dir"), _path(c, "conf_dir"))
-    record, run_dir = compare_with_bare_ab(loaded, subject, cell, rounds, requests, _path(c, "data_dir"), ROOT)
-    print(
-        f"harness median {record.harness_rps_median:,.1f} req/s, bare ab median "
-        f"{record.bare_rps_median:,.1f} req/s ({rounds} rounds each; raw outputs in {run_dir})"
-    )
-    print(f"harness ÷ bare ab, round by round: {overhead_ratio(record)}")
+    where = _where(c, _path(c, "data_dir"))
+    print("\n".join(compare_with_bare_ab(recipe_name, subject, cell, (rounds, requests), where)))
 
 
 @task(help=HELP["new_page"])
 @reported
 def new_page(c: Context, name: str, title: str = "") -> None:
     """Scaffold a working recipe: its subject, cell and profiles, its conf, its page and its test."""
-    from benchsite.scaffold import new_page as scaffold
+    from benchsite.commands.scaffold import new_page as scaffold
 
     written = scaffold(name, ROOT, title)
     for path in written:
@@ -185,19 +174,10 @@ def new_page(c: Context, name: str, title: str = "") -> None:
 def hogbench(c: Context, name: str = "cherrypy-speed", profile: str = "full", pairs: int = 6, seed: int = 1) -> None:
     """Benchmark the interference rule: quiet runs, each followed by one with a CPU hog on the servers' CPU for a
     random 30-60 % of it; writes data/method/interference.toml for the calibration page."""
-    from benchsite.commands.experiments import recipe_runs
-    from benchsite.harness.experiments.hogbench import EXPERIMENT_DIR, hogged_pairs, method_record
-    from benchsite.model.method import METHOD_DIR
-    from benchsite.model.recipe import load_recipe
-    from benchsite.results.store import write_text
+    from benchsite.commands.experiments import hogbench as hogged_pairs
 
-    settings = load_recipe(name, _path(c, "recipes_dir"), _path(c, "conf_dir")).settings
-    cpu = settings.server_cpu if settings.server_cpu is not None else 0
-    data_dir = _path(c, "data_dir")
-    where = _where(c, data_dir / EXPERIMENT_DIR)
-    quiet, hogged = hogged_pairs(recipe_runs(where, name, profile), pairs, cpu, seed, say=print)
-    write_text(data_dir / METHOD_DIR / "interference.toml", method_record(name, quiet, hogged, profile))
-    print(f"wrote {_shown(data_dir / METHOD_DIR / 'interference.toml')} and {2 * pairs} runs")
+    written = hogged_pairs(_where(c, _path(c, "data_dir")), name, profile, (pairs, seed))
+    print(f"wrote {_shown(written)} and {2 * pairs} runs")
 
 
 @task(help=HELP["compare"])
@@ -231,9 +211,8 @@ def versus(
     B ÷ A in req/s (paired rounds) and in instructions per request (callgrind). For example:
     `.venv/bin/invoke versus cherrypy-speed -b dir:~/patched` or `... versus cherrypy-speed -a cheroot==10.0.1
     -b cheroot==11.1.2`."""
-    from benchsite.commands.recipe import Asked, session
+    from benchsite.commands.recipe import Asked, RunChoices, session
     from benchsite.commands.versus import EXPERIMENT_DIR
-    from benchsite.harness.engine.runner import RunChoices
 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir") / EXPERIMENT_DIR
     where = _where(c, target)
@@ -250,12 +229,9 @@ def powerbench(
     """Benchmark `invoke versus`: A/B runs of the framework app slowed by 0 and 0.5 % of its instructions and 1 %
     of its time (--hog: 0 and 5 % of its time, a CPU hog on the servers' CPU in each run); writes
     data/method/power.toml (power-busy.toml) for the calibration page."""
-    from benchsite.commands.experiments import power_bench
-    from benchsite.harness.experiments.powerbench import EXPERIMENT_DIR
+    from benchsite.commands.experiments import powerbench as power_bench
 
-    data_dir = _path(c, "data_dir")
-    where = _where(c, data_dir / EXPERIMENT_DIR)
-    written = power_bench(ROOT, data_dir, where, runs, profile, seed if hog else None, resume)
+    written = power_bench(_where(c, _path(c, "data_dir")), runs, profile, (hog, seed, resume))
     print(f"wrote {_shown(written)}")
 
 
@@ -263,47 +239,28 @@ def powerbench(
 @reported
 def faults(c: Context, runs: int = 40, seed: int = 1, max_delay: float = 12.0, kill: bool = False) -> None:
     """Benchmark the clean-up: signals at random moments of real quick runs, then count what they left."""
-    from benchsite.commands.terminal import print_trials
-    from benchsite.harness.experiments.faults import SIGNALS, inject
+    from benchsite.commands.experiments import faults as signalled_runs
 
-    trials = inject(runs, seed, max_delay, ROOT, (*SIGNALS, signal.SIGKILL) if kill else SIGNALS)
-    print_trials(trials)
-    if not all(each.clean for each in trials):
-        raise BenchError("some interrupted runs left something behind: see the lines marked LEFT")
+    signalled_runs(runs, seed, max_delay, kill=kill, repo=ROOT)
 
 
 @task(help=HELP["byo"])
 @reported
 def byo(c: Context, name: str, source: str = "") -> None:
     """Build a system no package registry offers (with the project's patches); the recipes then run it."""
-    from benchsite.harness.builds.byo import Builder, local_path
-    from benchsite.harness.processes.signals import signals_as_interrupt
+    from benchsite.commands.machine import byo as build
 
-    folder = Path(source).expanduser().resolve() if source else None
-    if folder is not None and not folder.is_dir():
-        raise BenchError(f"--source {source}: no such folder: pass your checkout of the system's repository")
-    with signals_as_interrupt():  # Ctrl-C or a kill stops the build command too (subprocess.run kills it)
-        record = Builder(ROOT, _path(c, "conf_dir"), name).build(folder)
-    print(f"built {record.summary}")
-    print(f"  from {record.source}")
-    for provided in record.files:
-        print(f"  provides {provided.provides}: {local_path(provided.path, ROOT)} (sha256 {provided.sha256[:12]}…)")
+    print("\n".join(build(name, source, ROOT, _path(c, "conf_dir"))))
 
 
 @task(help=HELP["hosts_setup"])
 @reported_saying(INTERRUPTED_SET_UP)
 def hosts_setup(c: Context, hosts: str, offline: bool = False) -> None:
     """Set up hosts for `invoke recipe --hosts`: sync the project, install packages and the venv there."""
-    from benchsite.harness.hosts.provision import set_up
-    from benchsite.harness.processes.signals import signals_as_interrupt
-    from benchsite.model.hosts import parse_hosts
+    from benchsite.commands.machine import hosts_setup as set_up
+    from benchsite.commands.machine import to_stderr
 
-    placement = parse_hosts(hosts)
-    if not placement.remote:
-        raise BenchError("--hosts names no host: give server=user@host and/or load=user@host")
-    with signals_as_interrupt():
-        for role, entry in placement.roles().items():
-            set_up(entry, role, ROOT, offline, lambda line: print(line, file=sys.stderr))
+    set_up(hosts, offline, ROOT, to_stderr)
     print(f"ready: .venv/bin/invoke recipe NAME --hosts {shlex.quote(hosts)}", file=sys.stderr)
 
 
@@ -311,7 +268,7 @@ def hosts_setup(c: Context, hosts: str, offline: bool = False) -> None:
 @reported
 def wheels(c: Context) -> None:
     """Build the wheels a second host installs from (`hosts-setup --offline`, the tests' two-host lab), once."""
-    from benchsite.harness.hosts.provision import build_wheels
+    from benchsite.commands.machine import wheels as build_wheels
 
     print(f"wheels ready in {_shown(build_wheels(ROOT))}", file=sys.stderr)
 
@@ -331,11 +288,11 @@ def add_run(c: Context, path: str, data_dir: str = "") -> None:
 @reported
 def upgrade_data(c: Context, data_dir: str = "") -> None:
     """Rewrite every stored run.json and overhead.json in the current format (raw outputs untouched)."""
-    from benchsite.results.upgrading import upgrade_data_dir
+    from benchsite.commands.add_run import upgraded
 
     directory = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
-    for path, what in upgrade_data_dir(directory):
-        print(f"upgraded {path.relative_to(directory)} {what}")
+    for line in upgraded(directory):
+        print(line)
 
 
 @task(help=HELP["sweep_envs"])

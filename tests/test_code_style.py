@@ -207,6 +207,16 @@ def test_tasks_py_only_parses_and_calls_no_task_body_over_30_lines() -> None:
     assert len(tasks) >= 15
     long = {node.name: node.end_lineno - node.body[0].lineno + 1 for node in tasks}  # type: ignore[operator]
     assert {name: lines for name, lines in long.items() if lines > 30} == {}
+    reaching = {
+        f"{node.name}: {found.module}"
+        for node in tasks
+        for found in ast.walk(node)
+        if isinstance(found, ast.ImportFrom)
+        and found.module
+        and found.module.startswith("benchsite.")
+        and not found.module.startswith(("benchsite.commands.", "benchsite.errors"))
+    }
+    assert reaching == set(), "a task's body reaches past commands/"
 
 
 def test_the_sphinx_extension_loads_without_the_runner_or_psutil() -> None:

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from packaging.utils import canonicalize_name
 
+from benchsite.commands.scaffold import new_page
 from benchsite.errors import BenchError
 from benchsite.model.recipe import available_recipes, load_recipe
 from benchsite.results.machines import MIN_EVIDENCE_ROUNDS
 from benchsite.results.ranking import ranking_said
 from benchsite.results.store import list_runs, load_view
-from benchsite.scaffold import new_page
 from committed import COMMITTED_DATA
 from conftest import REPO, cpu_hog
 

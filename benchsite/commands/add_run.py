@@ -1,10 +1,12 @@
-"""`invoke add-run PATH`: a run made elsewhere checked whole and copied into data/, and what happened in one line."""
+"""`invoke add-run PATH`: a run made elsewhere checked whole and copied into data/, and what happened in one line;
+`invoke upgrade-data`: every stored record rewritten in the current format."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from benchsite.results.contribute import add_run
+from benchsite.results.upgrading import upgrade_data_dir
 
 
 def add_run_said(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path, root: Path) -> str:
@@ -22,3 +24,8 @@ def add_run_said(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path, 
         f"added {shown} (machine {run.machine.name}, id {run.machine.id}{known}); "
         "build the site with `.venv/bin/invoke docs` and commit the run directory"
     )
+
+
+def upgraded(directory: Path) -> list[str]:
+    """Every stored run.json and overhead.json under `directory` rewritten in the current format, a line each."""
+    return [f"upgraded {path.relative_to(directory)} {what}" for path, what in upgrade_data_dir(directory)]

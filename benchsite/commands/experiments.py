@@ -1,16 +1,24 @@
-"""The runs the method's own benchmarks make (`invoke powerbench`, `invoke hogbench`), each through the same
-session as `invoke versus` and `invoke recipe`: machine name, quiet check, leftovers, exit policy."""
+"""The method's own benchmarks: the runs `invoke powerbench` and `invoke hogbench` make, each through the same
+session as `invoke versus` and `invoke recipe` (machine name, quiet check, leftovers, exit policy); the harness
+against bare ab (`invoke overhead`); signals at random moments of real runs (`invoke faults`)."""
 
 from __future__ import annotations
 
 import random
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
 from benchsite.commands.recipe import Asked, Where, session
+from benchsite.commands.terminal import overhead_ratio, print_trials
 from benchsite.errors import BenchError
 from benchsite.harness.engine.runner import RunChoices
-from benchsite.harness.experiments.hogbench import RecipeRun
+from benchsite.harness.experiments.faults import SIGNALS, inject
+from benchsite.harness.experiments.hogbench import EXPERIMENT_DIR as HOG_DIR
+from benchsite.harness.experiments.hogbench import RecipeRun, hogged_pairs
+from benchsite.harness.experiments.hogbench import method_record as hog_record
+from benchsite.harness.experiments.overhead import compare_with_bare_ab
+from benchsite.harness.experiments.powerbench import EXPERIMENT_DIR as POWER_DIR
 from benchsite.harness.experiments.powerbench import (
     RECIPE,
     UNDER_WAY,
@@ -99,3 +107,46 @@ def power_bench(
     with measuring():  # the whole benchmark, its runs one after another, with no other between them
         power_runs(repo, runs, versus_runs(where, profile, print), keep, print, hog, resumed)
     return record
+
+
+def overhead(recipe: str, subject: str, cell: str, runs: tuple[int, int], where: Where) -> list[str]:
+    """The harness's req/s against bare ab of the same argv, `runs` = (rounds, requests), interleaved; what it
+    found, in lines."""
+    rounds, requests = runs
+    if rounds < 1 or requests < 1:
+        raise BenchError("--rounds and --requests must be at least 1")
+    loaded = load_recipe(recipe, where.recipes, where.conf)
+    record, run_dir = compare_with_bare_ab(loaded, subject, cell, rounds, requests, where.target, where.repo)
+    return [
+        f"harness median {record.harness_rps_median:,.1f} req/s, bare ab median "
+        f"{record.bare_rps_median:,.1f} req/s ({rounds} rounds each; raw outputs in {run_dir})",
+        f"harness ÷ bare ab, round by round: {overhead_ratio(record)}",
+    ]
+
+
+def hogbench(where: Where, recipe: str, profile: str, pairs: tuple[int, int]) -> Path:
+    """Quiet runs, each followed by one with a CPU hog on the servers' CPU, `pairs` = (how many, seed); the
+    method record it writes for the calibration page."""
+    count, seed = pairs
+    settings = load_recipe(recipe, where.recipes, where.conf).settings
+    cpu = settings.server_cpu if settings.server_cpu is not None else 0
+    runs = Where(where.repo, where.recipes, where.conf, where.data, where.data / HOG_DIR)
+    quiet, hogged = hogged_pairs(recipe_runs(runs, recipe, profile), count, cpu, seed, say=print)
+    written = where.data / METHOD_DIR / "interference.toml"
+    write_text(written, hog_record(recipe, quiet, hogged, profile))
+    return written
+
+
+def powerbench(where: Where, runs: int, profile: str, hog: tuple[bool, int, bool]) -> Path:
+    """The power benchmark's runs, `hog` = (with a CPU hog, its seed, resume); the method record it writes."""
+    hogged, seed, resume = hog
+    runs_where = Where(where.repo, where.recipes, where.conf, where.data, where.data / POWER_DIR)
+    return power_bench(where.repo, where.data, runs_where, runs, profile, seed if hogged else None, resume)
+
+
+def faults(runs: int, seed: int, max_delay: float, kill: bool, repo: Path) -> None:
+    """Signals at random moments of real quick runs, then what they left; an error where anything was left."""
+    trials = inject(runs, seed, max_delay, repo, (*SIGNALS, signal.SIGKILL) if kill else SIGNALS)
+    print_trials(trials)
+    if not all(each.clean for each in trials):
+        raise BenchError("some interrupted runs left something behind: see the lines marked LEFT")

@@ -32,6 +32,8 @@ from benchsite.model.variant import SIDES, parse_variant
 from benchsite.results.published import Published, published_claims
 from benchsite.results.store import list_runs, load_run, load_view
 
+__all__ = ["Asked", "RunChoices", "Where", "session"]  # what tasks.py asks for, RunChoices among them
+
 
 @dataclass(frozen=True)
 class Where:
