@@ -211,14 +211,14 @@ def versus(
     B ÷ A in req/s (paired rounds) and in instructions per request (callgrind). For example:
     `.venv/bin/invoke versus cherrypy-speed -b dir:~/patched` or `... versus cherrypy-speed -a cheroot==10.0.1
     -b cheroot==11.1.2`."""
-    from benchsite.commands.recipe import Asked, RunChoices, session
+    from benchsite.commands.recipe import Asked, RunChoices, SidesRuns, session
     from benchsite.commands.versus import EXPERIMENT_DIR
 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir") / EXPERIMENT_DIR
     where = _where(c, target)
     chosen = tuple(s.strip() for s in subjects.split(",") if s.strip())
     choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy, budget_s=budget)
-    session(Asked(name, profile, clean, "", machine, keep_going, choices, (a, b), chosen, aa), where)
+    session(Asked(name, profile, clean, "", machine, keep_going, choices, SidesRuns((a, b), chosen, aa)), where)
 
 
 @task(help=HELP["powerbench"])

@@ -9,6 +9,7 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
+from benchsite.commands.kinds import SidesRuns
 from benchsite.commands.recipe import Asked, Where, session
 from benchsite.commands.terminal import overhead_ratio, print_trials
 from benchsite.errors import BenchError
@@ -61,9 +62,7 @@ def versus_runs(where: Where, profile: str, say: Callable[[str], None]) -> Versu
             machine="",
             keep_going=False,
             choices=RunChoices(),
-            sides=sides,
-            subjects=(POWER_SUBJECT,),
-            aa=True,
+            kind=SidesRuns(sides, (POWER_SUBJECT,), aa=True),
         )
         made = stored_run(asked, where)
         say(f"{made.name}: A = {unchanged.name}, B = {folder.name}")

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import shutil
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchsite.commands.kinds import Prepared, RecipeRuns, RunKind, SidesRuns
 from benchsite.commands.terminal import print_verdicts, say, say_if_busy
 from benchsite.errors import BenchError, InterruptedAfterKeeping
 from benchsite.harness.basics.progress import RichReporter
@@ -21,18 +22,15 @@ from benchsite.harness.processes.signals import checkpoint, signal_for_test, sig
 from benchsite.harness.session.leftovers import clean as clean_leftover
 from benchsite.harness.session.leftovers import find_leftovers
 from benchsite.harness.session.start import FAILED_AT_START
-from benchsite.harness.variants.copies import releases, sides, with_variants
 from benchsite.harness.variants.files import unused_sides
-from benchsite.harness.variants.precheck import checked_sides
 from benchsite.model.conf import Profile
 from benchsite.model.hosts import Hosts, parse_hosts
 from benchsite.model.machine import naming
 from benchsite.model.recipe import Recipe, available_recipes, load_recipe
-from benchsite.model.variant import SIDES, parse_variant
-from benchsite.results.published import Published, published_claims
+from benchsite.results.published import Published
 from benchsite.results.store import list_runs, load_run, load_view
 
-__all__ = ["Asked", "RunChoices", "Where", "session"]  # what tasks.py asks for, RunChoices among them
+__all__ = ["Asked", "RunChoices", "SidesRuns", "Where", "session"]  # what tasks.py asks for
 
 
 @dataclass(frozen=True)
@@ -57,9 +55,7 @@ class Asked:
     machine: str
     keep_going: bool
     choices: RunChoices
-    sides: tuple[str, str] | None = None  # an A/B run (`invoke versus`): its variants A and B, as given
-    subjects: tuple[str, ...] = ()  # an A/B run's subjects (empty: those either side changes)
-    aa: bool = False  # an A/B run whose sides run the same thing, asked for (`invoke versus --aa`)
+    kind: RunKind = field(default_factory=RecipeRuns)  # a recipe (or sweep) as its profile says, or an A/B run
 
 
 def _placed(placement: Hosts, repo: Path) -> AbstractContextManager[Placement]:
@@ -76,20 +72,25 @@ def session(asked: Asked, where: Where) -> None:
     placement = parse_hosts(asked.hosts)
     names = available_recipes(where.recipes) if asked.name == "all" else [asked.name]
     loaded = [load_recipe(name, where.recipes, where.conf) for name in names]  # all checked first
-    for recipe in loaded:  # and what they are asked, before waiting for the machine
-        _checked(recipe, asked, placement, where)
+    profiles = [recipe.profile(asked.profile) for recipe in loaded]
+    for recipe, profile in zip(loaded, profiles, strict=True):  # and what they are asked, before waiting
+        _checked(recipe, profile, asked.kind, placement)
+        asked.kind.refused(recipe, profile, where.repo)
     with measuring(asked.choices.wait_for_quiet, say):  # one benchmark at a time on this machine, from here on
-        prepared = [_prepared(each, asked, placement, where) for each in loaded]
-        _leftovers(where.target, asked, [recipe for recipe, _ in prepared])
+        prepared = [
+            asked.kind.prepared(recipe, profile, where.data, where.repo)
+            for recipe, profile in zip(loaded, profiles, strict=True)
+        ]
+        _leftovers(where.target, asked, [each.recipe for each in prepared])
         _measured(prepared, asked, placement, where)
 
 
-def _measured(prepared: list[tuple[Recipe, Published | None]], asked: Asked, placement: Hosts, where: Where) -> None:
+def _measured(prepared: list[Prepared], asked: Asked, placement: Hosts, where: Where) -> None:
     """Each prepared recipe run in turn under the signal handlers, then the exit policy."""
     named = naming(asked.machine, where.conf)
     broken: list[str] = []
     with signals_as_interrupt(), _placed(placement, where.repo) as hosts:  # every host reached before anything starts
-        for recipe, claims in prepared:
+        for recipe, claims in ((each.recipe, each.claims) for each in prepared):
             say(f"{recipe.name}: {recipe.title} (profile {asked.profile})")
             before = set(list_runs(where.target / recipe.name))
             try:
@@ -112,60 +113,14 @@ def _measured(prepared: list[tuple[Recipe, Published | None]], asked: Asked, pla
             )
 
 
-def _checked(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> None:
-    """Everything asked of a recipe that reads no measurement: its profile, where it may run, an A/B run's sides
-    (harness/variants/precheck.py); a one-line error at once, never after waiting for the machine."""
-    chosen = recipe.profile(asked.profile)
-    sweep = recipe.sweep_of(chosen)
-    if chosen.further_rounds_by == "comparisons" and sweep is None and asked.sides is None:
-        raise BenchError(
-            f"profile {asked.profile!r} of {recipe.name} is sequential: it stops once its comparisons of copies are "
-            "decided, so it runs under `invoke versus` or as a release sweep (give it sweep = PACKAGE)"
-        )
-    if asked.sides is not None and (unhonoured := _not_an_ab_profile(chosen, sweep is not None)):
-        raise BenchError(
-            f"profile {asked.profile!r} of {recipe.name} {unhonoured}, which an A/B run cannot honour: give "
-            "`invoke versus` an A/B profile (versus, versus-fixed, or one of your own without those)"
-        )
-    if placement.remote:
-        check_placeable(recipe)
-    if (sweep is not None or asked.sides) and placement.remote:
+def _checked(recipe: Recipe, profile: Profile, kind: RunKind, placement: Hosts) -> None:
+    """Where a recipe may run: on two hosts only where it can be placed, and never a run of variants (a release
+    sweep, an A/B run); a one-line error at once, never after waiting for the machine."""
+    if not placement.remote:
+        return
+    check_placeable(recipe)
+    if kind.varies(recipe, profile):
         raise BenchError("a run of variants (a release sweep, an A/B run) runs on one machine: run it without --hosts")
-    if asked.sides is not None:
-        checked_sides(recipe, asked.sides, asked.subjects, where.repo, asked.aa)
-
-
-def _not_an_ab_profile(profile: Profile, sweeps: bool) -> str:
-    """What of a profile an A/B run cannot honour, in words ("" where it can): a sweep's releases, a page's
-    latency profile, further rounds that follow a page's claims (an A/B run has none)."""
-    if sweeps:
-        return "sweeps releases"
-    if profile.latency is not None:
-        return "measures a page's latency profile"
-    if profile.further_rounds_by == "claims":
-        return "takes further rounds by a page's claims"
-    return ""
-
-
-def _prepared(recipe: Recipe, asked: Asked, placement: Hosts, where: Where) -> tuple[Recipe, Published | None]:
-    """A recipe ready to run, with its published claims: an A/B run's or a release sweep's copies of its
-    subjects, each running its variant (a release in its environment of its time, made here where missing)."""
-    profile = asked.profile
-    chosen = recipe.profile(profile)
-    claims = published_claims(recipe, where.data)
-    sweep = recipe.sweep_of(chosen)
-    if asked.sides is not None:
-        a, b = (parse_variant(given, side) for given, side in zip(asked.sides, SIDES, strict=True))
-        recipe = with_variants(recipe, profile, sides(a, b), asked.subjects, where.repo, say)
-        say(f"{recipe.name}: A = {a.shown}, B = {b.shown} (profile {profile}), measured in one run")
-        return recipe, None
-    if sweep is None:
-        return recipe, claims
-    chosen_subjects = tuple(s for s in sweep.subjects if not chosen.subjects or s in chosen.subjects)
-    recipe = with_variants(recipe, profile, releases(sweep, chosen.releases), chosen_subjects, where.repo, say)
-    if claims is None or recipe.variants is None:
-        return recipe, claims
-    return recipe, claims.for_copies({v.name: dict(v.copies) for v in recipe.variants.variants})
 
 
 def _leftovers(target: Path, asked: Asked, recipes: list[Recipe]) -> None:
@@ -182,7 +137,7 @@ def _leftovers(target: Path, asked: Asked, recipes: list[Recipe]) -> None:
             clean_leftover(leftover)
             say(f"removed what a killed run left: {leftover.describe()}")
         else:
-            again = f"versus {asked.name} -b ..." if asked.sides else f"recipe {asked.name}"
+            again = asked.kind.again(asked.name)
             say(f"warning: a killed run left {leftover.describe()}: `.venv/bin/invoke {again} --clean` removes it")
 
 
