@@ -42,7 +42,7 @@ def test_a_ratio_badge_says_direction_then_size(estimate: Interval, band: Band, 
 
 def test_states_that_decide_nothing_keep_their_own_words() -> None:
     assert Badge.of_state(State.TOO_LITTLE) == Badge.TOO_LITTLE and Badge.TOO_LITTLE.tone == "open"
-    assert Badge.of_state(State.LIMITED).tone == "open" and Badge.of_state(State.DEPENDS).tone == "machine"
+    assert Badge.of_state(State.TOOL_LIMITED).tone == "open" and Badge.of_state(State.DEPENDS).tone == "machine"
     assert {badge.tone for badge in Badge} == {"met", "short", "missed", "open", "machine"}
     assert all(badge.explained for badge in Badge)
 

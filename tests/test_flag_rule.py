@@ -46,7 +46,7 @@ def ab_server_cells(view: RunView) -> list[tuple[str, str]]:
         for subject in view.run.measured
         if subject.role == "server"
         for cell in subject.cells
-        if cell.TOOL.limited_at_ceiling
+        if cell.TOOL.tool_limited_at_ceiling
     ]
 
 

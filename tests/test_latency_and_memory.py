@@ -91,9 +91,9 @@ def test_an_open_loop_sees_a_stall_that_a_closed_loop_hides(toy: ToyRecipes) -> 
     half = next(load for load in profile.loads if load.fraction == 0.5)
     [paced] = half.cell.repetitions
     assert isinstance(paced.result, PacedResult)
-    if not paced.result.kept_up:  # a busy machine took the load tool's CPU: its lag is never the server's
+    if paced.result.tool_limited:  # a busy machine took the load tool's CPU: its lag is never the server's
         figure = load_figure(half)
-        assert figure.latency_ms[99.0] is None and (figure.beyond_tool or paced.disturbed), figure
+        assert figure.latency_ms[99.0] is None and (figure.tool_limited or paced.disturbed), figure
         return
     assert half.cell.rate == pytest.approx(profile.capacity_rps / 2, rel=1e-3)
     open_p99_ms = paced.result.latency_at_us(99.0) / 1000  # type: ignore[operator]
@@ -136,8 +136,8 @@ def test_a_tool_held_back_by_too_few_connections_marks_every_load_as_its_own_bes
     assert stored is not None
     for load, made in zip(figures[0].loads, stored.loads, strict=True):
         results = [rep.result for rep in made.cell.repetitions]
-        assert all(isinstance(result, PacedResult) and not result.kept_up for result in results)
-        assert load.beyond_tool and load.latency_ms[99.0] is None, load
+        assert all(isinstance(result, PacedResult) and result.tool_limited for result in results)
+        assert load.tool_limited and load.latency_ms[99.0] is None, load
         witness = load.witness_ms[99.0]
         assert load.witness_ms[50.0] is not None and witness is not None, load
         shown = plain_cell(load, 99.0)

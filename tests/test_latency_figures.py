@@ -29,7 +29,7 @@ def test_each_percentile_is_the_median_of_what_the_raw_outputs_print() -> None:
     for figure, stored in zip(figures, run.latency.subjects, strict=True):
         for load, stored_load in zip(figure.loads, stored.loads, strict=True):
             reps = [rep for rep in stored_load.cell.repetitions if rep.counted]
-            assert load.counted == len(reps) == 3 and not load.beyond_tool
+            assert load.counted == len(reps) == 3 and not load.tool_limited
             for percentile in SHOWN:
                 printed = [printed_percentile(run.raw_text(rep), percentile) / 1000 for rep in reps]
                 assert load.p(percentile) == pytest.approx(statistics.median(printed))

@@ -68,7 +68,7 @@ def test_a_pick_quotes_the_page_runs_own_figures(committed_site: Path, recipe: s
             p99 = one(html, figure="p99-half", cell=cell, subject=subject, recipe=recipe).text
             half = halves[subject]
             witness = half.witness_ms.get(99.0)
-            if not half.beyond_tool:
+            if not half.tool_limited:
                 assert p99 == fmt_ms(half.p(99.0))
             elif witness is not None:  # the tool's figure is its own: its witness's stands, said as such
                 assert p99 == f"{fmt_ms(witness.value)} (witness)"

@@ -32,7 +32,7 @@ def test_reads_every_figure_as_the_report_prints_it() -> None:
     assert result.latency_at_us(99.0) == int(lines["99"]) and result.latency_at_us(99.9) == int(lines["99.9"])
     assert result.percentiles_ms == tuple((int(p), int(us) / 1000) for p, us in lines.items() if "." not in p)
     assert result.failed_requests == 0 and result.non_2xx_responses == 0
-    assert result.send_lag_us_p99 <= LAG_LIMIT_US and result.kept_up
+    assert result.send_lag_us_p99 <= LAG_LIMIT_US and not result.tool_limited
     assert type(result).from_json(result.to_json(), "stored") == result
     assert parse_report("paced", STALL) == result
 
@@ -44,9 +44,9 @@ def test_a_stall_shows_in_the_tail_and_not_in_the_median() -> None:
 
 def test_a_tool_that_fell_behind_its_schedule_or_was_saturated_says_so() -> None:
     late = STALL.replace(printed("send lag us"), f"p50 20 p99 {LAG_LIMIT_US + 1} max 9000")
-    assert not parse_paced_output(late).kept_up
+    assert parse_paced_output(late).tool_limited
     busy = STALL.replace(printed("busy"), f"{BUSY_LIMIT:.3f} of the elapsed time")
-    assert parse_paced_output(busy).busy_share == BUSY_LIMIT and not parse_paced_output(busy).kept_up
+    assert parse_paced_output(busy).busy_share == BUSY_LIMIT and parse_paced_output(busy).tool_limited
 
 
 @pytest.mark.parametrize(
@@ -121,17 +121,17 @@ def test_version_2_reads_what_the_tool_says_of_itself_and_its_witness() -> None:
 
 def test_version_2_counts_the_tool_behind_on_lag_cpu_or_a_request_never_sent() -> None:
     result = parse_paced_output(WITNESSED)
-    assert result.kept_up
+    assert not result.tool_limited
     main = [line for line in WITNESSED.splitlines() if not line.startswith("witness ")]
     cpu = next(line for line in main if line.startswith("cpu: "))
     saturated = WITNESSED.replace(cpu + "\n", f"cpu: {CPU_LIMIT:.3f} of the elapsed time\n", 1)
-    assert not parse_paced_output(saturated).kept_up
+    assert parse_paced_output(saturated).tool_limited
     sent = next(line for line in main if line.startswith("sent: "))
     unsent = WITNESSED.replace(sent + "\n", f"sent: {result.scheduled - 1}\n", 1)
-    assert not parse_paced_output(unsent).kept_up
+    assert parse_paced_output(unsent).tool_limited
     lag = next(line for line in main if line.startswith("send lag us: "))
     late = WITNESSED.replace(lag + "\n", f"send lag us: p50 20 p99 {LAG_LIMIT_US + 1} max 9000\n", 1)
-    assert not parse_paced_output(late).kept_up
+    assert parse_paced_output(late).tool_limited
 
 
 def test_a_witness_that_gave_no_report_is_said_and_the_tool_is_still_read() -> None:

@@ -153,7 +153,7 @@ def test_a_keepalive_claim_is_explained_by_what_the_tool_saw_on_each_machine() -
     assert f"m: {'honoured' if True in seen else 'not honoured'} in all {count} repetitions" in said
 
 
-H, N, U, L, X = (State.HOLDS, State.DOES_NOT_HOLD, State.INCONCLUSIVE, State.LIMITED, State.COULD_NOT_RUN)
+H, N, U, L, X = (State.HOLDS, State.DOES_NOT_HOLD, State.INCONCLUSIVE, State.TOOL_LIMITED, State.COULD_NOT_RUN)
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,9 @@ def test_servers_rank_fastest_first_with_the_load_tools_limit_marked_and_ties_to
         for place in places:
             figure = view.figure(place.subject, cell)
             assert (
-                figure is not None and place.limited == (not figure.usable) and (figure.usable or figure.limited_only)
+                figure is not None
+                and place.tool_limited == (not figure.usable)
+                and (figure.usable or figure.tool_limited_only)
             )
         for upper, lower in itertools.pairwise(places):
             ratio = view.ratio((upper.subject, cell), (lower.subject, cell), usable_only=False)

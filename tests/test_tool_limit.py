@@ -47,7 +47,7 @@ def test_a_server_whose_cpu_was_the_busy_one_is_its_own_limit_near_the_ceiling()
 
 def test_a_saturated_load_tool_limits_the_figure_wherever_it_stands() -> None:
     found = RunView(with_cpu(load_run(RUN), load_share=95.0)).figure(*CELL)
-    assert found is not None and found.tool_limited and found.limited_only
+    assert found is not None and found.tool_limited and found.tool_limited_only
     assert found.flags == ("limited by the load tool: its CPU was 95% busy",)
 
 
@@ -65,6 +65,6 @@ def test_a_claim_on_a_tool_limited_figure_says_so_rather_than_could_not_run() ->
     published = load_published(RUN.parent / "published.toml")
     claim = next(c for c in published.claims if c.id == "wsgiboost-twice-waitress")
     limited = decide(claim, RunView(with_cpu(load_run(RUN), load_share=95.0)), published)
-    assert limited.state == State.LIMITED and "limited by the load tool" in limited.today
+    assert limited.state == State.TOOL_LIMITED and "limited by the load tool" in limited.today
     decided = decide(claim, RunView(load_run(RUN)), published)
     assert decided.state in (State.HOLDS, State.DOES_NOT_HOLD, State.INCONCLUSIVE)

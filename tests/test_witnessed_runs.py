@@ -47,7 +47,7 @@ def test_every_server_has_a_figure_at_half_its_capacity_or_the_page_says_why(pat
     for figure in latency_figures(load_run(path)):
         half = next(load for load in figure.loads if load.fraction == 0.5)
         shown = plain_cell(half, 99.0)
-        if half.beyond_tool:
+        if half.tool_limited:
             assert ("tool behind" in shown or "apart from its witness" in shown) and "witness " in shown, shown
         else:
             assert half.p(99.0) is not None and shown == plain_cell(half, 99.0).split(" (")[0], (figure.label, shown)
@@ -58,7 +58,7 @@ def test_no_load_shown_as_the_servers_departs_from_its_witness(path) -> None:  #
     shown = 0
     for figure in latency_figures(load_run(path)):
         for load in figure.loads:
-            if load.beyond_tool:
+            if load.tool_limited:
                 continue
             shown += 1
             results = [load.p(p) for p in WITNESSED]

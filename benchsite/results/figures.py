@@ -19,7 +19,7 @@ from benchsite.results.stats import CellSummary
 CEILING_SHARE = 0.5  # a median at or above half the load tool's ceiling is near it...
 SERVER_BUSY_PERCENT = 80.0  # ...and tool-limited unless the server's CPU was at least this busy
 TOOL_SATURATED_PERCENT = 90.0  # a load tool's pinned CPU this busy is the limit, wherever the figure stands
-# The rule `tool_limit_flag` applies, as a page states it.
+# The rule `tool_limited_why` applies, as a page states it.
 FLAG_RULE = (
     f"A server's figure is flagged as limited by the load tool when the tool's own CPU was at least "
     f"{TOOL_SATURATED_PERCENT:.0f} % busy, or when the figure reached {100 * CEILING_SHARE:.0f} % of what the same "
@@ -51,12 +51,12 @@ class Figure:
         return "ok" if self.usable else "FLAGGED: " + "; ".join(self.flags)
 
     @property
-    def limited_only(self) -> bool:
+    def tool_limited_only(self) -> bool:
         """Flagged only because the load tool was the limit: it ran, and has numbers, but not the server's."""
         return self.tool_limited and len(self.flags) == 1
 
 
-def tool_limit_flag(
+def tool_limited_why(
     rps: float | None, ceiling_rps: float | None, load_share: float | None, server_share: float | None
 ) -> str | None:
     """Why the load tool, not the server, set a figure (medians: req/s, the tool's and the server's CPU

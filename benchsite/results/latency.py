@@ -40,7 +40,7 @@ class LoadFigure:
     latency_ms: dict[float, Interval | None]  # by percentile: the median over rounds, with its interval
     counted: int  # repetitions it rests on
     made: int  # repetitions made
-    beyond_tool: bool  # the tool fell behind its schedule in some repetition: decides nothing
+    tool_limited: bool  # the tool fell behind its schedule in some repetition: decides nothing
     failed_requests: int  # errors and timeouts over every repetition
     raw: tuple[str, ...]  # each repetition's raw output, relative to the run
     witness_ms: dict[float, Interval | None]  # the witness's p50 and p99 over the same repetitions (empty: none ran)
@@ -65,8 +65,8 @@ class LatencyFigures:
     def sustained(self, load: LoadFigure) -> bool | None:
         """Whether its p99 stayed under the target at this load (None: this load cannot say)."""
         p99 = load.p(99.0)
-        if p99 is None or load.beyond_tool or load.failed_requests:
-            return None if p99 is None or load.beyond_tool else False
+        if p99 is None or load.tool_limited or load.failed_requests:
+            return None if p99 is None or load.tool_limited else False
         return p99 < self.target_ms
 
     @property
@@ -80,11 +80,11 @@ class LatencyFigures:
         return best
 
     @property
-    def tool_bound(self) -> bool:
+    def tool_limited_first(self) -> bool:
         """Whether the sustained range ends where the load tool fell behind, not where the server did."""
         best = self.sustainable
         after = self.loads[self.loads.index(best) + 1 :] if best is not None else self.loads
-        return bool(after) and after[0].beyond_tool
+        return bool(after) and after[0].tool_limited
 
 
 def _counted(reps: tuple[Repetition[Any], ...]) -> list[PacedResult]:
@@ -129,7 +129,9 @@ def load_figure(load: LoadRun) -> LoadFigure:
     witness = _medians(witnesses, WITNESSED) if witnesses else {}
     tool_at = _medians(results, WITNESSED)
     apart = any(departs(tool_at[p], witness[p]) for p in witness)
-    kept = [] if apart else [result for result in results if result.kept_up]  # apart: the tool's, never the server's
+    kept = (
+        [] if apart else [result for result in results if not result.tool_limited]
+    )  # apart: the tool's, never the server's
     latency = _medians(kept, SHOWN)
     overflows = [rep.result.listen_overflows for rep in reps if rep.result is not None]
     return LoadFigure(
@@ -138,7 +140,7 @@ def load_figure(load: LoadRun) -> LoadFigure:
         latency_ms=latency,
         counted=len(kept),
         made=len(reps),
-        beyond_tool=apart or any(not result.kept_up for result in results),
+        tool_limited=apart or any(result.tool_limited for result in results),
         failed_requests=sum(rep.result.failed_requests for rep in reps if rep.result is not None),
         raw=tuple(rep.raw_output for rep in reps),
         witness_ms=witness,
@@ -176,7 +178,7 @@ def copies_said(run: RunDocument, pairs: list[tuple[str, str, str]]) -> list[str
             continue
         loads = [
             f"{round(100 * x.fraction)} %: A {_ms(x.p(99.0))}, B {_ms(y.p(99.0))}"
-            + (" (the tool fell behind)" if x.beyond_tool or y.beyond_tool else "")
+            + (" (the tool fell behind)" if x.tool_limited or y.tool_limited else "")
             for x, y in zip(first.loads, second.loads, strict=False)
         ]
         lines.append(f"{subject} p99 latency, open loop, at shares of each side's own capacity: {'; '.join(loads)}")
@@ -201,7 +203,7 @@ def tails_apart(figures: list[LatencyFigures]) -> list[str]:
             figure.label: load.p(99.0)
             for figure in figures
             for load in figure.loads
-            if load.fraction == share and not load.beyond_tool and load.p(99.0) is not None
+            if load.fraction == share and not load.tool_limited and load.p(99.0) is not None
         }
         if len(at) < 3:
             continue
@@ -235,7 +237,7 @@ def queue_said(figures: list[LatencyFigures]) -> list[str]:
     for figure in figures:
         for load in figure.loads:
             tail = next((p for p in SHOWN if (value := load.p(p)) is not None and value >= 0.9 * RETRY_MS), None)
-            if tail is not None and load.listen_overflows and not load.beyond_tool:
+            if tail is not None and load.listen_overflows and not load.tool_limited:
                 found.append(
                     f"{figure.label}'s p{tail:g} at {round(100 * load.fraction)} %, {fmt_ms(load.p(tail))} "
                     f"({load.listen_overflows:,} turned away)"

@@ -284,7 +284,7 @@ ACROSS_MACHINES_RULE = (
 def overall(states: Iterable[State]) -> State:
     """Over machines, as ACROSS_MACHINES_RULE says; where no machine measured it, limited by the load tool
     (if that is why on some machine) or could not run. Every state is placed: a new one must be here."""
-    holds = fails = undecided = limited = thin = False
+    holds = fails = undecided = tool_limited = thin = False
     for state in states:
         match state:
             case State.HOLDS:
@@ -293,8 +293,8 @@ def overall(states: Iterable[State]) -> State:
                 fails = True
             case State.INCONCLUSIVE | State.DEPENDS:
                 undecided = True
-            case State.LIMITED:
-                limited = True
+            case State.TOOL_LIMITED:
+                tool_limited = True
             case State.TOO_LITTLE:
                 thin = True
             case State.COULD_NOT_RUN:
@@ -307,7 +307,7 @@ def overall(states: Iterable[State]) -> State:
         return State.INCONCLUSIVE
     if holds or fails:
         return State.HOLDS if holds else State.DOES_NOT_HOLD
-    return State.TOO_LITTLE if thin else State.LIMITED if limited else State.COULD_NOT_RUN
+    return State.TOO_LITTLE if thin else State.TOOL_LIMITED if tool_limited else State.COULD_NOT_RUN
 
 
 def across_machines(

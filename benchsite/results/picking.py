@@ -27,7 +27,7 @@ class Candidate:
     subject: str
     label: str
     rps: float
-    at_tool_limit: bool  # the load tool, not the server, set the figure: at least this fast
+    tool_limited: bool  # the load tool, not the server, set the figure: at least this fast
     surely_ahead: bool | None  # surely ahead of the next candidate (None: the last)
     p99_half_ms: float | None  # None: not measured, or the load tool fell behind
     p99_said: str  # "1.2 ms", "out of the load tool's reach", "not measured"
@@ -80,21 +80,21 @@ def pick(view: RunView, kind: str, cell: str, shown: int = 3) -> Pick:
         if len(candidates) == shown:
             break
         half = halves.get(place.subject)
-        p99 = None if half is None or half.beyond_tool else half.p(99.0)
-        witness = half.witness_ms.get(99.0) if half is not None and half.beyond_tool else None
+        p99 = None if half is None or half.tool_limited else half.p(99.0)
+        witness = half.witness_ms.get(99.0) if half is not None and half.tool_limited else None
         if p99 is not None:
             said = fmt_ms(p99)
         elif witness is not None:  # the tool's figure is its own: the witness's is the server's
             said = f"{fmt_ms(witness.value)} (witness)"
         else:
-            said = "out of the load tool's reach" if half is not None and half.beyond_tool else "not measured"
+            said = "out of the load tool's reach" if half is not None and half.tool_limited else "not measured"
         peak = peaks.get(place.subject)
         candidates.append(
             Candidate(
                 subject=place.subject,
                 label=place.label,
                 rps=place.median,
-                at_tool_limit=place.limited,
+                tool_limited=place.tool_limited,
                 surely_ahead=place.ahead_of_next if index + 1 < len(places) else None,
                 p99_half_ms=p99,
                 p99_said=said,
@@ -117,7 +117,7 @@ def pick_said(found: Pick, costs: dict[str, str]) -> str:
     others = [c.p99_half_ms for c in found.candidates if c.p99_half_ms is not None]
     named = []
     for candidate in chosen:
-        rps = f"{'at least ' if candidate.at_tool_limit else ''}{candidate.rps:,.0f} req/s"
+        rps = f"{'at least ' if candidate.tool_limited else ''}{candidate.rps:,.0f} req/s"
         memory = "" if candidate.peak_mib is None else f", {candidate.peak_mib:,.1f} MiB at peak"
         costs_said = [costs[candidate.subject]] if candidate.subject in costs else []
         rest = [value for value in others if value != candidate.p99_half_ms]

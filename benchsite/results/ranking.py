@@ -16,7 +16,7 @@ class Ranked:
     subject: str
     label: str
     median: float
-    limited: bool
+    tool_limited: bool  # the load tool, not the server, set its figure
     ahead_of_next: bool | None  # None: the last one
     busy: bool = False  # every repetition was disturbed: the median is a lower bound, not compared
 
@@ -36,17 +36,17 @@ def ranked(view: RunView, cell: str) -> list[Ranked]:
             if at_least is not None:
                 busy.append(Ranked(subject.name, subject.label, at_least, False, None, busy=True))
             continue
-        if found is None or median is None or not (found.usable or found.limited_only):
+        if found is None or median is None or not (found.usable or found.tool_limited_only):
             continue
         placed.append((median, subject.name, subject.label, not found.usable))
     placed.sort(reverse=True)
     out = []
-    for index, (median, name, label, limited) in enumerate(placed):
+    for index, (median, name, label, tool_limited) in enumerate(placed):
         ahead = None
         if index + 1 < len(placed):
             ratio = view.ratio((name, cell), (placed[index + 1][1], cell), usable_only=False)
             ahead = ratio is not None and ratio.low is not None and ratio.low > 1
-        out.append(Ranked(name, label, median, limited, ahead))
+        out.append(Ranked(name, label, median, tool_limited, ahead))
     return out + sorted(busy, key=lambda place: -place.median)
 
 
@@ -57,7 +57,7 @@ def ranking_said(view: RunView, cell: str, shown: int = 6) -> str:
         return "no server answered"
     parts = []
     for index, place in enumerate(places[:shown]):
-        text = f"{place.label} {place.median:,.0f}" + (" (load tool's limit)" if place.limited else "")
+        text = f"{place.label} {place.median:,.0f}" + (" (load tool's limit)" if place.tool_limited else "")
         if place.busy:
             text = f"{place.label} at least {place.median:,.0f} (every repetition disturbed: a busy machine)"
         if index:

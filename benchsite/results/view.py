@@ -11,7 +11,7 @@ from functools import cached_property
 
 from benchsite.errors import BenchError
 from benchsite.model.run import RunDocument
-from benchsite.results.figures import Figure, tool_limit_flag
+from benchsite.results.figures import Figure, tool_limited_why
 from benchsite.results.integrity import ReadBack, read_back
 from benchsite.results.intervals import Interval, paired_rounds, ratio_interval
 from benchsite.results.metrics import METRICS, RPS, Metric, metric_values
@@ -126,15 +126,15 @@ class RunView:
                 f"every repetition disturbed by others' work on the machine (a busy machine): at least "
                 f"{at_least:,.0f} req/s, a lower bound that decides nothing"
             )
-        if subject.role == "server" and record.TOOL.limited_at_ceiling:
-            limited = tool_limit_flag(
+        if subject.role == "server" and record.TOOL.tool_limited_at_ceiling:
+            why = tool_limited_why(
                 summary.median(),
                 self.ceiling_rps(cell_name),
                 summary.median(METRICS["load-share"]),
                 summary.median(METRICS["server-share"]),
             )
-            if limited:
-                return Figure(summary, (*flags, limited), tool_limited=True)
+            if why:
+                return Figure(summary, (*flags, why), tool_limited=True)
         return Figure(summary, tuple(flags))
 
     def usable_figure(self, subject: str, cell: str) -> Figure | None:
@@ -196,7 +196,7 @@ class RunView:
         """Whether every unusable figure among these ran and only the load tool held it back."""
         found = [self.figure(*cell) for cell in cells]
         unusable = [f for f in found if f is None or not f.usable]
-        return bool(unusable) and all(f is not None and f.limited_only for f in unusable)
+        return bool(unusable) and all(f is not None and f.tool_limited_only for f in unusable)
 
     def busy_only(self, cells: list[SubjectCell]) -> bool:
         """Whether every unusable figure among these answered and only a busy machine kept it from counting."""
@@ -223,7 +223,7 @@ class RunView:
         measured = [
             f"{cell.name} {RPS.fmt(found.summary.median())} {RPS.unit}"
             for cell in (record.cells if record else ())
-            if not cell.TOOL.limited_at_ceiling
+            if not cell.TOOL.tool_limited_at_ceiling
             and (found := self.figure(subject, cell.name)) is not None
             and found.usable
         ]

@@ -29,7 +29,7 @@ from benchsite.sphinxext.tables import table
 def _flag(load: LoadFigure, percentile: float) -> str:
     """What marks a load as the tool's, with the witness's figure where it measured this percentile:
     " (tool behind; witness 0.89 ms)", " (tool apart from its witness; witness 0.89 ms)"."""
-    if not load.beyond_tool:
+    if not load.tool_limited:
         return ""
     witness = load.witness_ms.get(percentile)
     why = "tool apart from its witness" if load.apart else "tool behind"
@@ -129,7 +129,7 @@ class BenchLatency(MeasuredDirective):
                 medians=tuple(load.p(99.0) for load in figure.loads),
                 lows=tuple(_bound(load, low=True) for load in figure.loads),
                 highs=tuple(_bound(load, low=False) for load in figure.loads),
-                flagged=tuple(load.beyond_tool for load in figure.loads),
+                flagged=tuple(load.tool_limited for load in figure.loads),
                 colour=index,
                 absent=tuple(load.p(99.0) is None for load in figure.loads),  # nothing to draw: no zero on a log axis
             )
@@ -195,9 +195,11 @@ def _sustained(figure: LatencyFigures) -> str:
     """The highest load sustained, "at least" where the load tool, not the server, fell behind above it."""
     best = figure.sustainable
     if best is None:
-        return "the load tool fell behind at the lowest load" if figure.tool_bound else "not even the lowest load"
+        return (
+            "the load tool fell behind at the lowest load" if figure.tool_limited_first else "not even the lowest load"
+        )
     said = f"{best.offered_rps:,.0f} req/s ({_share(best.fraction)})"
-    return f"≥ {said}, the tool's limit" if figure.tool_bound else said
+    return f"≥ {said}, the tool's limit" if figure.tool_limited_first else said
 
 
 def _bound(load: LoadFigure, low: bool) -> float | None:

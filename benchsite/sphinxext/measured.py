@@ -36,7 +36,7 @@ def beside_speed(view: RunView) -> str:
         (half.p(99.0), figure.label)
         for figure in latency_figures(run)
         if (half := next((load for load in figure.loads if load.fraction == 0.5), None)) is not None
-        and not half.beyond_tool
+        and not half.tool_limited
         and half.p(99.0) is not None
     ]
     held = memory_figures(run)
@@ -47,7 +47,7 @@ def beside_speed(view: RunView) -> str:
         if figure.peak is None and figure.idle is not None and run.subject(figure.subject).role == "backend"  # type: ignore[union-attr]
     ]
     left_out = sum(
-        1 for figure in latency_figures(run) for load in figure.loads if load.fraction == 0.5 and load.beyond_tool
+        1 for figure in latency_figures(run) for load in figure.loads if load.fraction == 0.5 and load.tool_limited
     )
     said = []
     if halves:

@@ -78,7 +78,7 @@ def _row(run: RunDocument, figure: LatencyFigures, load: LoadFigure) -> list[str
     achieved = max((result.requests_per_s for result in results), default=None)
     lag = max((result.send_lag_us_p99 for result in results), default=None)
     cpu = max((share for result in results if (share := _cpu(result)) is not None), default=None)
-    lagged = any(not result.kept_up for result in results)
+    lagged = any(result.tool_limited for result in results)
     schedule = "; ".join(
         said for said, happened in (("fell behind", lagged), ("apart from its witness", load.apart)) if happened
     )
@@ -96,8 +96,8 @@ def _row(run: RunDocument, figure: LatencyFigures, load: LoadFigure) -> list[str
 
 def _held_said(figure: LatencyFigures) -> str:
     """ "against nginx, the tool held 3 of its 5 loads, the highest 22,155 req/s; not 27,694 req/s"."""
-    held = [load for load in figure.loads if not load.beyond_tool]
-    behind = [load for load in figure.loads if load.beyond_tool]
+    held = [load for load in figure.loads if not load.tool_limited]
+    behind = [load for load in figure.loads if load.tool_limited]
     said = f"against {figure.label}, the tool held {len(held)} of its {len(figure.loads)} loads"
     if held:
         said += f", the highest {held[-1].offered_rps:,.0f} req/s"

@@ -70,7 +70,7 @@ def _figures(picks: list[Pick], view: RunView, recipe: str) -> nodes.Node:
     for found in picks:
         for candidate in found.candidates:
             tag = {"recipe": recipe, "subject": candidate.subject, "cell": found.cell, "run": view.run.run_id}
-            rps = f"{candidate.rps:,.0f}" + (" (load tool's limit: at least)" if candidate.at_tool_limit else "")
+            rps = f"{candidate.rps:,.0f}" + (" (load tool's limit: at least)" if candidate.tool_limited else "")
             memory = "—" if candidate.peak_mib is None else f"{candidate.peak_mib:,.1f} MiB"
             rows.append(
                 [

@@ -265,7 +265,7 @@ TOOL = LoadTool(
     version_flag="-V",
     parse=parse_ab_output,
     cpu="ab's own CPU time",
-    limited_at_ceiling=True,  # one thread: against a C server on a static file, ab itself is the limit
+    tool_limited_at_ceiling=True,  # one thread: against a C server on a static file, ab itself is the limit
     connections="HTTP/1.0, a new connection per request; with -k, HTTP/1.0 keep-alive",
 )
 

@@ -161,7 +161,7 @@ class LoadTool:
     cpu: str  # what its measured CPU is
     # Whether a figure near the ceiling subject's (a C server on a static file) means this tool, not the
     # server under test, was the limit: true of single-threaded ab; with wrk or h2load the C server is.
-    limited_at_ceiling: bool
+    tool_limited_at_ceiling: bool
     connections: str  # how it uses connections, for captions
 
 

@@ -119,7 +119,7 @@ TOOL = LoadTool(
     version_flag=None,
     parse=parse_client_output,
     cpu="the client's own CPU time over its timed requests",
-    limited_at_ceiling=False,
+    tool_limited_at_ceiling=False,
     connections="one request at a time, as the client makes them",
 )
 

@@ -194,7 +194,7 @@ TOOL = LoadTool(
     version_flag="--version",
     parse=parse_h2load_output,
     cpu="h2load's own CPU time (all its threads)",
-    limited_at_ceiling=False,
+    tool_limited_at_ceiling=False,
     connections="HTTP/1.1 keep-alive (h2load --h1)",
 )
 

@@ -107,14 +107,15 @@ class PacedResult(ToolResult):
         return None  # not reported
 
     @property
-    def kept_up(self) -> bool:
-        """Whether the tool itself held the schedule: its send lag within LAG_LIMIT_US, every scheduled request
-        sent, its CPU under CPU_LIMIT (version 1: its busy share under BUSY_LIMIT)."""
+    def tool_limited(self) -> bool:
+        """Whether the tool itself fell behind its schedule (so it, not the server, set the figures): its send lag
+        over LAG_LIMIT_US, a scheduled request never sent, or its CPU at CPU_LIMIT (version 1: its busy share at
+        BUSY_LIMIT)."""
         if self.send_lag_us_p99 > LAG_LIMIT_US:
-            return False
+            return True
         if self.busy_share is not None:
-            return self.busy_share < BUSY_LIMIT
-        return (self.cpu_share or 0.0) < CPU_LIMIT and self.sent == self.scheduled
+            return self.busy_share >= BUSY_LIMIT
+        return (self.cpu_share or 0.0) >= CPU_LIMIT or self.sent != self.scheduled
 
     def latency_at_us(self, percentile: float) -> int | None:
         """The latency within which `percentile` % of the answered requests came (None: not reported)."""
@@ -276,7 +277,7 @@ TOOL = LoadTool(
     version_flag="--version",
     parse=parse_paced_output,
     cpu="benchsite-paced's own CPU time",
-    limited_at_ceiling=False,  # it says itself when it fell behind (its send lag)
+    tool_limited_at_ceiling=False,  # it says itself when it fell behind (its send lag)
     connections="open loop: requests on a fixed schedule, over kept-alive connections or one each",
 )
 

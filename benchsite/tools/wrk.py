@@ -187,7 +187,7 @@ TOOL = LoadTool(
     version_flag="--version",
     parse=parse_wrk_output,
     cpu="wrk's own CPU time",
-    limited_at_ceiling=False,  # against the C server on a static file, the server is the limit wrk finds
+    tool_limited_at_ceiling=False,  # against the C server on a static file, the server is the limit wrk finds
     connections="HTTP/1.1 keep-alive",
 )
 

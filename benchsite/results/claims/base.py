@@ -30,7 +30,7 @@ class State(StrEnum):
     DOES_NOT_HOLD = "does not hold"
     DEPENDS = "depends on the machine"  # across machines: holds on some, does not hold on others
     INCONCLUSIVE = "inconclusive"
-    LIMITED = "limited by the load tool"  # the figures ran, but the load tool, not the server, set them
+    TOOL_LIMITED = "limited by the load tool"  # the figures ran, but the load tool, not the server, set them
     TOO_LITTLE = "not enough evidence"  # an estimate from so few rounds that its interval tells nothing
     COULD_NOT_RUN = "could not run"
 
@@ -42,7 +42,7 @@ class State(StrEnum):
     @property
     def decided_nothing(self) -> bool:
         """A state that says nothing about the claim (the figures it needs are missing or not the server's)."""
-        return self in (State.LIMITED, State.TOO_LITTLE, State.COULD_NOT_RUN)
+        return self in (State.TOOL_LIMITED, State.TOO_LITTLE, State.COULD_NOT_RUN)
 
     @property
     def css_class(self) -> str:
@@ -61,7 +61,7 @@ class State(StrEnum):
                 return "the interval straddles the threshold: the data cannot decide (more rounds or runs may)"
             case State.DEPENDS:
                 return "over all machines: it holds on one machine and does not hold on another (both are named)"
-            case State.LIMITED:
+            case State.TOOL_LIMITED:
                 return "the figures ran, but the load tool's own ceiling, not the server, set them: decides nothing"
             case State.TOO_LITTLE:
                 return (
@@ -89,7 +89,7 @@ class Badge(StrEnum):
     NOT_SETTLED = "not settled"
     DEPENDS = "depends on the machine"
     TOO_LITTLE = "not enough evidence"
-    LIMITED = "the load tool's limit"
+    TOOL_LIMITED = "the load tool's limit"
     NOT_MEASURED = "not measured"
 
     @property
@@ -105,7 +105,7 @@ class Badge(StrEnum):
                 return "missed"
             case Badge.DEPENDS:
                 return "machine"
-            case Badge.NOT_SETTLED | Badge.TOO_LITTLE | Badge.LIMITED | Badge.NOT_MEASURED:
+            case Badge.NOT_SETTLED | Badge.TOO_LITTLE | Badge.TOOL_LIMITED | Badge.NOT_MEASURED:
                 return "open"
             case _:
                 assert_never(self)
@@ -136,10 +136,9 @@ class Badge(StrEnum):
                 return "the figures cannot tell which way it goes: more rounds or runs may"
             case Badge.DEPENDS:
                 return "as claimed on one machine, not on another (both are named)"
-            case Badge.TOO_LITTLE | Badge.LIMITED | Badge.NOT_MEASURED:
-                return State(
-                    {Badge.TOO_LITTLE: State.TOO_LITTLE, Badge.LIMITED: State.LIMITED}.get(self, State.COULD_NOT_RUN)
-                ).explained
+            case Badge.TOO_LITTLE | Badge.TOOL_LIMITED | Badge.NOT_MEASURED:
+                states = {Badge.TOO_LITTLE: State.TOO_LITTLE, Badge.TOOL_LIMITED: State.TOOL_LIMITED}
+                return State(states.get(self, State.COULD_NOT_RUN)).explained
             case _:
                 assert_never(self)
 
@@ -157,8 +156,8 @@ class Badge(StrEnum):
                 return cls.DEPENDS
             case State.TOO_LITTLE:
                 return cls.TOO_LITTLE
-            case State.LIMITED:
-                return cls.LIMITED
+            case State.TOOL_LIMITED:
+                return cls.TOOL_LIMITED
             case State.COULD_NOT_RUN:
                 return cls.NOT_MEASURED
             case _:
@@ -299,7 +298,7 @@ def unusable(view: Evidence, cells: list[SubjectCell]) -> Outcome:
     """The outcome of a claim whose figures cannot decide it: limited by the load tool, not enough evidence (every
     repetition disturbed on a busy machine: the servers answered), or could not run."""
     state = (
-        State.LIMITED
+        State.TOOL_LIMITED
         if view.tool_limited(cells)
         else State.TOO_LITTLE
         if view.busy_only(cells)
