@@ -43,4 +43,4 @@ def test_rejects_anything_but_a_complete_report(report: str, message: str) -> No
 
 
 def test_a_client_result_has_no_latency_table() -> None:
-    assert ClientResult.from_json(parse_client_output(REPORT).to_json(), "stored").percentile_ms(50) is None
+    assert ClientResult.from_json(parse_client_output(REPORT).to_json(), "stored").response_time_ms(50) is None

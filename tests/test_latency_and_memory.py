@@ -85,7 +85,7 @@ def test_an_open_loop_sees_a_stall_that_a_closed_loop_hides(toy: ToyRecipes) -> 
     subject = run.subject("stall")
     assert subject is not None and run.latency is not None
     [ab] = subject.cell("c1").repetitions  # type: ignore[union-attr]
-    closed_p99 = ab.result.percentile_ms(99)  # type: ignore[union-attr]
+    closed_p99 = ab.result.response_time_ms(99)  # type: ignore[union-attr]
     profile = run.latency.of("stall")
     assert profile is not None
     half = next(load for load in profile.loads if load.fraction == 0.5)

@@ -84,7 +84,7 @@ def _published_row(r: PublishedResult, with_cpu: bool) -> list:
         *head,
         METRICS["time-per-request"].fmt(r.result.time_per_request_ms),
         f"{r.result.transfer_rate_kbytes_s:,.2f}",
-        f"{fmt_latency(r.result.percentile_ms(50))} / {fmt_latency(r.result.percentile_ms(99))}",
+        f"{fmt_latency(r.result.response_time_ms(50))} / {fmt_latency(r.result.response_time_ms(99))}",
         "—" if r.result.keepalive_requests is None else str(r.result.keepalive_requests),
     ]
 

@@ -57,8 +57,10 @@ class ToolResult(Record):
         rising_percentiles(self.percentiles_ms, "ms")
         return self
 
-    def percentile_ms(self, percent: int) -> float | None:
-        """The time within which `percent` % of the requests were served (None: not reported)."""
+    def response_time_ms(self, percent: int) -> float | None:
+        """The time within which `percent` % of the requests were served under the tool's closed loop (a connection
+        sends its next request once the last is answered), None where not reported; the open-loop tool's latency,
+        counted from when each request was due, is `PacedResult.latency_at_us`."""
         return dict(self.percentiles_ms).get(percent)
 
 
