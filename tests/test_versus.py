@@ -21,6 +21,7 @@ from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import Recipe, load_recipe
 from benchsite.model.upgrade import read_method, read_run
 from benchsite.model.variant import VARIANTS_DIR, Variant, parse_variant
+from benchsite.results.change_words import detectable_said
 from benchsite.results.comparing import MARGIN, alike_pairs, beyond_margin, paired_cells
 from benchsite.results.intervals import (
     Interval,
@@ -34,7 +35,6 @@ from benchsite.results.power import power_level
 from benchsite.results.store import list_runs, load_view
 from benchsite.results.view import RunView
 from benchsite.sphinxext.history import short_run_name
-from benchsite.sphinxext.versus import detectable_said
 from benchsite.tools import parse_report
 from committed import COMMITTED_DATA
 from conftest import REPO, run_invoke

@@ -89,3 +89,26 @@ def cells_said(cells: Sequence[PairedCell]) -> list[tuple[str, str]]:
         )
         for cell in cells
     ]
+
+
+def detectable_said(cells: Sequence[PairedCell]) -> str:
+    """What the run could have seen: per currency, the smallest change it would have called 80 % of the time,
+    over its cells (from the spread of its own rounds and batches)."""
+
+    def span(found: list[float]) -> str:
+        low, high = f"{100 * min(found):.1f}", f"{100 * max(found):.1f}"
+        return f"{low} %" if low == high else f"{low} % to {high} % by cell"
+
+    parts = []
+    open_cells = [c for c in cells if not c.design.decided(c)]  # a decided cell has its answer
+    for currency, found in (
+        ("time", [c.time_sees for c in open_cells if c.time_sees is not None]),
+        ("work", [c.work_sees for c in cells if c.work_sees is not None]),
+    ):
+        parts.append(f"{span(found)} in {currency}" if found else f"nothing in {currency} (no spread to tell by)")
+    if len(open_cells) < len(cells):
+        parts[0] = f"{parts[0]} in the cells left undecided" if open_cells else "every cell decided in time"
+    return (
+        "What this run could see: the smallest change it would have called 80 % of the time, from the spread "
+        f"of its own rounds and batches, is {parts[0]}, and {parts[1]}."
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 from docutils import nodes
 
 from benchsite.errors import BenchError
-from benchsite.results.change_words import cells_said
+from benchsite.results.change_words import cells_said, detectable_said
 from benchsite.results.comparing import PairedCell, paired_cells, paired_subjects, time_untold
 from benchsite.results.deciding import answered_said
 from benchsite.results.design import design_of
@@ -102,29 +102,6 @@ def _starts_said(view: RunView) -> str:
     return (
         f"; the servers started {len(starts)} times, each time with a hash seed of its own shared by A and B{counted}, "
         "and the intervals are over the starts, so they cover what a start adds"
-    )
-
-
-def detectable_said(cells: list[PairedCell]) -> str:
-    """What the run could have seen: per currency, the smallest change it would have called 80 % of the time,
-    over its cells (from the spread of its own rounds and batches)."""
-
-    def span(found: list[float]) -> str:
-        low, high = f"{100 * min(found):.1f}", f"{100 * max(found):.1f}"
-        return f"{low} %" if low == high else f"{low} % to {high} % by cell"
-
-    parts = []
-    open_cells = [c for c in cells if not c.design.decided(c)]  # a decided cell has its answer
-    for currency, found in (
-        ("time", [c.time_sees for c in open_cells if c.time_sees is not None]),
-        ("work", [c.work_sees for c in cells if c.work_sees is not None]),
-    ):
-        parts.append(f"{span(found)} in {currency}" if found else f"nothing in {currency} (no spread to tell by)")
-    if len(open_cells) < len(cells):
-        parts[0] = f"{parts[0]} in the cells left undecided" if open_cells else "every cell decided in time"
-    return (
-        "What this run could see: the smallest change it would have called 80 % of the time, from the spread "
-        f"of its own rounds and batches, is {parts[0]}, and {parts[1]}."
     )
 
 
