@@ -6,17 +6,21 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.model.run import RUN_FILE
+from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.model.upgrade import read_run
+from benchsite.results.clocks import START_AND_END_S, START_AND_END_SHARE, clock_disagreement
 from benchsite.results.integrity import content_digest, identities, reparse_mismatches
 from benchsite.results.store import load_run
 from benchsite.tools.ab import AbParseError, parse_ab_output
 from benchsite.tools.agreement import Printed, quotient_agrees
+from benchsite.tools.base import Repetition
 from benchsite.tools.h2load import H2loadParseError, parse_h2load_output
+from benchsite.tools.paced import OUTSIDE_BEFORE_VERSION_4_S, parse_paced_output
 from benchsite.tools.wrk import WrkParseError, parse_wrk_output
 from committed import COMMITTED_DATA
 from conftest import FIXTURES
@@ -214,3 +218,34 @@ def test_a_rescaled_run_whose_wall_clock_was_rescaled_too_is_refused_by_its_serv
     problems = reparse_mismatches(load_run(copy))
     assert problems and problems[0].startswith(columns["raw_output"][0])
     assert "longer than the" in problems[0] or "pinned to one CPU, used" in problems[0]
+
+
+LATENCY_RUN = COMMITTED_DATA / "cherrypy-speed" / "20261127T123846.855229Z-full"  # pinned: its open-loop loads
+# Recorded 2026-11-28 on the project's VM beside eight busy processes (`yes`) on its two CPUs: benchsite-paced 4 at
+# 200 req/s for 2 s with its witness, against Python's http.server; the shell timed 3.515 s around it.
+BUSY_PACED = (FIXTURES / "paced" / "http-server-busy-v4.txt").read_text()
+BUSY_PACED_WALL_S = 3.515
+
+
+def _paced_repetition(wall_s: float) -> tuple[RunDocument, Repetition[Any]]:
+    run = load_run(LATENCY_RUN)
+    rep = next(r for _, cell in run.every_cell() for r in cell.repetitions if r.result and r.result.tool == "paced")
+    return run, rep.model_copy(update={"wall_s": wall_s})
+
+
+def test_an_open_loop_load_may_start_as_slowly_as_its_report_says_and_no_slower() -> None:
+    """benchsite-paced 4 says how long its process ran outside its schedule (its imports and its witness's start
+    took 1.43 s on the busy machine): the harness's clock may hold that much more than the schedule, no more."""
+    report = parse_paced_output(BUSY_PACED)
+    assert report.before_schedule_s is not None and report.before_schedule_s > OUTSIDE_BEFORE_VERSION_4_S
+    assert clock_disagreement(*_paced_repetition(BUSY_PACED_WALL_S), report) is None
+    explained = report.measured_s + report.outside_measurement_s + START_AND_END_S
+    longest = explained / (1 - START_AND_END_SHARE)  # the harness's clock where the room runs out
+    assert clock_disagreement(*_paced_repetition(longest * 0.99), report) is None
+    said = clock_disagreement(*_paced_repetition(longest * 1.01), report)
+    assert said is not None and "where starting and ending paced takes at most" in said
+    # The same report without its line, as version 3 printed it, gets the fixed second of earlier runs: refused
+    earlier = re.sub(
+        r"^outside schedule: .*\n", "", BUSY_PACED.replace("benchsite-paced 4", "benchsite-paced 3"), flags=re.M
+    )
+    assert clock_disagreement(*_paced_repetition(BUSY_PACED_WALL_S), parse_paced_output(earlier)) is not None

@@ -8,7 +8,15 @@ import re
 import pytest
 
 from benchsite.tools import parse_report
-from benchsite.tools.paced import BUSY_LIMIT, CPU_LIMIT, LAG_LIMIT_US, PacedCell, PacedParseError, parse_paced_output
+from benchsite.tools.paced import (
+    BUSY_LIMIT,
+    CPU_LIMIT,
+    LAG_LIMIT_US,
+    OUTSIDE_BEFORE_VERSION_4_S,
+    PacedCell,
+    PacedParseError,
+    parse_paced_output,
+)
 from benchsite.tools.paced_client import main
 from conftest import FIXTURES, REPO
 
@@ -145,4 +153,26 @@ def test_a_witness_that_gave_no_report_is_said_and_the_tool_is_still_read() -> N
 def test_a_version_2_report_without_one_of_its_lines_names_it(cut: str) -> None:
     broken = "".join(line for line in WITNESSED.splitlines(keepends=True) if not line.startswith(cut))
     with pytest.raises(PacedParseError, match=f"no '{cut}' line"):
+        parse_paced_output(broken)
+
+
+# Recorded 2026-11-28 on the project's VM: benchsite-paced 4 at 200 req/s for 2 s on CPU 1, its witness at 20 req/s on
+# CPU 0, against Python's http.server serving one small file from CPU 0.
+OUTSIDE = (FIXTURES / "paced" / "http-server-witnessed-v4.txt").read_text()
+
+
+def test_version_4_says_how_long_its_process_ran_outside_its_schedule() -> None:
+    result = parse_paced_output(OUTSIDE)
+    found = re.search(r"^outside schedule: before (\S+) s, after (\S+) s$", OUTSIDE, re.M)
+    assert found is not None and not found.group(0).startswith("witness ")
+    assert (result.before_schedule_s, result.after_schedule_s) == (float(found.group(1)), float(found.group(2)))
+    assert result.outside_measurement_s == float(found.group(1)) + float(found.group(2))
+    assert result.witness is not None and result.witness.before_schedule_s is None  # the witness does not say it
+    assert parse_paced_output(WITNESSED).outside_measurement_s == OUTSIDE_BEFORE_VERSION_4_S  # version 2: assumed
+    assert type(result).from_json(result.to_json(), "stored") == result
+
+
+def test_a_version_4_report_without_its_outside_line_names_it() -> None:
+    broken = "".join(line for line in OUTSIDE.splitlines(keepends=True) if not line.startswith("outside schedule:"))
+    with pytest.raises(PacedParseError, match="no 'outside schedule:' line"):
         parse_paced_output(broken)

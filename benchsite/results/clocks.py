@@ -19,9 +19,6 @@ from benchsite.tools.base import Repetition, ToolResult
 # How much longer the harness's clock may run than a load tool's own: starting and ending its process.
 START_AND_END_S = 0.1
 START_AND_END_SHARE = 0.05  # and, over long runs, this share of the harness's clock
-# benchsite-paced is a Python program: its clock starts once its interpreter has imported what it needs (0.24 to
-# 0.44 s in the 360 repetitions of the committed runs, 2026-11-27, on a machine with others' load beside it).
-INTERPRETER_START_S = 1.0
 # How much a printed time may exceed the harness's clock: its last digit (wrk's "3.00s") and a timer's step.
 PRINTED_ROOM_S = 0.011
 # How much more CPU time than wall time a server pinned to one CPU may show: one tick per thread, rounded.
@@ -34,7 +31,7 @@ def clock_disagreement(run: RunDocument, rep: Repetition[Any], result: ToolResul
     tool, measured, wall = result.tool, result.measured_s, rep.wall_s
     if measured > wall + PRINTED_ROOM_S:
         return f"{tool} says it measured {measured:g} s, longer than the {wall:g} s the harness timed around it"
-    room = (INTERPRETER_START_S if tool == "paced" else START_AND_END_S) + START_AND_END_SHARE * wall
+    room = START_AND_END_S + START_AND_END_SHARE * wall + result.outside_measurement_s
     if tool != "client" and not rep.timed_out and wall - measured > room:  # a client starts its interpreter too
         return (
             f"{tool} says it measured {measured:g} s of the {wall:g} s the harness timed around it: "

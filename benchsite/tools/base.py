@@ -63,6 +63,12 @@ class ToolResult(Record):
         counted from when each request was due, is `PacedResult.latency_at_us`."""
         return dict(self.percentiles_ms).get(percent)
 
+    @property
+    def outside_measurement_s(self) -> float:
+        """The seconds this tool's process spends outside the time it measured, beyond starting and ending a
+        native program (an interpreter's imports, a helper started first): 0 for ab, wrk and h2load."""
+        return 0.0
+
 
 def rising_percentiles(pairs: Sequence[tuple[float, float]], unit: str) -> None:
     """A ValueError unless each percentile is listed once, from the lowest up, none below a lower one."""
