@@ -173,6 +173,18 @@ def test_no_call_in_the_harness_passes_more_than_four_positional_arguments() -> 
     assert long == []
 
 
+def test_a_profile_is_read_as_sequential_in_two_places_of_its_own_class() -> None:
+    """Fixed or sequential is chosen once: the profile checks a sequential profile fits and says what steers its
+    further rounds; the comparison design and the rounds ask that, never `sequential` itself."""
+    reads = [
+        f"{path.relative_to(REPO)}:{node.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "sequential" and isinstance(node.ctx, ast.Load)
+    ]
+    assert len(reads) <= 2 and {read.split(":")[0] for read in reads} == {"benchsite/model/conf.py"}, reads
+
+
 def module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

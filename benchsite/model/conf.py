@@ -85,22 +85,33 @@ class Profile(Record):
                 f"profiles.{self.name}.seconds ({self.seconds:g}): ab bounds a repetition in whole seconds: give 0 "
                 "(no bound) or a whole number from 1"
             )
-        if self.sequential and not self.max_rounds:
+        if self.sequential:
+            self._sequential_fits()
+        return self
+
+    def _sequential_fits(self) -> None:
+        if not self.max_rounds:
             raise ValueError(f"profiles.{self.name}: a sequential profile needs max_rounds, the most it may make")
-        if self.sequential and self.rounds % self.starts:
+        if self.rounds % self.starts:
             raise ValueError(
                 f"profiles.{self.name}: a sequential profile starts its servers every rounds ÷ starts rounds: "
                 f"make rounds ({self.rounds}) a multiple of starts ({self.starts})"
             )
-        return self
 
     @property
     def further_rounds_by(self) -> Literal["", "claims", "comparisons"]:
         """What steers the rounds after the profile's own: nothing (no max_rounds), the original page's claims still
-        undecided, or (a sequential profile) the comparisons of copies still undecided."""
+        undecided, or (a sequential profile, which always has max_rounds) the comparisons of copies still undecided.
+        The one place the profile's `sequential` is read: the run's rounds and its comparison design ask this."""
         if not self.max_rounds:
             return ""
         return "comparisons" if self.sequential else "claims"
+
+    @property
+    def _starts_to_the_end(self) -> bool:
+        """Whether the servers keep starting anew in blocks of rounds ÷ starts to the last further round (a
+        sequential profile's further rounds), rather than the further rounds staying with the last start."""
+        return self.further_rounds_by == "comparisons" and self.starts > 1
 
     def requests_for(self, cell: AnyCell) -> int:
         return self.cell_requests.get(cell.name, self.requests)
@@ -108,13 +119,13 @@ class Profile(Record):
     def start_of(self, round_index: int) -> int:
         """The start (1, 2...) whose servers measure a round: the rounds in equal blocks, the further rounds in
         the last start (a sequential profile: in further blocks of the same length)."""
-        if self.sequential and self.starts > 1:
+        if self._starts_to_the_end:
             return (round_index - 1) // (self.rounds // self.starts) + 1
         return min(self.starts, (round_index - 1) * self.starts // self.rounds + 1)
 
     def first_rounds(self) -> list[int]:
         """The round each start begins with (a sequential profile: up to max_rounds)."""
-        last = self.max_rounds if self.sequential and self.starts > 1 else self.rounds
+        last = self.max_rounds if self._starts_to_the_end else self.rounds
         return [index for index in range(1, last + 1) if self.start_of(index) != self.start_of(index - 1)]
 
 

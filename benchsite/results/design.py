@@ -96,8 +96,9 @@ FIXED = FixedDesign()  # the design of a comparison made outside a run's own rou
 
 
 def design_of(profile: Profile) -> ComparisonDesign:
-    """The design a profile asks for, with its smallest change that matters."""
-    chosen = SequentialDesign if profile.sequential else FixedDesign
+    """The design a profile asks for, with its smallest change that matters: sequential where its further rounds
+    follow the comparisons of copies, fixed otherwise."""
+    chosen = SequentialDesign if profile.further_rounds_by == "comparisons" else FixedDesign
     return chosen(profile.smallest_change)
 
 
