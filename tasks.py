@@ -194,7 +194,7 @@ def compare(c: Context, run_a: str, run_b: str) -> None:
 def versus(
     c: Context,
     name: str,
-    b: str,
+    b: str = "",
     a: str = "checkout",
     subjects: str = "",
     profile: str = "versus",
@@ -218,7 +218,8 @@ def versus(
     where = _where(c, target)
     chosen = tuple(s.strip() for s in subjects.split(",") if s.strip())
     choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy, budget_s=budget)
-    session(Asked(name, profile, clean, "", machine, keep_going, choices, SidesRuns((a, b), chosen, aa)), where)
+    sides = (a, b or (a if aa else ""))  # an A/A run may leave B out: A again
+    session(Asked(name, profile, clean, "", machine, keep_going, choices, SidesRuns(sides, chosen, aa)), where)
 
 
 @task(help=HELP["powerbench"])

@@ -76,6 +76,7 @@ def test_a_folder_side_is_read_as_its_absolute_path(tmp_path: Path) -> None:
     ("given", "says"),
     [
         ("patched", "is not a variant: give checkout, dir:PATH"),
+        (" ", "no side B: give -b as checkout, dir:PATH"),
         ("tag:v1", "is not a variant"),
         ("dir:", "is not a variant"),
         ("dir:/no/such/folder", "no folder /no/such/folder: give the folder"),
@@ -301,6 +302,11 @@ def test_versus_refuses_a_bad_side_in_one_line_and_writes_nothing(tmp_path: Path
     assert result.returncode == 1, result.stderr
     assert result.stderr.strip().splitlines() == [
         "error: -b 'patched' is not a variant: give checkout, dir:PATH, rev:REV, NAME==VERSION[,NAME==VERSION], "
+        "release:VERSION or opt:--FLAG=VALUE"
+    ]
+    unasked = run_invoke("versus", RECIPE, "--data-dir", str(tmp_path))  # no -b, and no --aa
+    assert unasked.returncode == 1 and unasked.stderr.strip().splitlines() == [
+        "error: no side B: give -b as checkout, dir:PATH, rev:REV, NAME==VERSION[,NAME==VERSION], "
         "release:VERSION or opt:--FLAG=VALUE"
     ]
     assert (sorted(VARIANTS_DIR.glob("*")) if VARIANTS_DIR.is_dir() else []) == before

@@ -70,7 +70,7 @@ HELP: dict[str, dict[str, str]] = {
         "else as the checkout has it; several joined by commas: CherryPy==17.4.2,cheroot==6.5.0), release:VERSION or "
         "release:NAME==VERSION (a release in the environment of its time, as a sweep runs it), opt:--FLAG=VALUE "
         "(that option of the subjects' commands set to VALUE)",
-        "b": "side B, in the same forms",
+        "b": "side B, in the same forms (with --aa, left out: A again)",
         "subjects": "the subjects to measure, comma-separated (default: those either side changes)",
         "profile": "the recipe's profile for it (default: versus, sequential: it stops once every cell is decided; "
         "versus-fixed: twelve rounds whatever they show)",

@@ -81,6 +81,8 @@ def parse_variant(given: str, side: str) -> Variant:
     """A variant's specification, checked for form (whether its folder, revision or versions exist is checked
     when the run is prepared); a malformed one is a one-line error naming the forms."""
     text = given.strip()
+    if not text:
+        raise BenchError(f"no side {side.upper()}: give -{side} as {_FORMS}")
     if text == "checkout":
         return Variant("checkout")
     kind, colon, value = text.partition(":")
