@@ -186,7 +186,7 @@ METRICS: dict[MetricName, Metric] = {
         Metric(
             "latency-p50",
             "median response time (closed loop)",
-            "Response p50",
+            "Resp. p50",
             "ms",
             _percentile(50),
             "lower",
@@ -201,7 +201,7 @@ METRICS: dict[MetricName, Metric] = {
         Metric(
             "latency-p99",
             "99th percentile response time (closed loop)",
-            "Response p99",
+            "Resp. p99",
             "ms",
             _percentile(99),
             "lower",

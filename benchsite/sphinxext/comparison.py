@@ -36,7 +36,7 @@ class BenchPublished(PublishedDirective):
             "req/s",
             "Time/req (ms)",
             "Transfer (KB/s)",
-            "Response p50 / p99",
+            "Resp. p50 / p99",
             "Keep-Alive requests",
         ]
         if with_cpu:
