@@ -147,12 +147,13 @@ def _reported(run_dir: Path, claims: Published | None, repo: Path) -> list[str]:
     if claims is not None:
         print_verdicts(run_dir, claims)
     view = load_view(run_dir)
-    if view.run.variants is not None and not view.run.variants.sweep:
+    ab_run = view.run.variants is not None and not view.run.variants.sweep
+    if ab_run:
         from benchsite.commands.versus import print_versus
 
         print_versus(view)
     say_if_busy(view)
-    built = "" if view.run.variants and not view.run.variants.sweep else "; build the site with `.venv/bin/invoke docs`"
+    built = "" if ab_run else "; build the site with `.venv/bin/invoke docs`"
     say(f"wrote {shown(run_dir, repo)}{built}")
     signal_for_test("after-wrote")
     run = load_run(run_dir)
