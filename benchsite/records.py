@@ -40,6 +40,8 @@ InnerPath = Annotated[str, AfterValidator(_inside)]
 # Names become folder names of a stored run (raw/<subject>/<cell>/): no slashes, no dots.
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
 Text = Annotated[str, StringConstraints(min_length=1)]
+# A title or a label: one line of text, no control characters (a page reads it as one line of its own).
+Line = Annotated[str, StringConstraints(min_length=1, pattern=r"^[^\x00-\x1f\x7f]+$")]
 UrlPath = Annotated[str, StringConstraints(pattern=r"^/")]
 WebAddress = Annotated[str, StringConstraints(pattern=r"^https?://[^\s<>\"]+$")]
 Port = Annotated[int, Field(ge=0, le=65535)]

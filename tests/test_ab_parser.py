@@ -94,6 +94,12 @@ CASES: dict[str, dict[str, object]] = {
     ),
     "ab-2.3-debian12-variable-length.txt": dict(document_length_bytes=None, failed_requests=0),
     "ab-2.3-debian12-non-2xx.txt": dict(non_2xx_responses=300, keepalive_requests=300, failed_requests=0),
+    # Cut by -t against a server answering in 50 ms (10 threads), beside eight busy processes: ab had counted
+    # the bodies of 9 (and 2) replies whose requests the time limit ended before they were counted complete.
+    "ab-2.3-debian12-cut-by-t-9-bodies.txt": dict(
+        concurrency=10, document_length_bytes=5, complete_requests=340, html_transferred_bytes=1745
+    ),
+    "ab-2.3-debian12-cut-by-t-2-bodies.txt": dict(complete_requests=333, html_transferred_bytes=1675),
 }
 
 
@@ -110,6 +116,23 @@ def test_reads_every_recorded_report_with_its_tables(path: Path) -> None:
     assert result.percentiles_ms[0][0] == 50 and result.percentiles_ms[-1][0] == 100
     assert result.total_ms.max_ms == result.response_time_ms(100)
     assert AbResult.from_json(result.to_json(), path) == result
+
+
+@pytest.mark.parametrize(
+    ("html", "said"),
+    [
+        (1700 + 5 * 10 + 1, "51 bytes more, where a run cut by -t leaves at most 50"),
+        (1695, "5 bytes less"),
+    ],
+)
+def test_bodies_beyond_one_per_connection_or_short_of_the_count_are_refused(html: int, said: str) -> None:
+    """A -t cut leaves at most one uncounted body per connection (10 × 5 bytes here), never fewer bytes than
+    the complete requests' bodies: beyond either, no real ab printed it."""
+    report = (AB / "ab-2.3-debian12-cut-by-t-9-bodies.txt").read_text()
+    for edge in (1700, 1750):  # the complete requests' bodies, and one more for each of the 10 connections
+        assert parse_ab_output(report.replace("1745 bytes", f"{edge} bytes")).html_transferred_bytes == edge
+    with pytest.raises(AbParseError, match=said):
+        parse_ab_output(report.replace("1745 bytes", f"{html} bytes"))
 
 
 def test_reads_the_connection_times_table_row_by_row() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchsite.model.columns import read_form
-from benchsite.results.store import list_runs
+from benchsite.results.store import list_runs, load_run
 from conftest import ToyRecipes, processes_mentioning, run_invoke, toy_subject
 
 pytestmark = pytest.mark.integration
@@ -96,13 +97,41 @@ def test_a_subject_answering_500_is_not_measured(toy: ToyRecipes) -> None:
     assert_clean_failure(result, toy, "fails", "answered GET / with status 500 (expected 200)")
 
 
-def test_malformed_ab_output_stops_the_run(toy: ToyRecipes, tmp_path: Path) -> None:
+def test_malformed_ab_output_twice_in_a_row_stops_the_run(toy: ToyRecipes, tmp_path: Path) -> None:
     fake_ab = tmp_path / "not-ab"
     fake_ab.write_text("#!/bin/sh\necho 'Segmentation fault? no report here'\n")
     fake_ab.chmod(0o755)
     toy.add("garbled", toy_subject(), conf=f'[settings]\ntool_paths = {{ ab = "{fake_ab}" }}\n')
+    conf = toy.root / "conf" / "garbled.toml"
+    conf.write_text(conf.read_text().replace("rounds = 1", "rounds = 2"))
     result = run_toy(toy, "garbled")
     assert_clean_failure(result, toy, "garbled", "printed output this harness cannot read")
+    assert "twice in a row" in result.stderr
+
+
+def test_one_unreadable_report_fails_its_repetition_and_the_run_goes_on(toy: ToyRecipes, tmp_path: Path) -> None:
+    """A report the harness cannot read once (the real ab after it) costs that repetition alone, its raw output
+    kept; the run's other repetitions are measured and the run is written."""
+    marker = tmp_path / "garbled-once"
+    once_ab = tmp_path / "ab-garbled-once"
+    once_ab.write_text(
+        f'#!/bin/sh\ncase " $* " in *" -n "*) if [ ! -e "{marker}" ]; then touch "{marker}"; echo "no report here"; '
+        "exit 0; fi;; esac\n"
+        f'exec {shutil.which("ab")} "$@"\n'
+    )
+    once_ab.chmod(0o755)
+    toy.add("once", toy_subject(), conf=f'[settings]\ntool_paths = {{ ab = "{once_ab}" }}\n')
+    conf = toy.root / "conf" / "once.toml"
+    conf.write_text(conf.read_text().replace("rounds = 1", "rounds = 2"))
+    result = run_toy(toy, "once")
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = list_runs(toy.data_dir / "once")
+    repetitions = [rep for _, cell in load_run(run_dir).every_cell() for rep in cell.repetitions]
+    unreadable = [rep for rep in repetitions if rep.error and "cannot read" in rep.error]
+    assert len(unreadable) == 1 and unreadable[0].result is None
+    assert (run_dir / unreadable[0].raw_output).read_text() == "no report here\n"
+    assert any(rep.result is not None for rep in repetitions)
+    assert processes_mentioning(str(toy.root)) == []
 
 
 def test_an_unknown_setting_lists_the_known_ones(toy: ToyRecipes) -> None:

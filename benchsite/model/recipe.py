@@ -19,7 +19,7 @@ from benchsite.errors import BenchError
 from benchsite.model.conf import ConfFile, Profile, Settings, Sweep
 from benchsite.model.counting import FlamePlan
 from benchsite.model.variant import VariantSet
-from benchsite.records import InnerPath, Name, Record, Seq, Text, UrlPath, read_toml
+from benchsite.records import InnerPath, Line, Name, Record, Seq, UrlPath, read_toml
 from benchsite.tools import AnyCell, Cell
 from benchsite.tools.ab import AbCell
 
@@ -49,7 +49,7 @@ class SubjectBase(Record):
     """What every kind of subject declares: how to start it and when it can run."""
 
     name: Name
-    label: Text
+    label: Line
     argv: Seq[str] = Field(min_length=1)
     source_files: Seq[InnerPath] = ()
     requires: Seq[str] = ()  # modules that must import, else the subject is skipped
@@ -137,7 +137,7 @@ class Matrix(Record):
 class RecipeFile(Record):
     """recipes/<name>/recipe.toml."""
 
-    title: Text
+    title: Line
     packages: Seq[str] = ()
     # The distributions every {python} subject runs besides those of its own `requires` (bottle, under each
     # of Bottle's adapters): what a NAME==VERSION variant finds the subjects it changes by.

@@ -20,7 +20,7 @@ from benchsite.model.interference import MachineCheck
 from benchsite.model.latency import LatencyProfile
 from benchsite.model.machine import Machine
 from benchsite.model.variant import VariantSet
-from benchsite.records import InnerPath, Name, Pair, Record, Seq, Text
+from benchsite.records import InnerPath, Line, Name, Pair, Record, Seq, Text
 from benchsite.tools import AnyCellRun, CellRun
 from benchsite.tools.base import Count, Positive, Repetition
 from benchsite.tools.memory import MemoryPeak
@@ -99,7 +99,7 @@ class SubjectRun(Record):
     """One subject's command, verification and cells."""
 
     name: Name
-    label: Text
+    label: Line
     role: Role
     argv: Seq[str]
     server_software: str | None
@@ -124,7 +124,7 @@ class SkippedSubject(Record):
     """A subject that did not run here, and why."""
 
     name: Name
-    label: Text
+    label: Line
     reason: str
     detail: str
 
@@ -221,7 +221,7 @@ class RunDocument(Record):
 
     format_version: Literal[16]
     recipe: Name
-    title: Text
+    title: Line
     run_id: RunId
     profile: Profile
     started_at: str

@@ -24,6 +24,8 @@ def _gap(upper: float | None, lower: float | None) -> float:
 
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+# Deterministic SVG; every label drawn as the text it is (a "$" in a subject's label is no mathtext).
+CHART_STYLE = {"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": 10, "text.parse_math": False}
 
 
 def _colour(index: int) -> tuple[float, float, float]:
@@ -332,7 +334,7 @@ def render(chart: Chart, file_format: str, narrow: bool = False) -> bytes:
     """Draw the chart as SVG, PDF (the PDF and LaTeX builds) or PNG; deterministic for the same input. Narrow:
     for a phone's column (legend under the plot, titles wrapped, fewer ticks)."""
     plt.rcdefaults()
-    plt.rcParams.update({"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": 10})
+    plt.rcParams.update(CHART_STYLE)
     figure: plt.Figure | None = None
     try:
         match chart.kind:

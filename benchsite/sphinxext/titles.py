@@ -14,7 +14,10 @@ from benchsite.model.recipe import available_recipes, load_recipe
 
 LOGGER = logging.getLogger(__name__)
 SUBSTITUTION = "recipe-title"
-_MARKUP = re.compile(r"([\\*`|_])")  # what reStructuredText would read as markup in a plain title
+# Every character but letters, digits and spaces is escaped: nothing of a title reads as reStructuredText markup
+# (emphasis, roles, references, substitutions, a link), only as the text it is. The loader refuses a title of more
+# than one line, which could start a directive of its own.
+_MARKUP = re.compile(r"([^A-Za-z0-9 ])")
 
 
 def define_recipe_title(app: Sphinx, docname: str, source: list[str]) -> None:

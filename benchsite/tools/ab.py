@@ -188,17 +188,37 @@ def _checked_time_taken(text: dict[str, Any]) -> float:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise AbParseError(f"ab output disagrees with itself: {problems[0]}{more}")
+    _check_bodies(text)
+    return taken
+
+
+def _check_bodies(text: dict[str, Any]) -> None:
+    """HTML transferred against Document Length × Complete requests, as ab counts them.
+
+    ab adds a body's bytes to "HTML transferred" as they arrive, and counts a request complete only once its
+    reply has ended. A run cut by its time limit (-t) stops with up to one reply per connection read in part
+    or whole but not yet counted, so a clean report holds between length × complete and length × (complete +
+    concurrency) bytes of bodies; a run that ends by its request count (-n alone) holds exactly the first.
+    """
     done = int(text["complete_requests"])
     length, html = text["document_length"], int(text["html_transferred_bytes"])
     clean = int(text["failed_requests"]) == 0 and int(text["non_2xx_responses"]) == 0
-    if done > 0 and clean and length != "Variable" and html >= 0 and html != int(length.split()[0]) * done:
-        expected = int(length.split()[0]) * done
-        raise AbParseError(
-            f"ab output disagrees with itself: HTML transferred {html} bytes is not Document Length × Complete "
-            f"requests ({length} × {done} = {expected} bytes, {abs(html - expected)} bytes "
-            f"{'more' if html > expected else 'less'})"
-        )
-    return taken
+    if done <= 0 or not clean or length == "Variable" or html < 0:
+        return
+    each = int(length.split()[0])
+    expected, in_flight = each * done, each * int(text["concurrency"])
+    if expected <= html <= expected + in_flight:
+        return
+    beyond = (
+        f"{expected - html} bytes less"
+        if html < expected
+        else f"{html - expected} bytes more, where a run cut by -t leaves at most {in_flight} "
+        f"(one {each}-byte body for each of {text['concurrency']} connections)"
+    )
+    raise AbParseError(
+        f"ab output disagrees with itself: HTML transferred {html} bytes is not Document Length × Complete "
+        f"requests ({length} × {done} = {expected} bytes, {beyond})"
+    )
 
 
 def parse_ab_output(report: str) -> AbResult:

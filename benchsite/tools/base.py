@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, Se
 from pydantic import Field, ValidationError, model_validator
 
 from benchsite.errors import BenchError
-from benchsite.records import InnerPath, Name, Pair, Record, Seq, Text, UrlPath
+from benchsite.records import InnerPath, Line, Name, Pair, Record, Seq, UrlPath
 from benchsite.tools.memory import MemoryPeak
 
 # A count of requests, bytes or errors.
@@ -184,7 +184,7 @@ class CellBase(Record):
     memory_read_during: ClassVar[bool] = True
 
     name: Name
-    label: Text
+    label: Line
 
     def shortened_to(self, duration_s: int) -> Self:
         """The cell run for `duration_s` seconds where a profile asks it of a cell bounded by time (wrk); else as
@@ -207,7 +207,7 @@ class CellRunBase(Record, Generic[ResultT]):
     TOOL: ClassVar[LoadTool]
 
     name: Name
-    label: Text
+    label: Line
     repetitions: Seq[Repetition[ResultT]] = Field(min_length=1)
 
     if TYPE_CHECKING:

@@ -4,6 +4,7 @@ Usage: python held_app.py PORT [--pause SECONDS] [--hold MB]
 --pause S   once a second, one request sleeps S seconds first: the whole server stalls (it has one thread)
 --hold MB   the process holds MB mebibytes more, every page written (so counted in its USS)
 --delay S   every request sleeps S seconds first (a slow side of an A/B run)
+--threads N cheroot's worker threads (1 unless given)
 Under gunicorn (`gunicorn held_app:app`), HELD_APP_HOLD_MB holds that much in each worker (imported after the fork).
 """
 
@@ -47,9 +48,10 @@ if __name__ == "__main__":
     parser.add_argument("--pause", type=float, default=0.0)
     parser.add_argument("--hold", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--threads", type=int, default=1)
     options = parser.parse_args()
     _pause_s[0] = options.pause
     _delay_s[0] = options.delay
     hold(options.hold)
-    server = wsgi.Server(("127.0.0.1", options.port), app, numthreads=1, request_queue_size=1024)
+    server = wsgi.Server(("127.0.0.1", options.port), app, numthreads=options.threads, request_queue_size=1024)
     server.safe_start()

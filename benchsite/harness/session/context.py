@@ -56,6 +56,7 @@ class RunContext:
     measured: Measured = field(default_factory=dict)
     workroot: Path | None = None  # the folder the subjects work in on the server host
     counted_in: list[Path] = field(default_factory=list)  # the folders counted servers ran in (none is stored)
+    unreadable: set[tuple[str, str]] = field(default_factory=set)  # (subject, cell) whose last report was unreadable
 
     @property
     def address(self) -> str:

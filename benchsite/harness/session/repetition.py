@@ -26,6 +26,28 @@ def _tool_failure(tool: str, run: ToolRun, timeout_s: float) -> str:
     return f"{tool} exited with code {run.exit_code}: {last}"
 
 
+UNREADABLE = "printed output this harness cannot read"
+
+
+def _read(context: RunContext, subject: str, cell: CellBase, argv: list[str], output: str) -> AnyResult | str:
+    """The tool's report, or why it cannot be read: a report the harness cannot read fails its repetition (its
+    raw output kept), and the run stops only where the same subject's report in the same cell could not be read
+    the time before either."""
+    where = (subject, cell.name)
+    try:
+        result = parse_report(cell.TOOL.name, output)
+    except BenchError as parse_error:
+        error = f"{UNREADABLE} ({parse_error})"
+        if where in context.unreadable:
+            raise BenchError(
+                f"{' '.join(argv)} {error}, twice in a row; check that `{argv[0]}` is the real {cell.TOOL.name}"
+            ) from None
+        context.unreadable.add(where)
+        return error
+    context.unreadable.discard(where)
+    return result
+
+
 def measure(
     context: RunContext, server: RunningServer, cell: CellBase, argv: list[str], *, subject: str, index: int
 ) -> Repetition[Any]:
@@ -88,18 +110,13 @@ def measure(
     other_busy_clock: BusyClock = "cpuacct" if exact else "ticks"
     write_text(run_dir / raw_output, run.stdout)
     result: AnyResult | None = None
-    error = None
+    error: str | None = None
     if run.exit_code != 0 or run.timed_out:
         write_text((run_dir / raw_output).with_suffix(".stderr.txt"), run.stderr)
         error = _tool_failure(cell.TOOL.name, run, settings.cell_timeout_s)
     else:
-        try:
-            result = parse_report(cell.TOOL.name, run.stdout)
-        except BenchError as parse_error:
-            raise BenchError(
-                f"{' '.join(argv)} printed output this harness cannot read ({parse_error}); "
-                f"check that `{argv[0]}` is the real {cell.TOOL.name}"
-            ) from None
+        read = _read(context, subject_name, cell, argv, run.stdout)
+        result, error = (None, read) if isinstance(read, str) else (read, None)
     return Repetition(
         index=index,
         argv=tuple(argv),
