@@ -13,6 +13,7 @@ import pytest
 from tiny_site import build
 
 from benchsite.errors import BenchError
+from benchsite.model.columns import read_form
 from benchsite.results.store import load_run
 from benchsite.tools.memory import READINGS_HEADER, MemoryPeak, MemorySample, parse_readings, readings_text
 from benchsite.tools.paced import PacedParseError, parse_paced_output
@@ -73,12 +74,29 @@ def set_idle(field: str, value: int):
     return lambda document: document["subjects"][0]["idle_memory"].__setitem__(field, value)
 
 
+def set_first_peak(share_of_idle: float):
+    """An edit setting the first repetition's peak to a share of its subject's idle reading."""
+
+    def edit(document: dict) -> None:
+        document.update(read_form(document))  # its repetitions as rows
+        subject = document["subjects"][0]
+        idle = subject["idle_memory"]
+        peak = subject["cells"][0]["repetitions"][0]["server_memory"]
+        peak.update(uss_bytes=int(idle["uss_bytes"] * share_of_idle), pss_bytes=int(idle["pss_bytes"] * share_of_idle))
+
+    return edit
+
+
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
         (set_idle("pss_bytes", 10**15), "framework's idle_memory: 953,674,316.4 MiB, more than the machine's"),
         (set_idle("pss_bytes", 1), "subjects[0].idle_memory: PSS (1 B) below USS"),
         (set_idle("uss_bytes", -1), "idle_memory.uss_bytes"),
+        (set_idle("uss_bytes", 1), "USS (1 B) below one 4,096-byte page for each of its 1 processes"),
+        (set_first_peak(0.49), "c1/rep-1.txt: its peak ("),
+        (set_first_peak(0.49), "MiB PSS) is below half of framework's idle reading"),
+        (set_first_peak(1e-9), "server_memory: USS (0 B) below one 4,096-byte page"),
         (
             lambda document: first_rep_result(document).__setitem__("percentiles_ms", [[50, 0.388], [99, 0.1]]),
             "its p99 (0.1 ms) is below its p50 (0.388 ms)",
@@ -126,9 +144,11 @@ def test_the_docs_build_names_every_bad_run_in_one_pass(tmp_path: Path) -> None:
     [
         ("", "not a memory readings file"),
         (f"{READINGS_HEADER}\n", "a memory readings file with no reading"),
-        (f"{READINGS_HEADER}\n100 200 1\n-5 200 1\n", "line 3 '-5 200 1' is not a reading"),
-        (f"{READINGS_HEADER}\n300 200 1\n", "line 2 '300 200 1' cannot be a reading: PSS below USS"),
-        (f"{READINGS_HEADER}\n100 200 0\n", "cannot be a reading"),
+        (f"{READINGS_HEADER}\n10000 20000 1\n-5 200 1\n", "line 3 '-5 200 1' is not a reading"),
+        (f"{READINGS_HEADER}\n30000 20000 1\n", "line 2 '30000 20000 1' cannot be a reading: PSS below USS"),
+        (f"{READINGS_HEADER}\n10000 20000 0\n", "cannot be a reading"),
+        (f"{READINGS_HEADER}\n10000 20000 3\n", "line 2 '10000 20000 3' cannot be a reading: USS below one page"),
+        (f"{READINGS_HEADER}\n1 1 1\n", "cannot be a reading: USS below one page for each process"),
         (f"{READINGS_HEADER}\n{9 * 10**15} {9 * 10**15} 1\n", "an impossible reading"),
     ],
 )
@@ -138,5 +158,6 @@ def test_a_memory_readings_file_that_is_not_readings_is_refused(text: str, said:
 
 
 def test_the_readings_peak_is_each_figures_own_maximum() -> None:
-    samples = [MemorySample(100, 300, 1), MemorySample(200, 250, 3)]
-    assert parse_readings(readings_text(samples)) == MemoryPeak(uss_bytes=200, pss_bytes=300, processes=3, samples=2)
+    samples = [MemorySample(10_000, 30_000, 1), MemorySample(20_000, 25_000, 3)]
+    peak = MemoryPeak(uss_bytes=20_000, pss_bytes=30_000, processes=3, samples=2)
+    assert parse_readings(readings_text(samples)) == peak

@@ -260,6 +260,21 @@ class RunDocument(Record):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _peaks_hold_most_of_the_idle_reading(self) -> RunDocument:
+        for subject in self.subjects:
+            idle = subject.idle_memory
+            for cell in subject.cells:
+                for rep in cell.repetitions:
+                    peak = rep.server_memory
+                    if idle is not None and peak is not None and peak.far_below(idle):
+                        raise ValueError(
+                            f"server_memory of {rep.raw_output}: its peak ({peak.uss_mib:,.3f} MiB USS, "
+                            f"{peak.pss_mib:,.3f} MiB PSS) is below half of {subject.name}'s idle reading "
+                            f"({idle.uss_mib:,.1f} MiB, {idle.pss_mib:,.1f} MiB): no server reads so under load"
+                        )
+        return self
+
     def start_of(self, round_index: int) -> int:
         """The start (1, 2...) whose servers measured a round."""
         if not self.starts:

@@ -11,6 +11,8 @@ from pydantic import Field, ValidationError, model_validator
 from benchsite.errors import BenchError
 from benchsite.records import Record
 
+# Every process keeps at least one page of its own resident (its stack): a tree's USS is never below a page each.
+PAGE_BYTES = 4096
 READINGS_HEADER = "benchsite memory readings 1: USS bytes, PSS bytes, processes (one reading of the tree a line)"
 _READING = re.compile(r"(\d{1,16}) (\d{1,16}) (\d{1,6})")
 
@@ -36,7 +38,18 @@ class MemoryPeak(Record):
     def _pss_holds_uss(self) -> MemoryPeak:
         if self.pss_bytes < self.uss_bytes:  # PSS is USS plus a share of every shared page
             raise ValueError(f"PSS ({self.pss_bytes:,} B) below USS ({self.uss_bytes:,} B): no process tree reads so")
+        if self.uss_bytes < PAGE_BYTES * self.processes:
+            raise ValueError(
+                f"USS ({self.uss_bytes:,} B) below one {PAGE_BYTES:,}-byte page for each of its {self.processes} "
+                "processes: no process tree reads so"
+            )
         return self
+
+    def far_below(self, idle: MemoryPeak) -> bool:
+        """Whether this peak under load is below half the tree's idle reading in USS or PSS: a server may give
+        back some of what it held at start (meinheld's lowest peak in the committed runs is 94 % of its idle
+        USS), never most of it while it serves."""
+        return self.uss_bytes < idle.uss_bytes / 2 or self.pss_bytes < idle.pss_bytes / 2
 
     @property
     def uss_mib(self) -> float:
@@ -78,6 +91,8 @@ def parse_readings(text: str) -> MemoryPeak:
         sample = MemorySample(*(int(group) for group in match.groups()))
         if sample.pss_bytes < sample.uss_bytes or not sample.processes:
             raise BenchError(f"line {number} {line!r} cannot be a reading: PSS below USS, or no process")
+        if sample.uss_bytes < PAGE_BYTES * sample.processes:
+            raise BenchError(f"line {number} {line!r} cannot be a reading: USS below one page for each process")
         samples.append(sample)
     try:
         peak = as_peak(samples)
