@@ -46,7 +46,13 @@ def _where(c: Context, target: Path) -> Where:
     """The project's folders, with new runs going to target."""
     from benchsite.commands.recipe import Where
 
-    return Where(ROOT, _path(c, "recipes_dir"), _path(c, "conf_dir"), _path(c, "data_dir"), target)
+    return Where(
+        repo=ROOT,
+        recipes=_path(c, "recipes_dir"),
+        conf=_path(c, "conf_dir"),
+        data=_path(c, "data_dir"),
+        target=target,
+    )
 
 
 @task(help=HELP["recipe"])
@@ -70,7 +76,10 @@ def recipe(
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
     where = _where(c, target)
     choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy, budget_s=budget)
-    session(Asked(name, profile, clean, hosts, machine, keep_going, choices), where)
+    asked = Asked(
+        name=name, profile=profile, clean=clean, hosts=hosts, machine=machine, keep_going=keep_going, choices=choices
+    )
+    session(asked, where)
 
 
 def _shown(path: Path) -> Path:
@@ -154,7 +163,11 @@ def overhead(
     from benchsite.commands.experiments import overhead as compare_with_bare_ab
 
     where = _where(c, _path(c, "data_dir"))
-    print("\n".join(compare_with_bare_ab(recipe_name, subject, cell, (rounds, requests), where)))
+    print(
+        "\n".join(
+            compare_with_bare_ab(recipe=recipe_name, subject=subject, cell=cell, runs=(rounds, requests), where=where)
+        )
+    )
 
 
 @task(help=HELP["new_page"])
@@ -219,7 +232,18 @@ def versus(
     chosen = tuple(s.strip() for s in subjects.split(",") if s.strip())
     choices = RunChoices(wait_for_quiet=wait, accept_busy=accept_busy, budget_s=budget)
     sides = (a, b or (a if aa else ""))  # an A/A run may leave B out: A again
-    session(Asked(name, profile, clean, "", machine, keep_going, choices, SidesRuns(sides, chosen, aa)), where)
+    kind = SidesRuns(sides, chosen, aa)
+    asked = Asked(
+        name=name,
+        profile=profile,
+        clean=clean,
+        hosts="",
+        machine=machine,
+        keep_going=keep_going,
+        choices=choices,
+        kind=kind,
+    )
+    session(asked, where)
 
 
 @task(help=HELP["powerbench"])
@@ -281,7 +305,13 @@ def add_run(c: Context, path: str, data_dir: str = "") -> None:
     from benchsite.commands.add_run import add_run_said
 
     target_dir = Path(data_dir).resolve() if data_dir else _path(c, "data_dir")
-    said = add_run_said(Path(path), target_dir, _path(c, "recipes_dir"), _path(c, "conf_dir"), ROOT)
+    said = add_run_said(
+        path=Path(path),
+        data_dir=target_dir,
+        recipes_dir=_path(c, "recipes_dir"),
+        conf_dir=_path(c, "conf_dir"),
+        root=ROOT,
+    )
     print(said, file=sys.stderr)
 
 

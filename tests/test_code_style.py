@@ -58,29 +58,37 @@ def test_mypy_finds_no_type_errors(mypy_report: subprocess.CompletedProcess) -> 
     assert result.returncode == 0 and "Success: no issues found" in result.stdout, result.stdout + result.stderr
 
 
-def package_imports(path: Path) -> set[str]:
-    """The benchsite modules a file imports, relative to the package (e.g. "run.processes")."""
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-        elif isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-    return {name.removeprefix("benchsite.") for name in names if name.startswith("benchsite.")}
+RELATIVE, DYNAMIC = "<a relative import>", "<an import by a name computed at run time>"  # no layer allows them
 
 
-def layer_files(layer: str) -> list[Path]:
-    single = PACKAGE / f"{layer}.py"
-    return [single] if single.is_file() else sorted((PACKAGE / layer).rglob("*.py"))
+def _imported(node: ast.AST, package: Path) -> set[str]:
+    """What one node imports, as dotted names: `import benchsite.x`, `from benchsite.x import y`,
+    `from benchsite import x` (x, where it is a module), importlib.import_module("benchsite.x") and __import__."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names}
+    if isinstance(node, ast.ImportFrom):
+        if node.level:
+            return {RELATIVE}
+        if node.module == "benchsite":
+            modules = {alias.name for alias in node.names}
+            return {f"benchsite.{m}" for m in modules if (package / m).is_dir() or (package / f"{m}.py").is_file()}
+        return {node.module} if node.module else set()
+    if isinstance(node, ast.Call) and _names(node.func)[:1] in (["import_module"], ["__import__"]) and node.args:
+        name = node.args[0]
+        return {name.value} if isinstance(name, ast.Constant) and isinstance(name.value, str) else {DYNAMIC}
+    return set()
+
+
+def package_imports(path: Path, package: Path = PACKAGE) -> set[str]:
+    """The benchsite modules a file imports, relative to the package (e.g. "run.processes"), and any import
+    that cannot be placed (relative, or by a computed name)."""
+    names = set().union(*(_imported(node, package) for node in ast.walk(ast.parse(path.read_text()))))
+    return {name.removeprefix("benchsite.") for name in names if name.startswith("benchsite.") or name.startswith("<")}
 
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
-    for path in layer_files(layer):
-        for name in package_imports(path):
-            assert any(name == allowed or name.startswith(allowed + ".") for allowed in ALLOWED[layer]), (
-                f"{path.relative_to(REPO)} imports benchsite.{name}"
-            )
+    assert layer_faults(layer) == []
 
 
 # The harness's own floors, lowest first: each folder imports only itself and the folders beneath it.
@@ -96,6 +104,51 @@ HARNESS_FLOORS = (
     "engine",  # the run's phases, in order
     "experiments",  # benchmarks of the harness itself
 )
+
+
+def layer_faults(layer: str, package: Path = PACKAGE) -> list[str]:
+    """Every import in a layer of a layer it may not import (or of something no layer names)."""
+    single = package / f"{layer}.py"
+    files = [single] if single.is_file() else sorted((package / layer).rglob("*.py"))
+    return [
+        f"{path.relative_to(package.parent)} imports benchsite.{name}"
+        for path in files
+        for name in sorted(package_imports(path, package))
+        if not any(name == allowed or name.startswith(allowed + ".") for allowed in ALLOWED[layer])
+    ]
+
+
+@pytest.mark.parametrize(
+    "added",
+    [
+        "from benchsite import harness",
+        "from benchsite.harness import engine",
+        "import benchsite.harness.engine.runner",
+        "from ..harness.engine import runner",
+        "import importlib\nrunner = importlib.import_module('benchsite.harness.engine.runner')",
+        "runner = __import__('benchsite.harness.engine.runner')",
+        "import importlib\nrunner = importlib.import_module('benchsite.' + 'harness')",
+    ],
+)
+def test_the_layer_rule_finds_every_way_of_importing_a_layer_above(tmp_path: Path, added: str) -> None:
+    """tools/ importing the harness, written each way Python allows: each is found, with its file."""
+    package = tmp_path / "benchsite"
+    shutil.copytree(PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    assert layer_faults("tools", package) == []
+    lowest = package / "tools" / "base.py"
+    lowest.write_text(lowest.read_text() + f"\n{added}  # noqa\n")
+    found = layer_faults("tools", package)
+    assert len(found) == 1 and found[0].startswith("benchsite/tools/base.py imports benchsite."), found
+    assert "harness" in found[0] or "<" in found[0], found
+
+
+def test_ruff_bans_relative_imports(tmp_path: Path) -> None:
+    """TID252: a relative import is refused by the linter too, before any rule reads the imports."""
+    module = tmp_path / "pkg" / "mod.py"
+    module.parent.mkdir()
+    module.write_text("from . import other\n\nprint(other)\n")
+    result = run_tool("ruff", "check", "--config", str(REPO / "pyproject.toml"), str(module))
+    assert result.returncode == 1 and "TID252" in result.stdout, result.stdout + result.stderr
 
 
 def harness_back_arrows(package: Path) -> list[str]:
@@ -139,20 +192,34 @@ def _names(node: ast.AST) -> list[str]:
     ]
 
 
-def cell_type_tests(files: list[Path]) -> list[str]:
-    """Every isinstance or match-case that tests a tool's cell (or cell run) by its class."""
-    found = []
-    for path in files:
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
-                tested = _names(node.args[1]) if len(node.args) == 2 else []
-            elif isinstance(node, ast.MatchClass):
-                tested = _names(node.cls)
-            else:
-                continue
-            if any(name.endswith(("Cell", "CellRun")) for name in tested):
-                found.append(f"{path.relative_to(REPO)}:{node.lineno}")
-    return found
+def _tested_types(node: ast.AST) -> list[str]:
+    """The names a node tests an object's type against: isinstance(x, T), `case T()`, type(x) is / == T; and
+    for getattr(cell, "name", default), the object asked, as a cell's fields differ by tool."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id == "isinstance" and len(node.args) == 2:
+            return _names(node.args[1])
+        if node.func.id in ("getattr", "hasattr") and node.args and _names(node.args[0]):
+            return [
+                f"{_names(node.args[0])[-1].capitalize()}" + ("Cell" if "cell" in ast.unparse(node.args[0]) else "")
+            ]
+    if isinstance(node, ast.MatchClass):
+        return _names(node.cls)
+    if isinstance(node, ast.Compare):
+        sides = [node.left, *node.comparators]
+        if any(isinstance(side, ast.Call) and _names(side.func) == ["type"] for side in sides):
+            return [name for side in sides if not isinstance(side, ast.Call) for name in _names(side)]
+    return []
+
+
+def cell_type_tests(files: list[Path], root: Path = REPO) -> list[str]:
+    """Every test of a tool's cell (or cell run) by its class, and every getattr or hasattr on a cell: what
+    differs between the tools is asked of the cell."""
+    return [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for path in files
+        for node in ast.walk(ast.parse(path.read_text()))
+        if any(name.endswith(("Cell", "CellRun")) for name in _tested_types(node))
+    ]
 
 
 def test_no_type_test_on_a_tools_cell_outside_tools() -> None:
@@ -162,15 +229,46 @@ def test_no_type_test_on_a_tools_cell_outside_tools() -> None:
     assert cell_type_tests(sorted((PACKAGE / "tools").rglob("*.py")))  # the rule finds those tools/ keeps
 
 
-def test_no_call_in_the_harness_passes_more_than_four_positional_arguments() -> None:
-    """A phase takes the run's context; anything longer is named at the call."""
-    long = [
-        f"{path.relative_to(REPO)}:{node.lineno} {ast.unparse(node.func)}"
-        for path in sorted((PACKAGE / "harness").rglob("*.py"))
+@pytest.mark.parametrize(
+    "added",
+    [
+        "def f(cell):\n    return type(cell) is AbCell",
+        "def f(cell):\n    return type(cell) == WrkCell",
+        "def f(cell):\n    return getattr(cell, 'keepalive', False)",
+        "def f(cell):\n    return hasattr(cell, 'concurrency')",
+        "def f(cell):\n    return isinstance(cell, AbCell)",
+    ],
+)
+def test_the_cell_type_rule_finds_each_way_of_asking_a_cell_its_tool(tmp_path: Path, added: str) -> None:
+    module = tmp_path / "module.py"
+    module.write_text(added + "\n")
+    assert cell_type_tests([module], tmp_path) == ["module.py:2"]
+
+
+# Calls that take any number of positional arguments, by design: rich's Table.add_row(*cells), docutils'
+# nodes.X(rawsource, text, *children), Invoke's Collection(*tasks).
+VARARGS_CALLS = {"add_row", "paragraph", "Collection"}
+
+
+def long_calls(files: list[Path], root: Path = REPO) -> list[str]:
+    """Every call passing more than four positional arguments (but the known *args callees)."""
+    return [
+        f"{path.relative_to(root)}:{node.lineno} {ast.unparse(node.func)}"
+        for path in files
         for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.Call) and len(node.args) > 4
+        if isinstance(node, ast.Call) and len(node.args) > 4 and _names(node.func)[0] not in VARARGS_CALLS
     ]
-    assert long == []
+
+
+def test_no_call_in_the_package_or_tasks_passes_more_than_four_positional_arguments() -> None:
+    """A phase takes the run's context; anything longer is named at the call, in every package and tasks.py."""
+    assert long_calls([*sorted(PACKAGE.rglob("*.py")), REPO / "tasks.py"]) == []
+
+
+def test_the_argument_rule_finds_a_long_call_in_any_package(tmp_path: Path) -> None:
+    module = tmp_path / "recipe.py"
+    module.write_text("run_recipe(1, 2, 3, 4, 5)\ntable.add_row(1, 2, 3, 4, 5)\nrun(1, 2, 3, 4, five=5)\n")
+    assert long_calls([module], tmp_path) == ["recipe.py:1 run_recipe"]
 
 
 def test_a_profile_is_read_as_sequential_in_two_places_of_its_own_class() -> None:

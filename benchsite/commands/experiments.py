@@ -73,7 +73,18 @@ def versus_runs(where: Where, profile: str, say: Callable[[str], None]) -> Versu
 
 def recipe_runs(where: Where, recipe: str, profile: str) -> RecipeRun:
     """Runs of a recipe, waiting for a quiet machine first or not (--no-wait)."""
-    return lambda wait: stored_run(Asked(recipe, profile, False, "", "", False, RunChoices(wait_for_quiet=wait)), where)
+    return lambda wait: stored_run(
+        Asked(
+            name=recipe,
+            profile=profile,
+            clean=False,
+            hosts="",
+            machine="",
+            keep_going=False,
+            choices=RunChoices(wait_for_quiet=wait),
+        ),
+        where,
+    )
 
 
 def power_record_name(profile: str, hog: bool) -> str:
@@ -104,7 +115,15 @@ def power_bench(
         write_text(record, method_record(progress, loops, runs, profile))
 
     with measuring():  # the whole benchmark, its runs one after another, with no other between them
-        power_runs(repo, runs, versus_runs(where, profile, print), keep, print, hog, resumed)
+        power_runs(
+            repo=repo,
+            runs=runs,
+            versus_run=versus_runs(where, profile, print),
+            keep=keep,
+            say=print,
+            hog=hog,
+            resumed=resumed,
+        )
     return record
 
 
@@ -115,7 +134,15 @@ def overhead(recipe: str, subject: str, cell: str, runs: tuple[int, int], where:
     if rounds < 1 or requests < 1:
         raise BenchError("--rounds and --requests must be at least 1")
     loaded = load_recipe(recipe, where.recipes, where.conf)
-    record, run_dir = compare_with_bare_ab(loaded, subject, cell, rounds, requests, where.target, where.repo)
+    record, run_dir = compare_with_bare_ab(
+        recipe=loaded,
+        subject_name=subject,
+        cell_name=cell,
+        rounds=rounds,
+        requests=requests,
+        data_dir=where.target,
+        repo=where.repo,
+    )
     return [
         f"harness median {record.harness_rps_median:,.1f} req/s, bare ab median "
         f"{record.bare_rps_median:,.1f} req/s ({rounds} rounds each; raw outputs in {run_dir})",
@@ -129,7 +156,7 @@ def hogbench(where: Where, recipe: str, profile: str, pairs: tuple[int, int]) ->
     count, seed = pairs
     settings = load_recipe(recipe, where.recipes, where.conf).settings
     cpu = settings.server_cpu if settings.server_cpu is not None else 0
-    runs = Where(where.repo, where.recipes, where.conf, where.data, where.data / HOG_DIR)
+    runs = Where(repo=where.repo, recipes=where.recipes, conf=where.conf, data=where.data, target=where.data / HOG_DIR)
     quiet, hogged = hogged_pairs(recipe_runs(runs, recipe, profile), count, cpu, seed, say=print)
     written = where.data / METHOD_DIR / "interference.toml"
     write_text(written, hog_record(recipe, quiet, hogged, profile))
@@ -139,13 +166,25 @@ def hogbench(where: Where, recipe: str, profile: str, pairs: tuple[int, int]) ->
 def powerbench(where: Where, runs: int, profile: str, hog: tuple[bool, int, bool]) -> Path:
     """The power benchmark's runs, `hog` = (with a CPU hog, its seed, resume); the method record it writes."""
     hogged, seed, resume = hog
-    runs_where = Where(where.repo, where.recipes, where.conf, where.data, where.data / POWER_DIR)
-    return power_bench(where.repo, where.data, runs_where, runs, profile, seed if hogged else None, resume)
+    runs_where = Where(
+        repo=where.repo, recipes=where.recipes, conf=where.conf, data=where.data, target=where.data / POWER_DIR
+    )
+    return power_bench(
+        repo=where.repo,
+        data_dir=where.data,
+        where=runs_where,
+        runs=runs,
+        profile=profile,
+        hog_seed=seed if hogged else None,
+        resume=resume,
+    )
 
 
 def faults(runs: int, seed: int, max_delay: float, kill: bool, repo: Path) -> None:
     """Signals at random moments of real quick runs, then what they left; an error where anything was left."""
-    trials = inject(runs, seed, max_delay, repo, (*SIGNALS, signal.SIGKILL) if kill else SIGNALS)
+    trials = inject(
+        runs=runs, seed=seed, max_delay_s=max_delay, repo=repo, signals=(*SIGNALS, signal.SIGKILL) if kill else SIGNALS
+    )
     print_trials(trials)
     if not all(each.clean for each in trials):
         raise BenchError("some interrupted runs left something behind: see the lines marked LEFT")

@@ -48,7 +48,14 @@ class RecipeRuns:
         if sweep is None:
             return Prepared(recipe, claims)
         chosen = tuple(s for s in sweep.subjects if not profile.subjects or s in profile.subjects)
-        recipe = with_variants(recipe, profile.name, releases(sweep, profile.releases), chosen, repo, say)
+        recipe = with_variants(
+            recipe=recipe,
+            profile=profile.name,
+            variants=releases(sweep, profile.releases),
+            chosen=chosen,
+            repo=repo,
+            say=say,
+        )
         if claims is None or recipe.variants is None:
             return Prepared(recipe, claims)
         return Prepared(recipe, claims.for_copies({v.name: dict(v.copies) for v in recipe.variants.variants}))
@@ -72,7 +79,7 @@ class SidesRuns:
                 f"profile {profile.name!r} of {recipe.name} {unhonoured}, which an A/B run cannot honour: give "
                 "`invoke versus` an A/B profile (versus, versus-fixed, or one of your own without those)"
             )
-        checked_sides(recipe, self.sides, self.subjects, repo, self.aa)
+        checked_sides(recipe=recipe, given=self.sides, chosen=self.subjects, repo=repo, aa=self.aa)
 
     def varies(self, recipe: Recipe, profile: Profile) -> bool:
         return True
@@ -80,7 +87,9 @@ class SidesRuns:
     def prepared(self, recipe: Recipe, profile: Profile, data: Path, repo: Path) -> Prepared:
         """The recipe with a copy of each compared subject per side (an A/B run decides no published claim)."""
         a, b = (parse_variant(given, side) for given, side in zip(self.sides, SIDES, strict=True))
-        recipe = with_variants(recipe, profile.name, sides(a, b), self.subjects, repo, say)
+        recipe = with_variants(
+            recipe=recipe, profile=profile.name, variants=sides(a, b), chosen=self.subjects, repo=repo, say=say
+        )
         say(f"{recipe.name}: A = {a.shown}, B = {b.shown} (profile {profile.name}), measured in one run")
         return Prepared(recipe, None)
 

@@ -38,7 +38,7 @@ def hosts_setup(hosts: str, offline: bool, repo: Path, say: Callable[[str], None
         raise BenchError("--hosts names no host: give server=user@host and/or load=user@host")
     with signals_as_interrupt():
         for role, entry in placement.roles().items():
-            set_up(entry, role, repo, offline, say)
+            set_up(entry=entry, role=role, repo=repo, offline=offline, say=say)
 
 
 def wheels(repo: Path) -> Path:

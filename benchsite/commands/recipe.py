@@ -96,7 +96,15 @@ def _measured(prepared: list[Prepared], asked: Asked, placement: Hosts, where: W
             try:
                 with RichReporter() as reporter:
                     run_dir = run_recipe(
-                        recipe, asked.profile, where.target, where.repo, reporter, claims, hosts, named, asked.choices
+                        recipe=recipe,
+                        profile_name=asked.profile,
+                        data_dir=where.target,
+                        repo_dir=where.repo,
+                        reporter=reporter,
+                        published=claims,
+                        hosts=hosts,
+                        named=named,
+                        choices=asked.choices,
                     )
                 broken += _reported(run_dir, claims, where.repo)
             except KeyboardInterrupt:

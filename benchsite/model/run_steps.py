@@ -130,13 +130,13 @@ def _machine_v2_to_v3(environment: dict[str, Any], settings: dict[str, Any]) -> 
     """The machine of a run made before machines were recorded, from what its environment says,
     named by default."""
     found = fingerprint(
-        str(environment["cpu_model"]),
-        environment.get("cpu_count"),
-        environment.get("memory_total_gib"),
-        str(environment["kernel"]),
-        NOT_RECORDED,
-        settings.get("server_cpu"),
-        settings.get("tool_cpu"),
+        cpu_model=str(environment["cpu_model"]),
+        cpu_count=environment.get("cpu_count"),
+        memory_gib=environment.get("memory_total_gib"),
+        kernel=str(environment["kernel"]),
+        virtualization=NOT_RECORDED,
+        server_cpu=settings.get("server_cpu"),
+        load_cpu=settings.get("tool_cpu"),
     )
     return machine_of(found).to_json()
 

@@ -83,7 +83,7 @@ def _upgraded(data: Any, source: Path, steps: dict[int, Step], current: int, red
 
 def upgrade_run(data: Any, source: Path) -> Any:
     """A decoded run.json brought to the current version."""
-    return _upgraded(data, source, _RUN_STEPS, FORMAT_VERSION, "re-run the recipe")
+    return _upgraded(data=data, source=source, steps=_RUN_STEPS, current=FORMAT_VERSION, redo="re-run the recipe")
 
 
 def read_run(data: Any, source: Path) -> RunDocument:
@@ -116,7 +116,13 @@ _OVERHEAD_STEPS: dict[int, Step] = {1: overhead_v1_to_v2, 2: overhead_v2_to_v3, 
 
 def upgrade_overhead(data: Any, source: Path) -> Any:
     """A decoded overhead.json brought to the current version."""
-    return _upgraded(data, source, _OVERHEAD_STEPS, OVERHEAD_FORMAT_VERSION, "re-run `.venv/bin/invoke overhead`")
+    return _upgraded(
+        data=data,
+        source=source,
+        steps=_OVERHEAD_STEPS,
+        current=OVERHEAD_FORMAT_VERSION,
+        redo="re-run `.venv/bin/invoke overhead`",
+    )
 
 
 def read_overhead(data: Any, source: Path) -> OverheadRecord:
@@ -144,7 +150,9 @@ _PUBLISHED_STEPS: dict[int, Step] = {1: published_v1_to_v2}
 
 def upgrade_published(data: Any, source: Path) -> Any:
     """A decoded published.toml brought to the current version."""
-    return _upgraded(data, source, _PUBLISHED_STEPS, PUBLISHED_FORMAT_VERSION, "restore it from git")
+    return _upgraded(
+        data=data, source=source, steps=_PUBLISHED_STEPS, current=PUBLISHED_FORMAT_VERSION, redo="restore it from git"
+    )
 
 
 # data/method/*.toml: version 1 is the only one so far.
@@ -153,7 +161,9 @@ _METHOD_STEPS: dict[int, Step] = {}
 
 def upgrade_method(data: Any, source: Path) -> Any:
     """A decoded method record brought to the current version."""
-    return _upgraded(data, source, _METHOD_STEPS, METHOD_FORMAT_VERSION, "restore it from git")
+    return _upgraded(
+        data=data, source=source, steps=_METHOD_STEPS, current=METHOD_FORMAT_VERSION, redo="restore it from git"
+    )
 
 
 def read_method(path: Path) -> MethodRecord:

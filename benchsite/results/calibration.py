@@ -90,12 +90,12 @@ def slicing(profile: str, views: list[RunView]) -> Slicing:
     widths = [w for view in views for i in aa_intervals(view, rounds) if (w := half_width(i)) is not None]
     minutes = [_measuring_s(view) / 60 for view in views]
     return Slicing(
-        profile,
-        views[0].run.profile.requests,
-        rounds,
-        len(views),
-        statistics.median(widths),
-        statistics.median(minutes),
+        profile=profile,
+        requests=views[0].run.profile.requests,
+        rounds=rounds,
+        runs=len(views),
+        median_half_width=statistics.median(widths),
+        minutes_per_run=statistics.median(minutes),
     )
 
 

@@ -103,13 +103,13 @@ def compare_runs(a: RunView, b: RunView, drift: Drift | None = None) -> list[Cel
         note = "; ".join(flags) or ("" if estimate else "fewer than two usable repetitions on a side")
         changes.append(
             CellChange(
-                subject,
-                cell,
-                _geometric_mean(values_a),
-                _geometric_mean(values_b),
-                estimate[0] if estimate else None,
-                min(1.0, estimate[1] * len(shared)) if estimate else None,
-                note,
+                subject=subject,
+                cell=cell,
+                mean_a=_geometric_mean(values_a),
+                mean_b=_geometric_mean(values_b),
+                change=estimate[0] if estimate else None,
+                p_value=min(1.0, estimate[1] * len(shared)) if estimate else None,
+                note=note,
             )
         )
     return changes
@@ -162,7 +162,15 @@ def compare_work(a: RunView, b: RunView) -> list[WorkChange]:
         batches_b = [batch.per_request for batch in count_b.batches]
         assert count_a.per_request is not None and count_b.per_request is not None
         change = batch_ratio(batches_a, batches_b, level)
-        found.append(WorkChange(count_a.subject, count_a.cell, count_a.per_request, count_b.per_request, change))
+        found.append(
+            WorkChange(
+                subject=count_a.subject,
+                cell=count_a.cell,
+                per_request_a=count_a.per_request,
+                per_request_b=count_b.per_request,
+                change=change,
+            )
+        )
     return found
 
 

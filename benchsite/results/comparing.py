@@ -217,7 +217,7 @@ def leaning_change(
     alike_keys = alike_rounds(view, a, b, cell).keys()
     directions: tuple[tuple[Bound, str], ...] = (("at most", a), ("at least", b))
     for bound, heavier in directions:
-        rounds = leaning(view, a, b, cell, heavier)
+        rounds = leaning(view=view, a=a, b=b, cell=cell, heavier=heavier)
         ratios, margin = per_start(view, rounds)
         found = design.interval(ratios, level)
         if found is not None and found.bounded and one_sided_change(found, bound, margin):

@@ -125,7 +125,7 @@ def bounded_repetitions(view: RunView) -> str:
     for subject in view.run.subjects:
         for cell in subject.cells:
             made = [rep.result.complete_requests for rep in cell.repetitions if rep.result is not None]
-            ceiling = getattr(cell, "requests", None)
+            ceiling = cell.request_ceiling
             if made and ceiling and max(made) < ceiling:
                 span = f"{min(made):,}" if min(made) == max(made) else f"{min(made):,}-{max(made):,}"
                 found.append(f"{subject.label} {view.run.cell_label(cell.name)} ({span} requests a repetition)")

@@ -72,7 +72,12 @@ def pooled_interval(estimates: Sequence[tuple[float, float, int]]) -> Interval:
     low, high = result.conf_int(alpha=1 - LEVEL, use_t=False)[1]  # [fixed, random, ...]: the random effects
     rounds = sum(n for _, _, n in estimates)
     return Interval(
-        float(np.exp(result.mean_effect_re)), float(np.exp(low)), float(np.exp(high)), LEVEL, rounds, len(estimates)
+        value=float(np.exp(result.mean_effect_re)),
+        low=float(np.exp(low)),
+        high=float(np.exp(high)),
+        level=LEVEL,
+        count=rounds,
+        runs=len(estimates),
     )
 
 
@@ -86,7 +91,9 @@ class Pooled:
         self, top: SubjectCell, bottom: SubjectCell, of: Metric = RPS, usable_only: bool = True
     ) -> Interval | None:
         estimates = [
-            e for view in self.views if (e := log_ratio_estimate(view, top, bottom, of, usable_only)) is not None
+            e
+            for view in self.views
+            if (e := log_ratio_estimate(view=view, top=top, bottom=bottom, of=of, usable_only=usable_only)) is not None
         ]
         if len(estimates) >= 2:
             return pooled_interval(estimates)

@@ -60,11 +60,11 @@ def flames_of(run_dir: Path, kind: str = FLAME_DIR) -> list[Flame]:
         svg, stacks, note = (folder / f"{stem}{suffix}" for suffix in (".svg", ".txt", ".note.txt"))
         found.append(
             Flame(
-                subject,
-                cell,
-                svg if svg.is_file() else None,
-                stacks if stacks.is_file() else None,
-                note.read_text().strip() if note.is_file() else None,
+                subject=subject,
+                cell=cell,
+                svg=svg if svg.is_file() else None,
+                stacks=stacks if stacks.is_file() else None,
+                note=note.read_text().strip() if note.is_file() else None,
             )
         )
     return found

@@ -92,12 +92,12 @@ def _median_interval(values: tuple[float, ...]) -> Interval | None:
     data = np.asarray(values, dtype=float)
     median = float(np.median(data))
     if len(data) < 2:
-        return Interval(median, None, None, 0.0, len(data))
+        return Interval(value=median, low=None, high=None, level=0.0, count=len(data))
     found = _stats().quantile_test(data, q=median, p=0.5).confidence_interval(LEVEL)
     if math.isfinite(found.low) and math.isfinite(found.high):
-        return Interval(median, float(found.low), float(found.high), LEVEL, len(data))
+        return Interval(value=median, low=float(found.low), high=float(found.high), level=LEVEL, count=len(data))
     coverage = 1.0 - 2.0 * float(_stats().binom.cdf(0, len(data), 0.5))
-    return Interval(median, float(data.min()), float(data.max()), coverage, len(data))
+    return Interval(value=median, low=float(data.min()), high=float(data.max()), level=coverage, count=len(data))
 
 
 def paired_rounds(top: Mapping[int, float], bottom: Mapping[int, float]) -> list[float]:
@@ -120,11 +120,13 @@ def _ratio_interval(ratios: tuple[float, ...], level: float) -> Interval | None:
     logs = np.log(np.asarray(ratios, dtype=float))
     centre = float(np.exp(logs.mean()))
     if len(logs) < 2:
-        return Interval(centre, None, None, 0.0, 1)
+        return Interval(value=centre, low=None, high=None, level=0.0, count=1)
     if float(np.ptp(logs)) == 0.0:  # every round gave the same ratio
-        return Interval(centre, centre, centre, level, len(logs))
+        return Interval(value=centre, low=centre, high=centre, level=level, count=len(logs))
     found = _stats().ttest_1samp(logs, 0.0).confidence_interval(level)
-    return Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), level, len(logs))
+    return Interval(
+        value=centre, low=float(np.exp(found.low)), high=float(np.exp(found.high)), level=level, count=len(logs)
+    )
 
 
 def ratio_intervals(ratio_lists: Sequence[Sequence[float]], level: float = LEVEL) -> list[Interval | None]:
@@ -146,7 +148,7 @@ def ratio_intervals(ratio_lists: Sequence[Sequence[float]], level: float = LEVEL
         for row, index in enumerate(indices):
             centre = float(np.exp(logs[row].mean()))
             low, high = float(np.exp(bounds.low[row])), float(np.exp(bounds.high[row]))
-            found[index] = Interval(centre, low, high, level, logs.shape[1])
+            found[index] = Interval(value=centre, low=low, high=high, level=level, count=logs.shape[1])
     return found
 
 
@@ -159,11 +161,11 @@ def difference_interval(differences: Sequence[float]) -> Interval | None:
     data = np.asarray(differences, dtype=float)
     mean = float(data.mean())
     if len(data) < 2:
-        return Interval(mean, None, None, 0.0, 1)
+        return Interval(value=mean, low=None, high=None, level=0.0, count=1)
     if float(np.ptp(data)) == 0.0:
-        return Interval(mean, mean, mean, LEVEL, len(data))
+        return Interval(value=mean, low=mean, high=mean, level=LEVEL, count=len(data))
     found = _stats().ttest_1samp(data, 0.0).confidence_interval(LEVEL)
-    return Interval(mean, float(found.low), float(found.high), LEVEL, len(data))
+    return Interval(value=mean, low=float(found.low), high=float(found.high), level=LEVEL, count=len(data))
 
 
 def unpaired_ratio_interval(
@@ -179,11 +181,19 @@ def unpaired_ratio_interval(
     a, b = np.log(np.asarray(top, dtype=float)), np.log(np.asarray(bottom, dtype=float))
     centre = float(np.exp(a.mean() - b.mean()))
     if float(np.ptp(a)) == 0.0 and float(np.ptp(b)) == 0.0 and not drift:
-        return Interval(centre, centre, centre, level, min(len(a), len(b))), 0.0 if centre != 1.0 else 1.0
+        return Interval(
+            value=centre, low=centre, high=centre, level=level, count=min(len(a), len(b))
+        ), 0.0 if centre != 1.0 else 1.0
     if not drift:
         result = _stats().ttest_ind(a, b, equal_var=False)
         found = result.confidence_interval(level)
-        interval = Interval(centre, float(np.exp(found.low)), float(np.exp(found.high)), level, min(len(a), len(b)))
+        interval = Interval(
+            value=centre,
+            low=float(np.exp(found.low)),
+            high=float(np.exp(found.high)),
+            level=level,
+            count=min(len(a), len(b)),
+        )
         return interval, float(result.pvalue)
     var_a, var_b = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
     se = float(np.sqrt(var_a + var_b + 2 * drift**2))
@@ -194,7 +204,11 @@ def unpaired_ratio_interval(
     difference = float(a.mean() - b.mean())
     p_value = float(2 * t.sf(abs(difference) / se, df))
     interval = Interval(
-        centre, float(np.exp(difference - half)), float(np.exp(difference + half)), level, min(len(a), len(b))
+        value=centre,
+        low=float(np.exp(difference - half)),
+        high=float(np.exp(difference + half)),
+        level=level,
+        count=min(len(a), len(b)),
     )
     return interval, p_value
 

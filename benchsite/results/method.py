@@ -78,4 +78,10 @@ def slices(label: str, views: list[RunView], subject: str, cell: str) -> Slices:
         walls = [rep.wall_s for name in (a, b) for rep in view.run.subject(name).cell(cell).repetitions]  # type: ignore[union-attr]
         round_s.append(2 * statistics.median(walls))
     requests = {view.run.profile.requests for view in views}
-    return Slices(label, len(views), min(requests), statistics.median(round_s), statistics.median(spreads))
+    return Slices(
+        label=label,
+        runs=len(views),
+        requests=min(requests),
+        round_s=statistics.median(round_s),
+        spread=statistics.median(spreads),
+    )

@@ -34,7 +34,16 @@ def ranked(view: RunView, cell: str) -> list[Ranked]:
         if found is not None and median is None and not found.summary.problems:  # only a busy machine's
             at_least = found.summary.at_least_rps()  # a busy machine's figure, a lower bound
             if at_least is not None:
-                busy.append(Ranked(subject.name, subject.label, at_least, False, None, busy=True))
+                busy.append(
+                    Ranked(
+                        subject=subject.name,
+                        label=subject.label,
+                        median=at_least,
+                        tool_limited=False,
+                        ahead_of_next=None,
+                        busy=True,
+                    )
+                )
             continue
         if found is None or median is None or not (found.usable or found.tool_limited_only):
             continue
@@ -46,7 +55,7 @@ def ranked(view: RunView, cell: str) -> list[Ranked]:
         if index + 1 < len(placed):
             ratio = view.ratio((name, cell), (placed[index + 1][1], cell), usable_only=False)
             ahead = ratio is not None and ratio.low is not None and ratio.low > 1
-        out.append(Ranked(name, label, median, tool_limited, ahead))
+        out.append(Ranked(subject=name, label=label, median=median, tool_limited=tool_limited, ahead_of_next=ahead))
     return out + sorted(busy, key=lambda place: -place.median)
 
 

@@ -130,7 +130,31 @@ def _compared(
     for cell in compare_copies(view, pairs, cells):
         release, other = names[cell.a, cell.b]
         if cell.time is not None:
-            found.append(("time", Change(release, cell.subject, cell.cell, cell.time, other, cell.time_changed)))
+            found.append(
+                (
+                    "time",
+                    Change(
+                        release=release,
+                        subject=cell.subject,
+                        cell=cell.cell,
+                        ratio=cell.time,
+                        against=other,
+                        changed=cell.time_changed,
+                    ),
+                )
+            )
         if cell.work is not None:
-            found.append(("work", Change(release, cell.subject, cell.cell, cell.work, other, cell.work_changed)))
+            found.append(
+                (
+                    "work",
+                    Change(
+                        release=release,
+                        subject=cell.subject,
+                        cell=cell.cell,
+                        ratio=cell.work,
+                        against=other,
+                        changed=cell.work_changed,
+                    ),
+                )
+            )
     return found

@@ -80,12 +80,18 @@ def sequence_interval(ratios: Sequence[float], level: float = LEVEL) -> Interval
     centre = float(np.exp(logs.mean()))
     critical = critical_t(len(logs), level)
     if critical is None:
-        return Interval(centre, None, None, level, len(logs))
+        return Interval(value=centre, low=None, high=None, level=level, count=len(logs))
     spread = float(np.std(logs, ddof=1))
     half = critical * spread / math.sqrt(len(logs))
     if abs(float(logs.mean())) + half > MAX_LOG:  # wider than any ratio a page could print: no bound yet
-        return Interval(centre, None, None, level, len(logs))
-    return Interval(centre, float(np.exp(logs.mean() - half)), float(np.exp(logs.mean() + half)), level, len(logs))
+        return Interval(value=centre, low=None, high=None, level=level, count=len(logs))
+    return Interval(
+        value=centre,
+        low=float(np.exp(logs.mean() - half)),
+        high=float(np.exp(logs.mean() + half)),
+        level=level,
+        count=len(logs),
+    )
 
 
 def within(interval: Interval | None, smallest: float) -> bool:

@@ -129,7 +129,7 @@ def stalls(sweep: Sweep) -> list[Stall]:
             while slow[start] and end + 1 < len(slow) and slow[end + 1] == slow[start]:
                 end += 1
             if slow[start]:
-                found.append(_stall(sweep, subject, slow[start], start, end))
+                found.append(_stall(sweep=sweep, subject=subject, cells=slow[start], first=start, last=end))
             start = end + 1
     return found
 
@@ -145,7 +145,7 @@ def _stall(sweep: Sweep, subject: str, cells: tuple[str, ...], first: int, last:
         rates.append((rate, 1000 * clients / rate if rate else 0.0))
         kept.append(getattr(found, "keepalive", False))
     releases = tuple(r.release for r in sweep.releases[first : last + 1])
-    return Stall(subject, releases, cells, tuple(rates), all(kept))
+    return Stall(subject=subject, releases=releases, cells=cells, rates=tuple(rates), keepalive=all(kept))
 
 
 def told_stall(
@@ -280,7 +280,7 @@ def story(sweep: Sweep, reports: tuple[UpstreamReport, ...]) -> Story:
     told: set[tuple[str, str]] = set()
     named: list[UpstreamReport] = []
     for stall in stalls(sweep):
-        sentences.append(told_stall(sweep, stall, steps, worked_steps, reports))
+        sentences.append(told_stall(sweep=sweep, stall=stall, steps=steps, work=worked_steps, reports=reports))
         names = [r.release for r in releases]
         after = names.index(stall.releases[-1]) + 1
         told |= {(stall.releases[0], stall.subject)} | (
@@ -288,8 +288,12 @@ def story(sweep: Sweep, reports: tuple[UpstreamReport, ...]) -> Story:
         )
         named += [r for r in reports if r.package == sweep.package and r.first in stall.releases]
     sentences.append(told_ends(sweep, time, work))
-    sentences.append(told_steps(sweep, steps, told, FASTER, "time (req/s, round by round)"))
+    sentences.append(
+        told_steps(sweep=sweep, steps=steps, told=told, words=FASTER, currency="time (req/s, round by round)")
+    )
     if worked_steps:
         words = "work (instructions per request, batch by batch)"
-        sentences.append(told_steps(sweep, worked_steps, set(), MORE_INSTRUCTIONS, words))
+        sentences.append(
+            told_steps(sweep=sweep, steps=worked_steps, told=set(), words=MORE_INSTRUCTIONS, currency=words)
+        )
     return Story(tuple(sentences), tuple(dict.fromkeys(named)))

@@ -92,7 +92,14 @@ def waiting_in(run: RunDocument) -> list[Waiting]:
                 times = _medians(run, copy, cell) if sampled == copy else None
                 if times is None or stacks is None:
                     continue
-                before = _faster_before(run, releases[:index], subject, cell, times[0], recorded)
+                before = _faster_before(
+                    run=run,
+                    earlier=releases[:index],
+                    subject=subject,
+                    cell=cell,
+                    per_request_ms=times[0],
+                    recorded=recorded,
+                )
                 if before is None:
                     continue
                 stacks_before = recorded[(before.copy(subject) or "", cell)]

@@ -46,12 +46,12 @@ def cpu_split(view: RunView, subject: str, cell: str) -> CpuSplit | None:
         return None
     kernel_share = min(1.0, sum(rep.server_system_s or 0.0 for rep in reps) / total)
     return CpuSplit(
-        subject,
-        found.label,
-        cell,
-        median * (1 - kernel_share),
-        median * kernel_share,
-        summary.median(METRICS["load-cpu"]),
+        subject=subject,
+        label=found.label,
+        cell=cell,
+        user_us=median * (1 - kernel_share),
+        kernel_us=median * kernel_share,
+        load_us=summary.median(METRICS["load-cpu"]),
     )
 
 
@@ -118,4 +118,6 @@ def work_ratio(view: RunView, more: str, less: str, cell: str) -> WorkRatio | No
     split_more, split_less = cpu_split(view, more, cell), cpu_split(view, less, cell)
     cpu = (split_more, split_less) if split_more and split_less else None
     timed = view.ratio((less, cell), (more, cell))
-    return WorkRatio(more, less, cell, a.per_request / b.per_request, spread, timed, cpu)
+    return WorkRatio(
+        more=more, less=less, cell=cell, instructions=a.per_request / b.per_request, spread=spread, timed=timed, cpu=cpu
+    )

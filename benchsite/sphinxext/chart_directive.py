@@ -59,11 +59,11 @@ class BenchChart(BenchDirective):
             shown += intervals
             series.append(
                 Series(
-                    subject.label,
-                    medians,
-                    tuple(i.low if i else None for i in intervals),
-                    tuple(i.high if i else None for i in intervals),
-                    flagged,
+                    label=subject.label,
+                    medians=medians,
+                    lows=tuple(i.low if i else None for i in intervals),
+                    highs=tuple(i.high if i else None for i in intervals),
+                    flagged=flagged,
                     colour=charted.index(name),
                     reference=kind == "hbar" and subject.role == "ceiling",
                     absent=tuple(subject.cell(cell) is None for cell in cells),

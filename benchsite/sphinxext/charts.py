@@ -24,8 +24,6 @@ def _gap(upper: float | None, lower: float | None) -> float:
 
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-# Deterministic SVG; every label drawn as the text it is (a "$" in a subject's label is no mathtext).
-CHART_STYLE = {"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": 10, "text.parse_math": False}
 
 
 def _colour(index: int) -> tuple[float, float, float]:
@@ -185,7 +183,7 @@ def _render_hbars(chart: Chart, narrow: bool = False) -> plt.Figure:
     )
     reach = _hbar_reach(chart)
     for position, axes in enumerate(panels[:, 0]):
-        _draw_hbar_panel(axes, chart, position, reach, narrow)
+        _draw_hbar_panel(axes=axes, chart=chart, position=position, reach=reach, narrow=narrow)
     shared = "\n(one scale for every panel)" if len(chart.categories) > 1 else ""
     panels[-1, 0].set_xlabel(layout.wrapped(chart.y_label + shared + _flag_note(chart), narrow))
     figure.suptitle(layout.wrapped(chart.title, narrow), fontsize=10)
@@ -334,7 +332,10 @@ def render(chart: Chart, file_format: str, narrow: bool = False) -> bytes:
     """Draw the chart as SVG, PDF (the PDF and LaTeX builds) or PNG; deterministic for the same input. Narrow:
     for a phone's column (legend under the plot, titles wrapped, fewer ticks)."""
     plt.rcdefaults()
-    plt.rcParams.update(CHART_STYLE)
+    # Deterministic SVG; every label drawn as the text it is (a "$" in a subject's label is no mathtext).
+    plt.rcParams.update(
+        {"svg.hashsalt": "benchsite", "svg.fonttype": "none", "font.size": 10, "text.parse_math": False}
+    )
     figure: plt.Figure | None = None
     try:
         match chart.kind:

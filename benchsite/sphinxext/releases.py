@@ -73,10 +73,10 @@ class BenchReleases(PublishedDirective):
         subjects = (base, top) if top and base else view.run.variants.subjects
         ratio = []
         if top and base:
-            chart = self._ratio_chart(view, releases, cells, top, base)
+            chart = self._ratio_chart(view=view, releases=releases, cells=cells, top=top, base=base)
             ratio.append(collapsed(f"{top} ÷ {base} by release: a chart and a table", chart))
         package = view.run.variants.package or self.options.get("server", "the package")
-        sweep = Sweep(view, releases, list(subjects), list(cells), package)
+        sweep = Sweep(view=view, releases=releases, subjects=list(subjects), cells=list(cells), package=package)
         sentences = story(sweep, upstream_reports(recipe_dir))
         found_stalls = stalls(sweep)
         stalled = {release for stall in found_stalls for release in stall.releases}
@@ -135,11 +135,11 @@ class BenchReleases(PublishedDirective):
                 series.append(Series(f"{subject}, {view.run.cell_label(cell)}", values, values, values))
                 rows.append((subject, cell, counts))
         chart = by_release(
-            view,
-            releases,
-            series,
-            "instructions per request by release (counted under callgrind)",
-            "thousands of instructions per request",
+            view=view,
+            releases=releases,
+            series=series,
+            title="instructions per request by release (counted under callgrind)",
+            y_label="thousands of instructions per request",
         )
         headers = ["Release", *(f"{s}, {view.run.cell_label(c)}" for s, c, _ in rows)]
         body = []
@@ -177,7 +177,13 @@ class BenchReleases(PublishedDirective):
             for cell in cells:
                 medians = tuple(_median(view, r.copy(subject), cell) for r in releases)
                 series.append(Series(f"{subject}, {view.run.cell_label(cell)}", medians, medians, medians))
-        chart = by_release(view, releases, series, "median req/s by release", "median requests per second")
+        chart = by_release(
+            view=view,
+            releases=releases,
+            series=series,
+            title="median req/s by release",
+            y_label="median requests per second",
+        )
         return chart_node(chart, RPS.unit)
 
     def _figures(
@@ -209,7 +215,7 @@ class BenchReleases(PublishedDirective):
         container = nodes.container()
         rows = []
         for cell in cells:
-            ratios = [_ratio(view, r, top, base, cell) for r in releases]
+            ratios = [_ratio(view=view, release=r, top=top, base=base, cell=cell) for r in releases]
             series.append(
                 Series(
                     view.run.cell_label(cell),
@@ -271,10 +277,12 @@ class BenchReleases(PublishedDirective):
         newest = releases[-1].release
         time_words = "In time (each release's req/s against the newest's, round by round)"
         details = [change_chart(view, releases, changes, level_label(changes[0].ratio.level))]
-        details.append(_said(view, releases, changes, time_words, FASTER))
+        details.append(_said(view=view, releases=releases, changes=changes, currency=time_words, words=FASTER))
         if work:
             work_words = "In work (each release's instructions per request against the newest's, batch by batch)"
-            details.append(_said(view, releases, work, work_words, MORE_INSTRUCTIONS))
+            details.append(
+                _said(view=view, releases=releases, changes=work, currency=work_words, words=MORE_INSTRUCTIONS)
+            )
         return [collapsed(f"Which releases differ from {newest}, and by how much: a chart and the list", *details)]
 
 

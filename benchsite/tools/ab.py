@@ -339,6 +339,10 @@ class AbCellRun(CellRunBase[AbResult]):
     keepalive: bool
     requests: Count
 
+    @property
+    def request_ceiling(self) -> int | None:
+        return self.requests
+
 
 AbCell.RUN = AbCellRun  # the record a subject's repetitions in such a cell are kept in
 

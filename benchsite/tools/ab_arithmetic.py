@@ -94,7 +94,8 @@ def disagreements(text: dict[str, Any], generation: Generation) -> list[str]:
             ("Transfer rate", Printed.of(text["transfer_rate_kbytes_s"]), generation.kilobytes(total), taken, how)
         )
     return [
-        disagreement(said, printed, numerator, denominator, how) + f" as {generation.name} computes it"
+        disagreement(said=said, printed=printed, numerator=numerator, denominator=denominator, how=how)
+        + f" as {generation.name} computes it"
         for said, printed, numerator, denominator, how in checks
         if not quotient_agrees(printed, numerator, denominator, SINGLE_PRECISION)
     ]

@@ -73,4 +73,5 @@ def check_quotient(
 ) -> None:
     """Raise the tool's parse error where `printed` is not `numerator` ÷ `denominator` (`how` names them)."""
     if not quotient_agrees(printed, numerator, denominator):
-        raise error(f"{tool} output disagrees with itself: {disagreement(said, printed, numerator, denominator, how)}")
+        why = disagreement(said=said, printed=printed, numerator=numerator, denominator=denominator, how=how)
+        raise error(f"{tool} output disagrees with itself: {why}")

@@ -224,6 +224,11 @@ class CellRunBase(Record, Generic[ResultT]):
         """What bounds one repetition, as the tool's command line says it ("-n 1000", "-d 3 s")."""
         return f"-n {self.requests}"
 
+    @property
+    def request_ceiling(self) -> int | None:
+        """The most requests one repetition may make (its -n); None where only time bounds it."""
+        return None
+
 
 def stored(repetitions: Sequence[Repetition[Any]]) -> Any:
     """Repetitions as a cell run's record takes them: plain data, validated again as that tool's results."""

@@ -148,6 +148,10 @@ class ClientCellRun(CellRunBase[ClientResult]):
     requests: Count
 
     @property
+    def request_ceiling(self) -> int | None:
+        return self.requests
+
+    @property
     def amount(self) -> str:
         return f"{self.requests} requests by the client"
 

@@ -135,7 +135,15 @@ def _check_agreement(finished: re.Match[str], requests: list[int]) -> None:
     other), and the requests' own tally."""
     duration_s = Printed.of(finished.group(1), _TIME_UNITS_MS[finished.group(2)] / 1000)
     rate = Printed.of(finished.group(3))
-    check_quotient("h2load", H2loadParseError, "req/s", rate, Printed(requests[2]), duration_s, "done ÷ time")
+    check_quotient(
+        tool="h2load",
+        error=H2loadParseError,
+        said="req/s",
+        printed=rate,
+        numerator=Printed(requests[2]),
+        denominator=duration_s,
+        how="done ÷ time",
+    )
     total, started, done, succeeded, failed = requests[:5]
     if not total >= started >= done >= succeeded or succeeded + failed > total:
         raise H2loadParseError(
@@ -248,6 +256,10 @@ class H2loadCellRun(CellRunBase[H2loadResult]):
     clients: int = Field(ge=1)
     threads: int = Field(ge=1)
     requests: Count
+
+    @property
+    def request_ceiling(self) -> int | None:
+        return self.requests
 
     @property
     def concurrency(self) -> int:

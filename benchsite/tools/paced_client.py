@@ -262,7 +262,14 @@ def main(argv: list[str] | None = None, version: str = PACED) -> int:
         announce_ready()
     try:
         request = _request(target, version, args.keepalive)
-        schedule = Schedule(request, count, args.rate, args.connections, args.keepalive, args.timeout)
+        schedule = Schedule(
+            request=request,
+            count=count,
+            rate=args.rate,
+            connections=args.connections,
+            keepalive=args.keepalive,
+            timeout_s=args.timeout,
+        )
         before_schedule_s = process_age_s()
         outcome = engine(target, schedule)
         ended = time.monotonic()
@@ -274,7 +281,7 @@ def main(argv: list[str] | None = None, version: str = PACED) -> int:
     back_to_ordinary()
     after = listen_overflows()
     overflows = None if before is None or after is None else after - before
-    sys.stdout.write(report(version, outcome, args, overflows, scheduled))
+    sys.stdout.write(report(version=version, outcome=outcome, args=args, overflows=overflows, scheduled=scheduled))
     if witness is not None:
         sys.stdout.write(witness.report(args.timeout + 10))
     if version == PACED:  # what the harness's clock around this process holds beside the schedule

@@ -116,10 +116,16 @@ def _check_agreement(totals: re.Match[str], rps: re.Match[str], transfer: re.Mat
     check = partial(check_quotient, "wrk", WrkParseError)
     runtime_s = Printed.of(totals.group(2), _TIME_UNITS_MS[totals.group(3)] / 1000)
     requests = Printed(int(totals.group(1)))
-    check("Requests/sec", Printed.of(rps.group(1)), requests, runtime_s, "the requests ÷ their time")
+    check(
+        said="Requests/sec",
+        printed=Printed.of(rps.group(1)),
+        numerator=requests,
+        denominator=runtime_s,
+        how="the requests ÷ their time",
+    )
     read = Printed.of(totals.group(4), _SIZE_UNITS[totals.group(5)])
     per_s = Printed.of(transfer.group(1), _SIZE_UNITS[transfer.group(2)])
-    check("Transfer/sec", per_s, read, runtime_s, "the bytes read ÷ their time")
+    check(said="Transfer/sec", printed=per_s, numerator=read, denominator=runtime_s, how="the bytes read ÷ their time")
 
 
 def parse_wrk_output(report: str) -> WrkResult:

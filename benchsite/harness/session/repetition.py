@@ -115,7 +115,7 @@ def measure(
         write_text((run_dir / raw_output).with_suffix(".stderr.txt"), run.stderr)
         error = _tool_failure(cell.TOOL.name, run, settings.cell_timeout_s)
     else:
-        read = _read(context, subject_name, cell, argv, run.stdout)
+        read = _read(context=context, subject=subject_name, cell=cell, argv=argv, output=run.stdout)
         result, error = (None, read) if isinstance(read, str) else (read, None)
     return Repetition(
         index=index,

@@ -30,17 +30,17 @@ def decide(claim: AnyClaim, view: Evidence, published: OriginalFigures) -> Verdi
     """Decide a claim on one run; show the published value beside it."""
     outcome = claim.decide(view)
     return Verdict(
-        claim,
-        outcome.state,
-        outcome.today,
-        claim.published_value(published),
-        outcome.needs,
-        outcome.estimate,
-        outcome.rests_on,
-        outcome.details,
-        outcome.not_compared,
-        outcome.reading or outcome.today,
-        outcome.said,
+        claim=claim,
+        state=outcome.state,
+        today=outcome.today,
+        published=claim.published_value(published),
+        needs=outcome.needs,
+        estimate=outcome.estimate,
+        rests_on=outcome.rests_on,
+        details=outcome.details,
+        not_compared=outcome.not_compared,
+        reading=outcome.reading or outcome.today,
+        said=outcome.said,
     )
 
 

@@ -83,7 +83,15 @@ class RatioClaim(ClaimBase):
         needs = tuple(cells) if state == State.INCONCLUSIVE else ()
         reading = self._reading(view, estimate)
         said = ratio_badge(estimate, Band(self.at_least, self.at_most))
-        return Outcome(state, fmt_interval(estimate), needs, estimate, tuple(cells), reading=reading, said=said)
+        return Outcome(
+            state=state,
+            today=fmt_interval(estimate),
+            needs=needs,
+            estimate=estimate,
+            rests_on=tuple(cells),
+            reading=reading,
+            said=said,
+        )
 
     def _reading(self, view: Evidence, estimate: Interval) -> str:
         """The estimate in words against the claim's direction and size, naming the subjects as a reader knows
@@ -97,7 +105,9 @@ class RatioClaim(ClaimBase):
             upper, lower = view.named(top, top_cell), view.named(bottom, bottom_cell)
         heading = metric(self.metric).heading
         words = WORDS.get(self.metric) or Direction(f"higher in {heading}", f"lower in {heading}")
-        return ratio_reading(estimate, Band(self.at_least, self.at_most), upper, lower, words)
+        return ratio_reading(
+            interval=estimate, band=Band(self.at_least, self.at_most), top=upper, bottom=lower, words=words
+        )
 
     def published_value(self, published: OriginalFigures) -> str:
         top, bottom = published.figure(*self.numerator), published.figure(*self.denominator)
