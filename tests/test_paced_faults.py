@@ -8,6 +8,7 @@ from __future__ import annotations
 import resource
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -27,6 +28,9 @@ REPLIES = {
     "cut before the chunked end": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOK\r\n",
     "garbage": b"this is not an HTTP reply\r\n\r\n",
     "nothing": b"",
+    "a NUL in its head": b"HTTP/1.1 200 OK\r\nX-Nul: a\x00b\r\nContent-Length: 2\r\n\r\nOK",
+    "an empty length": b"HTTP/1.1 200 OK\r\nContent-Length:\r\nX-Next: 2\r\n\r\nOK",
+    "a length past 64 bits": b"HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775808\r\n\r\nOK",
 }
 
 
@@ -34,11 +38,12 @@ class Server:
     """A TCP server in a thread on a loopback address: each connection gets `reply` once a request came (None:
     never answered, held open until the server stops)."""
 
-    def __init__(self, reply: bytes | None, family: socket.AddressFamily = socket.AF_INET) -> None:
+    def __init__(self, reply: bytes | None, family: socket.AddressFamily = socket.AF_INET, reset: bool = False) -> None:
         self.listener = socket.socket(family, socket.SOCK_STREAM)
         self.listener.bind(("::1" if family == socket.AF_INET6 else "127.0.0.1", 0))
         self.listener.listen(128)
         self.reply = reply
+        self.reset = reset  # end each connection with a reset (SO_LINGER 0), not an orderly close
         self.accepted = threading.Event()
         self.stopping = threading.Event()
         self.held: list[socket.socket] = []
@@ -66,14 +71,18 @@ class Server:
                 conn.settimeout(5)
                 conn.recv(65536)
                 conn.sendall(self.reply)
+                if self.reset:
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             except OSError:
                 pass
             conn.close()
 
 
 @contextmanager
-def serving(reply: bytes | None, family: socket.AddressFamily = socket.AF_INET) -> Iterator[Server]:
-    server = Server(reply, family)
+def serving(
+    reply: bytes | None, family: socket.AddressFamily = socket.AF_INET, reset: bool = False
+) -> Iterator[Server]:
+    server = Server(reply, family, reset)
     server.thread.start()
     try:
         yield server
@@ -108,6 +117,11 @@ ANSWERED = {
     "chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x=y\r\nOK\r\n1\r\n!\r\n0\r\nA: b\r\n\r\n",
     "HTTP/1.0": b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nOK",
     "no body": b"HTTP/1.1 204 No Content\r\n\r\n",
+    # An interim reply first: the request ends at the final one, timed there and counted by its status.
+    "after 100 Continue": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK",
+    # RFC 9112 6.3: Transfer-Encoding overrides Content-Length.
+    "framed both ways": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"2\r\nOK\r\n0\r\n\r\n",
 }
 
 
@@ -134,6 +148,9 @@ def test_nothing_listening_is_a_failure_naming_it() -> None:
         ("garbage", "answered with something that is not HTTP"),
         ("cut short", "cut short within the reply"),
         ("cut before the chunked end", "cut short within the reply"),
+        ("a NUL in its head", "answered with something that is not HTTP"),
+        ("an empty length", "answered with something that is not HTTP"),
+        ("a length past 64 bits", "answered with something that is not HTTP"),
     ],
 )
 def test_a_server_that_fails_every_request_is_a_failure_naming_how(reply: str, said: str) -> None:
@@ -141,6 +158,16 @@ def test_a_server_that_fails_every_request_is_a_failure_naming_how(reply: str, s
         result = paced(server.url)
     assert result.returncode == 1 and parse_paced_output(result.stdout).completed == 0, result.stdout
     assert f"0 of 50 requests completed, 50 failed: 50 {said}" in one_line(result)
+
+
+@pytest.mark.parametrize("keepalive", [False, True])
+def test_a_reply_read_to_the_close_but_ended_by_a_reset_is_a_failure(keepalive: bool) -> None:
+    """A body that ends with the connection ends only at an orderly close: a reset (SO_LINGER 0) ends none."""
+    with serving(REPLIES["to the end of the connection"], reset=True) as server:
+        result = paced(server.url, *(["--keepalive"] if keepalive else []))
+    report = parse_paced_output(result.stdout)
+    assert result.returncode == 1 and report.completed == 0 and report.failed_requests == 50, result.stdout
+    assert "0 of 50 requests completed, 50 failed" in one_line(result)
 
 
 def test_a_server_that_never_answers_times_every_request_out() -> None:

@@ -5,9 +5,9 @@
  * connection while fewer than `connections` are open; else it waits in line (FIFO) for the next one to come
  * free. Its send lag counts from its due time, whatever held it: the loop itself or a wait for one of its own
  * connections. Its latency counts from its due time to the last byte of its reply, so a server's stall is
- * charged to every request it held up. The loop does no work per request beyond reading the status line, the
- * framing headers and the body's length: the Python side (paced_client.py) reads the arguments and makes the
- * report from the arrays this returns.
+ * charged to every request it held up. The loop does no work per request beyond reading each reply's framing
+ * (_http_reply.c): the Python side (paced_client.py) reads the arguments and makes the report from the arrays
+ * this returns.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -25,12 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HEAD_MAX 4096  /* a reply's status line and headers: these servers send under 1 KiB */
+#include "_http_reply.h"
+
 #define EVENTS 512
 
 enum state { FREE, CONNECTING, IDLE, SENT };
-enum body { NO_BODY, LENGTH, CHUNKED, TO_CLOSE };
-enum chunk { SIZE, SIZE_REST, DATA, DATA_CR, DATA_LF, TRAILER_START, TRAILER_LINE };
 enum failure { CONNECT, CLOSED, CUT_SHORT, NOT_HTTP, TIMEOUT, FAILURES };
 
 struct conn {
@@ -38,15 +37,7 @@ struct conn {
     unsigned generation;  /* counts its connections: an event of one closed earlier in a batch is not its own */
     enum state state;
     long long due;  /* the due time of the request it carries (ns, monotonic) */
-    char head[HEAD_MAX];
-    int head_len;
-    int head_done;
-    int received;  /* any byte of the reply */
-    int status;
-    int keep;  /* the server keeps it open after this reply */
-    enum body body;
-    long long left;  /* bytes of the body (or of the current chunk) still to come */
-    enum chunk chunk;
+    struct reply reply;  /* what came of its reply so far */
 };
 
 struct loop {
@@ -85,17 +76,6 @@ static unsigned long long tag(struct conn *c, int slot) {
     return ((unsigned long long)c->generation << 32) | (unsigned)slot;
 }
 
-static void reset_reply(struct conn *c) {
-    c->head_len = 0;
-    c->head_done = 0;
-    c->received = 0;
-    c->status = 0;
-    c->keep = 0;
-    c->body = NO_BODY;
-    c->left = 0;
-    c->chunk = SIZE;
-}
-
 static void close_conn(struct loop *l, int slot) {
     struct conn *c = &l->conns[slot];
     if (c->fd >= 0) close(c->fd);  /* which takes it out of the epoll set too */
@@ -117,7 +97,7 @@ static void put_in_flight(struct loop *l, int slot, long long due) {
     struct conn *c = &l->conns[slot];
     c->due = due;
     c->state = SENT;
-    reset_reply(c);
+    reply_reset(&c->reply);
     if (send(c->fd, l->request, (size_t)l->request_len, MSG_NOSIGNAL) != l->request_len) fail(l, slot, CLOSED);
 }
 
@@ -135,7 +115,7 @@ static void begin(struct loop *l, long long due, long long now) {
     if (l->open > l->peak_open) l->peak_open = l->open;
     c->due = due;
     c->state = CONNECTING;
-    reset_reply(c);
+    reply_reset(&c->reply);
     c->fd = socket(l->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     if (c->fd < 0 || (l->keepalive && setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) ||
@@ -154,7 +134,7 @@ static void begin(struct loop *l, long long due, long long now) {
         fail(l, slot, CONNECT);
         return;
     }
-    epoll_ctl(l->epoll, EPOLL_CTL_ADD, c->fd, &event);
+    if (epoll_ctl(l->epoll, EPOLL_CTL_ADD, c->fd, &event) != 0) fail(l, slot, CONNECT);
 }
 
 static int can_begin(struct loop *l) { return l->idle_n > 0 || l->open < l->limit; }
@@ -181,117 +161,15 @@ static void fall_due(struct loop *l, long long index, long long now) {
 static void answered(struct loop *l, int slot, long long now) {
     struct conn *c = &l->conns[slot];
     l->latencies[l->answered++] = (now - c->due) / 1000;
-    if (c->status < 200 || c->status > 299) l->non_2xx++;
+    if (c->reply.status < 200 || c->reply.status > 299) l->non_2xx++;
     l->outstanding--;
-    if (l->keepalive && c->keep) {
+    if (l->keepalive && c->reply.keep) {
         c->state = IDLE;
         l->idle[l->idle_n++] = slot;
     } else {
         close_conn(l, slot);
     }
     serve_line(l, now);
-}
-
-static int header_is(const char *line, size_t len, const char *name) {
-    size_t n = strlen(name);
-    return len > n && strncasecmp(line, name, n) == 0 && line[n] == ':';
-}
-
-static int value_has(const char *line, size_t len, const char *word) {
-    const char *colon = memchr(line, ':', len);
-    size_t n = strlen(word), rest = len - (size_t)(colon - line);
-    for (size_t i = 1; i + n <= rest; i++)
-        if (strncasecmp(colon + i, word, n) == 0) return 1;
-    return 0;
-}
-
-/* The status line and headers are in c->head (ending in a blank line): read the framing. 0, or -1: not HTTP. */
-static int read_head(struct conn *c, int keepalive_request) {
-    int minor;
-    if (sscanf(c->head, "HTTP/1.%1d %3d", &minor, &c->status) != 2 || c->status < 100) return -1;
-    int closing = 0, alive = 0, length_given = 0;
-    char *line = strstr(c->head, "\r\n") + 2;
-    char *end = c->head + c->head_len;
-    while (line < end) {
-        char *eol = strstr(line, "\r\n");
-        if (eol == NULL || eol == line) break;
-        size_t len = (size_t)(eol - line);
-        if (header_is(line, len, "content-length")) {
-            char *after;
-            long long value = strtoll(memchr(line, ':', len) + 1, &after, 10);
-            if (value < 0 || after == memchr(line, ':', len) + 1) return -1;
-            c->left = value;
-            length_given = 1;
-        } else if (header_is(line, len, "transfer-encoding") && value_has(line, len, "chunked")) {
-            c->body = CHUNKED;
-        } else if (header_is(line, len, "connection")) {
-            closing |= value_has(line, len, "close");
-            alive |= value_has(line, len, "keep-alive");
-        }
-        line = eol + 2;
-    }
-    c->keep = keepalive_request && !closing && (minor == 1 || alive);
-    if (c->status / 100 == 1 || c->status == 204 || c->status == 304)
-        c->body = NO_BODY;
-    else if (c->body != CHUNKED)
-        c->body = length_given ? LENGTH : TO_CLOSE;
-    if (c->body == TO_CLOSE) c->keep = 0;
-    return 0;
-}
-
-/* Feed body bytes; 1 when the reply is complete, 0 when more is needed, -1 when it is not HTTP. */
-static int feed_body(struct conn *c, const char *data, size_t len) {
-    size_t i = 0;
-    if (c->body == NO_BODY) return 1;
-    if (c->body == TO_CLOSE) return 0;
-    if (c->body == LENGTH) {
-        c->left -= (long long)len;
-        return c->left <= 0;
-    }
-    while (i < len) {
-        char ch = data[i];
-        switch (c->chunk) {
-        case SIZE:
-            if (ch >= '0' && ch <= '9') c->left = c->left * 16 + (ch - '0');
-            else if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f') c->left = c->left * 16 + ((ch | 0x20) - 'a' + 10);
-            else if (ch == ';' || ch == '\r') c->chunk = SIZE_REST;
-            else return -1;
-            if (c->left > (1LL << 40)) return -1;
-            i++;
-            break;
-        case SIZE_REST:
-            if (ch == '\n') c->chunk = c->left ? DATA : TRAILER_START;
-            i++;
-            break;
-        case DATA: {
-            size_t take = len - i < (size_t)c->left ? len - i : (size_t)c->left;
-            c->left -= (long long)take;
-            i += take;
-            if (c->left == 0) c->chunk = DATA_CR;
-            break;
-        }
-        case DATA_CR:
-            if (ch != '\r') return -1;
-            c->chunk = DATA_LF;
-            i++;
-            break;
-        case DATA_LF:
-            if (ch != '\n') return -1;
-            c->chunk = SIZE;
-            i++;
-            break;
-        case TRAILER_START:
-            if (ch == '\n') return 1;
-            c->chunk = ch == '\r' ? TRAILER_START : TRAILER_LINE;
-            i++;
-            break;
-        case TRAILER_LINE:
-            if (ch == '\n') c->chunk = TRAILER_START;
-            i++;
-            break;
-        }
-    }
-    return 0;
 }
 
 static void readable(struct loop *l, int slot, long long now) {
@@ -305,42 +183,22 @@ static void readable(struct loop *l, int slot, long long now) {
         close_conn(l, slot);
         return;
     }
-    if (got <= 0) {
-        if (c->head_done && c->body == TO_CLOSE)
-            answered(l, slot, now);
-        else
-            fail(l, slot, c->received ? CUT_SHORT : CLOSED);
+    if (got == 0 && reply_ends_at_close(&c->reply)) {
+        answered(l, slot, now);
         return;
     }
-    c->received = 1;
-    const char *body = buffer;
-    size_t body_len = (size_t)got;
-    if (!c->head_done) {
-        size_t room = HEAD_MAX - 1 - (size_t)c->head_len;
-        size_t take = (size_t)got < room ? (size_t)got : room;
-        memcpy(c->head + c->head_len, buffer, take);
-        c->head[c->head_len + take] = 0;
-        char *blank = strstr(c->head, "\r\n\r\n");
-        if (blank == NULL) {
-            c->head_len += (int)take;
-            if (c->head_len >= HEAD_MAX - 1) fail(l, slot, NOT_HTTP);
-            return;
-        }
-        size_t head_end = (size_t)(blank + 4 - c->head);
-        body = buffer + (head_end - (size_t)c->head_len);
-        body_len = (size_t)got - (head_end - (size_t)c->head_len);
-        c->head_len = (int)head_end;
-        c->head_done = 1;
-        if (read_head(c, l->keepalive) != 0) {
-            fail(l, slot, NOT_HTTP);
-            return;
-        }
+    if (got <= 0) {  /* closed, or reset: a reset ends no reply, even one read to its close */
+        fail(l, slot, c->reply.received ? CUT_SHORT : CLOSED);
+        return;
     }
-    int done = feed_body(c, body, body_len);
-    if (done < 0)
+    size_t used = 0;
+    int fed = reply_feed(&c->reply, buffer, (size_t)got, l->keepalive, &used);
+    if (fed == FED_BAD) {
         fail(l, slot, NOT_HTTP);
-    else if (done > 0)
+    } else if (fed == FED_DONE) {
+        if (used < (size_t)got) c->reply.keep = 0;  /* bytes past its reply: the connection is not reused */
         answered(l, slot, now);
+    }
 }
 
 static void event(struct loop *l, struct epoll_event *e, long long now) {
@@ -351,13 +209,12 @@ static void event(struct loop *l, struct epoll_event *e, long long now) {
     if (c->state == CONNECTING) {
         int error = 0;
         socklen_t len = sizeof error;
-        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &error, &len);
-        if (error) {
+        struct epoll_event event = {.events = EPOLLIN | EPOLLRDHUP, .data.u64 = tag(c, slot)};
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0 ||
+            epoll_ctl(l->epoll, EPOLL_CTL_MOD, c->fd, &event) != 0) {
             fail(l, slot, CONNECT);
             return;
         }
-        struct epoll_event event = {.events = EPOLLIN | EPOLLRDHUP, .data.u64 = tag(c, slot)};
-        epoll_ctl(l->epoll, EPOLL_CTL_MOD, c->fd, &event);
         put_in_flight(l, slot, c->due);
     } else {
         readable(l, slot, now);
@@ -373,12 +230,20 @@ static void expire(struct loop *l, long long now) {
     serve_line(l, now);
 }
 
-/* The loop itself, without the GIL. Returns the elapsed ns, or -1 (errno set) when epoll cannot start. */
+/* The loop itself, without the GIL. Returns the elapsed ns, or -1 (errno set) where the kernel refuses what
+ * it needs: epoll, epoll_pwait2 (Linux 5.11), a 1 ns timer slack. */
 static long long run_loop(struct loop *l) {
     struct epoll_event events[EVENTS];
+    struct timespec none = {0, 0};
     l->epoll = epoll_create1(EPOLL_CLOEXEC);
     if (l->epoll < 0) return -1;
-    prctl(PR_SET_TIMERSLACK, 1UL);  /* wake at the due time, not up to 50 µs after it */
+    /* wake at the due time, not up to 50 µs after it; and ask once for epoll_pwait2, before any request */
+    if (prctl(PR_SET_TIMERSLACK, 1UL) != 0 || epoll_pwait2(l->epoll, events, EVENTS, &none, NULL) < 0) {
+        int error = errno;
+        close(l->epoll);
+        errno = error;
+        return -1;
+    }
     long long start = l->start = now_ns() + 20000000LL;
     long long last_check = start, end_by = start + (long long)(l->count * l->interval_ns) + 2 * l->timeout_ns;
     for (;;) {
@@ -398,6 +263,12 @@ static long long run_loop(struct loop *l) {
         if (wait > 10000000LL) wait = 10000000LL;
         struct timespec timeout = {.tv_sec = 0, .tv_nsec = wait > 0 ? wait : 0};
         int n = epoll_pwait2(l->epoll, events, EVENTS, &timeout, NULL);
+        if (n < 0 && errno != EINTR) {
+            int error = errno;
+            close(l->epoll);
+            errno = error;
+            return -1;
+        }
         /* One time for the batch: when the kernel said its replies were there, not when the loop came to each
          * (closing a connection costs microseconds, which the last of a long batch would otherwise be charged). */
         long long ready = now_ns();
@@ -456,13 +327,19 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs
     long long elapsed;
     struct sigaction ending = {.sa_handler = on_signal}, was_int, was_term;
     interrupted = 0;
-    sigaction(SIGINT, &ending, &was_int);
-    sigaction(SIGTERM, &ending, &was_term);
+    if (sigaction(SIGINT, &ending, &was_int) != 0 || sigaction(SIGTERM, &ending, &was_term) != 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto done;
+    }
     Py_BEGIN_ALLOW_THREADS
     elapsed = run_loop(&l);
     Py_END_ALLOW_THREADS
-    sigaction(SIGINT, &was_int, NULL);
-    sigaction(SIGTERM, &was_term, NULL);
+    int loop_errno = errno;
+    if (sigaction(SIGINT, &was_int, NULL) != 0 || sigaction(SIGTERM, &was_term, NULL) != 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto done;
+    }
+    errno = loop_errno;
     if (interrupted) {
         for (int slot = 0; slot < connections; slot++)
             if (l.conns[slot].fd >= 0) close(l.conns[slot].fd);
@@ -498,7 +375,46 @@ done:
     return result;
 }
 
+/* The loop's reading of one reply, arriving in `chunks`, then the server's close where `closed`: for tests of
+ * its framing against another parser. */
+static PyObject *frame(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"chunks", "keepalive", "closed", NULL};
+    PyObject *chunks;
+    int keepalive, closed;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Opp", names, &chunks, &keepalive, &closed)) return NULL;
+    PyObject *sequence = PySequence_Fast(chunks, "chunks must be a sequence of bytes");
+    if (sequence == NULL) return NULL;
+    struct reply r;
+    reply_reset(&r);
+    int fed = FED_MORE;
+    long long rest = 0;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence); i++) {
+        char *data;
+        Py_ssize_t len;
+        if (PyBytes_AsStringAndSize(PySequence_Fast_GET_ITEM(sequence, i), &data, &len) != 0) {
+            Py_DECREF(sequence);
+            return NULL;
+        }
+        size_t used = 0;
+        if (fed == FED_MORE) {
+            fed = reply_feed(&r, data, (size_t)len, keepalive, &used);
+            if (fed == FED_DONE) rest += len - (Py_ssize_t)used;
+        } else if (fed == FED_DONE) {
+            rest += len;
+        }
+    }
+    Py_DECREF(sequence);
+    const char *outcome = fed == FED_DONE ? "answered" : fed == FED_BAD ? "not_http" : "incomplete";
+    if (fed == FED_MORE && closed)
+        outcome = reply_ends_at_close(&r) ? "answered" : r.received ? "cut_short" : "closed";
+    return Py_BuildValue("{s:s,s:i,s:O,s:L,s:L}", "outcome", outcome, "status", r.status, "keep",
+                         r.keep ? Py_True : Py_False, "body_bytes", r.body_bytes, "rest", rest);
+}
+
 static PyMethodDef methods[] = {
+    {"frame", (PyCFunction)(void (*)(void))frame, METH_VARARGS | METH_KEYWORDS,
+     "frame(chunks, keepalive, closed) -> dict: the outcome, status, keep-alive, body bytes and bytes past the "
+     "end of one reply read as the loop reads it."},
     {"run", (PyCFunction)(void (*)(void))run, METH_VARARGS | METH_KEYWORDS,
      "run(family, host, port, request, rate, count, connections, keepalive, timeout_s) -> dict: send `count` "
      "requests on the schedule, return the latencies and send lags (int64 µs, as bytes) and the counts."},

@@ -273,6 +273,11 @@ def main(argv: list[str] | None = None, version: str = PACED) -> int:
         before_schedule_s = process_age_s()
         outcome = engine(target, schedule)
         ended = time.monotonic()
+    except OSError as error:  # the kernel refused the loop what it needs (epoll_pwait2 came with Linux 5.11)
+        sys.stderr.write(
+            f"{prog}: the system refused its event loop ({error.strerror}): it needs Linux 5.11 or newer\n"
+        )
+        return 2
     except KeyboardInterrupt:
         if witness is not None:
             witness.process.kill()

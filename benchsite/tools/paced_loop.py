@@ -52,13 +52,19 @@ class Tally:
 
 
 class Reply:
-    """httptools' callbacks for one reply."""
+    """httptools' callbacks for one reply: interim (1xx) replies are skipped, the request ends at its final one."""
 
     def __init__(self) -> None:
         self.complete = False
         self.headers_done = False
         self.received = False  # any byte of it
         self.delimited = False  # a Content-Length or chunked body: its end is known, not the connection's
+        # llhttp's reader of the connection, as RFC 9112 reads a reply: Transfer-Encoding overrides Content-Length
+        self.parser = httptools.HttpResponseParser(self)
+        self.parser.set_dangerous_leniencies(lenient_chunked_length=True)
+
+    def on_message_begin(self) -> None:
+        self.headers_done = self.delimited = False
 
     def on_header(self, name: bytes, _value: bytes) -> None:
         if name.lower() in (b"content-length", b"transfer-encoding"):
@@ -68,7 +74,7 @@ class Reply:
         self.headers_done = True
 
     def on_message_complete(self) -> None:
-        self.complete = True
+        self.complete = self.complete or self.parser.get_status_code() >= 200
 
 
 class Connection:
@@ -82,7 +88,6 @@ class Connection:
         self.next_index = 0  # the index of the first request waiting for it
         self.current: int | None = None  # the due time of the request in flight
         self.reply = Reply()
-        self.parser = httptools.HttpResponseParser(self.reply)
 
 
 @dataclass(frozen=True)
@@ -172,7 +177,6 @@ class Paced:
         self.open += 1
         self.peak_open = max(self.peak_open, self.open)
         conn.reply = Reply()
-        conn.parser = httptools.HttpResponseParser(conn.reply)
         self.selector.register(sock, selectors.EVENT_WRITE, conn)
 
     def _close(self, conn: Connection) -> None:
@@ -211,14 +215,13 @@ class Paced:
     def _done(self, conn: Connection, now: int) -> None:
         assert conn.current is not None
         self.tally.latencies_us.append((now - conn.current) // 1000)
-        status = conn.parser.get_status_code()
+        status = conn.reply.parser.get_status_code()
         if not 200 <= status < 300:
             self.tally.non_2xx += 1
-        if not (self.keepalive and conn.parser.should_keep_alive()):
+        if not (self.keepalive and conn.reply.parser.should_keep_alive()):
             self._close(conn)
         else:  # the socket stays registered for reading: the next request is sent from _start
             conn.reply = Reply()
-            conn.parser = httptools.HttpResponseParser(conn.reply)
         self._finished(conn, now)
 
     def _finished(self, conn: Connection, now: int) -> None:
@@ -250,19 +253,19 @@ class Paced:
         try:
             data = conn.sock.recv(65536)
         except OSError:
-            data = None
+            data = None  # a reset: it ends no reply, not even one read to the connection's close
         if not data:
             if conn.current is None:  # a kept-alive connection the server closed while idle
                 self._close(conn)
-            elif conn.reply.headers_done and not conn.reply.delimited:  # a body that ends with the connection
+            elif data is not None and conn.reply.headers_done and not conn.reply.delimited:  # ends with the close
                 self._done(conn, now)
             else:
                 self._fail(conn, "cut_short" if conn.reply.received else "closed", now)
             return
         conn.reply.received = True
         try:
-            conn.parser.feed_data(data)
-        except httptools.HttpParserError:
+            conn.reply.parser.feed_data(data)
+        except (httptools.HttpParserError, httptools.HttpParserUpgrade):
             self._fail(conn, "not_http", now)
             return
         if conn.reply.complete:
