@@ -32,7 +32,15 @@ import numpy as np
 import psutil
 
 from benchsite.tools.paced_loop import Paced, Schedule, Target, target_of
-from benchsite.tools.paced_witness import Witness, announce_ready, back_to_ordinary, scheduling
+from benchsite.tools.paced_witness import (
+    Witness,
+    WitnessError,
+    announce_ready,
+    back_to_ordinary,
+    scheduling,
+    to_real_time,
+    usable_cpu,
+)
 
 PACED = "benchsite-paced 4"
 WITNESS = "benchsite-witness 1"
@@ -219,6 +227,13 @@ def _connections(text: str) -> int:
     return int(text)
 
 
+def _cpu(text: str) -> int:
+    try:
+        return usable_cpu(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _request(target: Target, version: str, keepalive: bool) -> bytes:
     close = "" if keepalive else "Connection: close\r\n"
     agent = version.replace(" ", "/")
@@ -239,7 +254,7 @@ def main(argv: list[str] | None = None, version: str = PACED) -> int:
     parser.add_argument("--timeout", type=_within(3600), default=30.0, help="seconds a request may take")
     if version == PACED:
         parser.add_argument("--witness", type=_within(MAX_RATE[WITNESS]), help="the witness's rate (req/s)")
-        parser.add_argument("--witness-cpu", type=int, help="the CPU the witness runs on (the server's)")
+        parser.add_argument("--witness-cpu", type=_cpu, help="the CPU the witness runs on (the server's)")
     parser.add_argument("--version", action="version", version=version)
     args = parser.parse_args(argv)
     requests = args.rate * args.duration
@@ -254,9 +269,14 @@ def main(argv: list[str] | None = None, version: str = PACED) -> int:
         parser.error(str(error))
     engine = run_c if version == PACED else run_python
     count = max(1, round(requests))
-    witness = _witness(args) if version == PACED and args.witness else None
+    try:
+        witness = _witness(args) if version == PACED and args.witness else None
+    except WitnessError as error:
+        parser.error(str(error))
     before = listen_overflows()
     began = time.monotonic()
+    if version == WITNESS:
+        to_real_time()
     scheduled = scheduling()
     if version == WITNESS:
         announce_ready()
@@ -322,14 +342,27 @@ def _leave(code: int) -> NoReturn:
     os._exit(code)
 
 
+def _interrupted(prog: str) -> int:
+    sys.stderr.write(f"{prog}: interrupted\n")
+    return 130
+
+
 def paced_command() -> NoReturn:
-    """The benchsite-paced program."""
-    _leave(main())
+    """The benchsite-paced program (started by benchsite/launch.py)."""
+    try:
+        code = main()
+    except KeyboardInterrupt:  # outside its schedule, which says how far it came
+        code = _interrupted(PACED.split()[0])
+    _leave(code)
 
 
 def witness_command() -> NoReturn:
-    """The benchsite-witness program."""
-    _leave(witness_main())
+    """The benchsite-witness program (started by benchsite/launch.py)."""
+    try:
+        code = witness_main()
+    except KeyboardInterrupt:
+        code = _interrupted(WITNESS.split()[0])
+    _leave(code)
 
 
 if __name__ == "__main__":
