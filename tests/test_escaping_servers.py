@@ -7,13 +7,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import psutil
 import pytest
 
+from benchsite.harness.processes import cgroups
 from benchsite.harness.processes.marks import MARK_ENV, marked, new_mark
 from benchsite.harness.processes.memory import PeakSampler, tree_memory
-from benchsite.harness.processes.processes import STOPPED, stop_process_groups
+from benchsite.harness.processes.processes import STOPPED, Launch, start_server, stop_process_groups, stop_servers
+from benchsite.results.store import list_runs, load_run
 from conftest import ToyRecipes, processes_mentioning, run_invoke, toy_subject
 
 
@@ -86,3 +90,59 @@ def test_a_sampler_never_reads_the_process_that_took_its_pid() -> None:
     pid, created = sampler.root._ident
     sampler.root._ident = (pid, created - 1000)
     assert sampler.start().stop() is None and sampler.root is None
+
+
+# A server whose process double-forks, leaves its session and execs with an empty environment (no mark left),
+# then exits: what it left runs on, a grandchild of nothing the harness holds.
+ESCAPE = """
+import os, sys
+if os.fork():
+    os._exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+code = "import time; print('escaped', flush=True); time.sleep(120)"
+os.execve(sys.executable, [sys.executable, "-c", code, sys.argv[1]], {})
+"""
+
+
+def escaped_pid(server_log: Path, timeout_s: float = 30.0) -> psutil.Process:
+    """The process that escaped, found by the line it writes to the server's log (an event, not a delay)."""
+    deadline = time.monotonic() + timeout_s
+    while "escaped" not in server_log.read_text():
+        assert time.monotonic() < deadline, "the escaping process never started"
+        time.sleep(0.01)
+    (found,) = processes_mentioning(str(server_log))
+    return found
+
+
+@pytest.mark.parametrize("cgroup", [True, False], ids=["in a cgroup", "adopted (no cgroup)"])
+def test_a_server_that_double_forks_with_an_empty_environment_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cgroup: bool
+) -> None:
+    if cgroup and cgroups.home() is None:
+        pytest.skip("this machine lets the harness make no cgroup: the fallback is the other case")
+    if not cgroup:
+        monkeypatch.setattr(cgroups, "path_of", lambda mark: None)
+        monkeypatch.setattr(cgroups, "make", lambda mark: None)
+    log = tmp_path / "server.log"
+    launch = Launch("escaper", [sys.executable, "-c", ESCAPE, str(log)], 0, None, log, tmp_path)
+    server = start_server(launch)
+    escaped = escaped_pid(log)
+    assert MARK_ENV not in escaped.environ() and os.getsid(escaped.pid) != os.getsid(0)
+    assert [p.pid for p in marked(server.mark)] == ([escaped.pid] if cgroup else [])
+    stop_servers([server], term_timeout_s=10)
+    assert not escaped.is_running() or escaped.status() == psutil.STATUS_ZOMBIE
+    assert cgroups.path_of(server.mark) is None or not cgroups.path_of(server.mark).exists()  # type: ignore[union-attr]
+
+
+@pytest.mark.integration
+def test_a_server_that_daemonizes_after_it_answered_is_named_so_and_stopped(toy: ToyRecipes) -> None:
+    # Three answers (readiness, verification, the keep-alive probe), then its process forks, leaves, and exits.
+    toy.add("later", toy_subject("--one-thread", "--daemonize-after", "3"))
+    result = run_invoke("recipe", "later", "--profile", "quick", "--data-dir", str(toy.data_dir), env=toy.env)
+    assert "Traceback" not in result.stderr, result.stderr
+    (run_dir,) = list_runs(toy.data_dir / "later")
+    errors = [rep.error for _, cell in load_run(run_dir).every_cell() for rep in cell.repetitions]
+    assert errors and all(error and "the server daemonized after it answered" in error for error in errors), errors
+    assert processes_mentioning(str(toy.root)) == []  # what it left was stopped with the run

@@ -539,3 +539,24 @@ def test_the_ab_page_tallies_its_aa_runs_as_the_runs_say(committed_site: Path) -
     called = sum(any(c.time_changed or c.work_changed for c in paired_cells(view)) for view in views)
     assert f"{len(runs)} A/A runs: {called} of them called any change; time called " in html
     assert all(short_run_name(run) in html for run in runs)
+
+
+def test_an_ab_run_whose_side_failed_every_repetition_is_said_for_the_exit_policy(tmp_path: Path) -> None:
+    """A side that measured nothing (its server gone from the first repetition) leaves nothing to compare: the
+    command names it and exits non-zero; a side that measured is not named."""
+    from benchsite.commands.recipe import _sides_that_failed_every_repetition
+    from benchsite.model.columns import read_form
+    from benchsite.results.store import load_run
+
+    source = COMMITTED_DATA / "experiments" / "versus" / "cherrypy-speed" / "20261127T150521.998138Z-versus"
+    copy = tmp_path / source.name
+    copy.mkdir()
+    document = read_form(json.loads((source / "run.json").read_text()))
+    assert _sides_that_failed_every_repetition(load_run(source)) == []
+    failed = document["subjects"][-1]
+    for cell in failed["cells"]:
+        for rep in cell["repetitions"]:
+            rep.update(result=None, error="the server had exited with code 0 before this repetition")
+    (copy / "run.json").write_text(json.dumps(document))
+    (said,) = _sides_that_failed_every_repetition(load_run(copy))
+    assert f"({failed['name']}) failed every repetition: the server had exited with code 0" in said

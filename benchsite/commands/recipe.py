@@ -27,6 +27,7 @@ from benchsite.model.conf import Profile
 from benchsite.model.hosts import Hosts, parse_hosts
 from benchsite.model.machine import naming
 from benchsite.model.recipe import Recipe, available_recipes, load_recipe
+from benchsite.model.run import RunDocument
 from benchsite.results.published import Published
 from benchsite.results.store import list_runs, load_run, load_view
 
@@ -167,7 +168,20 @@ def _reported(run_dir: Path, claims: Published | None, repo: Path) -> list[str]:
     run = load_run(run_dir)
     failed = [s for s in run.skipped if s.reason == FAILED_AT_START]
     checkpoint()  # a signal something swallowed on the way (a Popen's clean-up) still counts
-    return [f"{run.recipe}: {s.label} ({s.name}) failed: {' '.join(s.detail.split())}" for s in failed]
+    said = [f"{run.recipe}: {s.label} ({s.name}) failed: {' '.join(s.detail.split())}" for s in failed]
+    return said + (_sides_that_failed_every_repetition(run) if ab_run else [])
+
+
+def _sides_that_failed_every_repetition(run: RunDocument) -> list[str]:
+    """An A/B run's subjects of which no repetition gave a figure: one side measured nothing to compare."""
+    said = []
+    for subject in run.subjects:
+        repetitions = [rep for cell in subject.cells for rep in cell.repetitions]
+        if repetitions and not any(rep.ok for rep in repetitions):
+            said.append(
+                f"{run.recipe}: {subject.label} ({subject.name}) failed every repetition: {repetitions[-1].error}"
+            )
+    return said
 
 
 def shown(path: Path, repo: Path) -> Path:

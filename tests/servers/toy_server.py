@@ -10,7 +10,8 @@ Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--
 --lose-first-term ignores its first SIGTERM (as uWSGI can, during its start) and exits on the next, saying so;
 --one-thread answers every request on its main thread (no thread per connection, whose CPU time leaves with it);
 --daemonize binds its port, then forks a child that leaves the process group and session (setsid) and serves,
-  and exits at once (as a server that daemonizes does, nginx among them, unless told not to).
+  and exits at once (as a server that daemonizes does, nginx among them, unless told not to);
+--daemonize-after N (with --one-thread) does so once it has answered N requests.
 """
 
 import argparse
@@ -33,10 +34,12 @@ parser.add_argument("--slow-term", type=float, default=0.0)
 parser.add_argument("--lose-first-term", action="store_true")
 parser.add_argument("--one-thread", action="store_true")
 parser.add_argument("--daemonize", action="store_true")
+parser.add_argument("--daemonize-after", type=int, default=-1)
 options = parser.parse_args()
 if options.exit_under_valgrind and "vgpreload" in os.environ.get("LD_PRELOAD", ""):
     sys.exit(3)
 served = itertools.count(1)
+answered = itertools.count(1)
 never = threading.Event()
 
 
@@ -51,6 +54,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+        self.wfile.flush()
+        if options.daemonize_after >= 0 and next(answered) == options.daemonize_after:
+            if os.fork():  # (with --one-thread: the serving loop goes on in the child)
+                os._exit(0)
+            os.setsid()
 
     def log_message(self, *args: object) -> None:
         pass

@@ -127,3 +127,12 @@ def wait_until_accepting(server: RunningServer, accepts: Callable[[], bool], tim
                 f"within {timeout_s:g} s: raise start_timeout_s in the recipe's conf file"
             )
         time.sleep(POLL_INTERVAL_S)
+
+
+def port_answers(address: str, port: int, timeout_s: float = 2.0) -> bool:
+    """Whether something accepts a TCP connection on address:port now."""
+    try:
+        with socket.create_connection((address, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False

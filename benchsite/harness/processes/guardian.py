@@ -19,6 +19,7 @@ from typing import Any
 
 import psutil
 
+from benchsite.harness.processes import cgroups
 from benchsite.harness.processes.live import live_processes
 from benchsite.harness.processes.marks import marked
 
@@ -74,6 +75,11 @@ def stop_groups(groups: dict[int, float], grace_s: float = GRACE_S, marks: froze
             process.kill()
         except psutil.NoSuchProcess:
             pass
+    settle = time.monotonic() + 2.0  # the kernel takes a killed process out of its cgroup as it ends
+    while any(cgroups.members(mark) for mark in marks) and time.monotonic() < settle:
+        time.sleep(0.05)
+    for mark in marks:
+        cgroups.remove(mark)
 
 
 class _Guardian:

@@ -35,6 +35,8 @@ def tree_memory(root: psutil.Process) -> MemorySample | None:
             info = process.memory_full_info()
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             continue
+        if info.uss == 0:  # exiting: its address space is already gone (a live process keeps a page of its own)
+            continue
         uss += info.uss
         pss += info.pss
         counted += 1

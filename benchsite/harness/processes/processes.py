@@ -20,9 +20,11 @@ from typing import Any, Protocol
 import psutil
 
 from benchsite.errors import BenchError
+from benchsite.harness.processes import cgroups
 from benchsite.harness.processes.cputime import CpuReading, tree_reading
 from benchsite.harness.processes.guardian import guarded, unguarded
 from benchsite.harness.processes.marks import MARK_ENV, marked, new_mark
+from benchsite.harness.processes.members import adopt_orphans, adopted, group_of, server_processes, still_running
 from benchsite.harness.processes.memory import PeakSampler, process_of, tree_memory
 from benchsite.harness.processes.signals import pause_for_test, signal_for_test, signals_held, unblock_in_child
 from benchsite.tools.memory import MemoryPeak, as_peak
@@ -44,13 +46,16 @@ def _die_with(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def prepare_child(cpu: int | None) -> Callable[[], None]:
-    """A preexec function: die with the harness, pin the child (and so its children) to one CPU, and lift
-    its open-files soft limit to the hard limit (ab and servers need >1000 sockets at -c 1000)."""
+def prepare_child(cpu: int | None, cgroup: Path | None = None) -> Callable[[], None]:
+    """A preexec function: die with the harness, enter its cgroup (a server's, where it has one), pin the child
+    (and so its children) to one CPU, and lift its open-files soft limit to the hard limit (ab and servers need
+    >1000 sockets at -c 1000)."""
     parent = os.getpid()
 
     def prepare() -> None:
         _die_with(parent)
+        if cgroup is not None:
+            cgroups.enter(cgroup)
         unblock_in_child()  # the parent may hold its signals back while it registers this child
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
@@ -152,7 +157,8 @@ class ServerProcess:
     popen: subprocess.Popen[bytes]
     log_path: Path
     cwd: Path
-    mark: str  # in the environment of each of its processes (marks.py)
+    mark: str  # its cgroup's name and the mark in its processes' environment (marks.py)
+    started_at: float = 0.0  # when it started, as psutil's create_time says: what it may have left since is its
 
     @property
     def pid(self) -> int:
@@ -202,6 +208,9 @@ def start_server(launch: Launch) -> ServerProcess:
         launch.tmpdir,
     )
     mark = new_mark()
+    started_at = time.time() - 1.0  # until its process says (psutil's start times are read to a second's boot time)
+    cgroup = cgroups.make(mark)
+    adopt_orphans()
     env = {**os.environ, MARK_ENV: mark, **({"TMPDIR": str(tmpdir)} if tmpdir is not None else {})}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
@@ -214,12 +223,19 @@ def start_server(launch: Launch) -> ServerProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 process_group=0,
-                preexec_fn=prepare_child(cpu),
+                preexec_fn=prepare_child(cpu, cgroup),
             )
-        except OSError as error:
-            raise BenchError(f"cannot start subject {name!r} ({argv[0]}): {error.strerror}") from None
+        except (OSError, subprocess.SubprocessError) as error:
+            cgroups.remove(mark)
+            raise BenchError(
+                f"cannot start subject {name!r} ({argv[0]}): {getattr(error, 'strerror', error)}"
+            ) from None
     guarded(popen, mark)
-    return ServerProcess(name=name, argv=argv, port=port, popen=popen, log_path=log_path, cwd=cwd, mark=mark)
+    with suppress(psutil.Error):  # its start on the kernel's clock, which its processes' start times are on
+        started_at = psutil.Process(popen.pid).create_time()
+    return ServerProcess(
+        name=name, argv=argv, port=port, popen=popen, log_path=log_path, cwd=cwd, mark=mark, started_at=started_at
+    )
 
 
 @dataclass
@@ -250,16 +266,23 @@ def stop_servers(servers: Sequence[ServerProcess], term_timeout_s: float = 15.0)
     """Stop servers side by side, each with its group and every process carrying its mark (a daemon that left
     the group included), and count them in STOPPED."""
     popens = [server.popen for server in servers]
-    stop_process_groups(popens, term_timeout_s, tuple(server.mark for server in servers))
+    since = min((server.started_at for server in servers), default=None)
+    stop_process_groups(popens, term_timeout_s, tuple(server.mark for server in servers), since)
 
 
 def stop_process_groups(
-    popens: Sequence[subprocess.Popen[Any]], term_timeout_s: float = 15.0, marks: Sequence[str] = ()
+    popens: Sequence[subprocess.Popen[Any]],
+    term_timeout_s: float = 15.0,
+    marks: Sequence[str] = (),
+    since: float | None = None,
 ) -> None:
     """Stop several groups as stop_process_group stops one, side by side: a run's servers take as long to
-    stop as the slowest of them, not as all of them together; with `marks`, every process carrying one too."""
+    stop as the slowest of them, not as all of them together; with `marks`, every process in their cgroups or
+    carrying one too (and, `since` their start where they have no cgroup, what this process adopted)."""
     with signals_held():
-        _stop_process_groups(popens, term_timeout_s, marks)
+        _stop_process_groups(popens, term_timeout_s, marks, since)
+    for mark in marks:
+        cgroups.remove(mark)
 
 
 # A server can lose a TERM that comes while it starts: uWSGI, stopped by an interrupt during its start on a
@@ -267,20 +290,20 @@ def stop_process_groups(
 TERM_AGAIN_S = 1.0
 
 
-def _marked(marks: Sequence[str]) -> list[psutil.Process]:
-    return [proc for mark in marks for proc in marked(mark)]
-
-
-def _stop_process_groups(popens: Sequence[subprocess.Popen[Any]], term_timeout_s: float, marks: Sequence[str]) -> None:
+def _stop_process_groups(
+    popens: Sequence[subprocess.Popen[Any]], term_timeout_s: float, marks: Sequence[str], since: float | None
+) -> None:
     found = {mark: marked(mark) for mark in marks}
     STOPPED.servers += sum(1 for procs in found.values() if procs)
     STOPPED.processes += sum(len(procs) for procs in found.values())
-    members = {proc.pid: proc for proc in [*(p for popen in popens for p in _group(popen)), *_marked(marks)]}
+    members = {
+        proc.pid: proc for proc in [*(p for popen in popens for p in group_of(popen)), *server_processes(marks, since)]
+    }
     deadline = time.monotonic() + term_timeout_s
     termed_at: dict[int, float] = {}
     while time.monotonic() < deadline:
         running = [popen for popen in popens if popen.poll() is None]
-        strays = [proc for proc in _marked(marks) if proc.pid not in {popen.pid for popen in running}]
+        strays = [proc for proc in server_processes(marks, since) if proc.pid not in {popen.pid for popen in running}]
         members.update((proc.pid, proc) for proc in strays)
         if not running and not strays:
             break
@@ -301,48 +324,20 @@ def _stop_process_groups(popens: Sequence[subprocess.Popen[Any]], term_timeout_s
                     with suppress(psutil.NoSuchProcess):
                         proc.terminate()
         time.sleep(POLL_INTERVAL_S / 5 if not strays else POLL_INTERVAL_S)
-    alive = _still_running([*members.values(), *_marked(marks)], timeout_s=0.5)
+    alive = still_running([*members.values(), *server_processes(marks, since)], timeout_s=0.5)
     for proc in alive:
         try:
             proc.kill()
         except psutil.NoSuchProcess:
             pass
-    _still_running(alive, timeout_s=5)
+    still_running(alive, timeout_s=5)
+    if since is not None:
+        adopted(since)  # reaps what of them ended as this process's adopted children
     for popen in popens:
         if popen.poll() is None:
             popen.kill()
             popen.wait()
         unguarded(popen)
-
-
-def _group(popen: subprocess.Popen[Any]) -> list[psutil.Process]:
-    """The process and its descendants, as they are now (none once it is reaped: its PID may be another's)."""
-    if popen.returncode is not None:
-        return []
-    try:
-        leader = psutil.Process(popen.pid)
-        return [leader, *leader.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return []
-
-
-def _still_running(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Process]:
-    """Those of the processes still running after up to timeout_s. A zombie is not: it holds no port and runs
-    nothing, and its reaping is its parent's (a worker whose master exited first waits for init, which took
-    1-2 s on the test VM; psutil.wait_procs waited for that)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        running = [proc for proc in procs if _is_running(proc)]
-        if not running or time.monotonic() >= deadline:
-            return running
-        time.sleep(POLL_INTERVAL_S / 2)
-
-
-def _is_running(proc: psutil.Process) -> bool:
-    try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 @contextmanager

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchsite.errors import BenchError
+from benchsite.harness.basics.probes import port_answers
 from benchsite.harness.processes.commands import ToolRun
 from benchsite.harness.processes.cputime import cpu_between, system_between
 from benchsite.harness.processes.memory import SAMPLE_EVERY_S
@@ -27,6 +28,17 @@ def _tool_failure(tool: str, run: ToolRun, timeout_s: float) -> str:
 
 
 UNREADABLE = "printed output this harness cannot read"
+
+
+def _why_gone(context: RunContext, server: RunningServer, code: int) -> str:
+    """Why a repetition could not run: its server's process had exited, or had daemonized (exited while what it
+    left still holds its port)."""
+    if port_answers(context.address, server.port):
+        return (
+            f"the server daemonized after it answered: its process exited (code {code}) while port {server.port} "
+            "still answers: run it in the foreground (its no-daemon option); what it left running is stopped"
+        )
+    return f"the server had exited with code {code} before this repetition"
 
 
 def _read(context: RunContext, subject: str, cell: CellBase, argv: list[str], output: str) -> AnyResult | str:
@@ -77,7 +89,7 @@ def measure(
             server_system_s=0.0,
             backend_cpu_s={},
             result=None,
-            error=f"the server had exited with code {code} before this repetition",
+            error=_why_gone(context, server, code),
             started_after_s=started_after_s,
             steal_s=None,
             other_busy_s=None,
