@@ -1,5 +1,6 @@
-"""The C loop's one function (tools/_pacer.c)."""
+"""The C loop (tools/_pacer.c) and its reading of one reply (tools/_http_reply.c), for tests of its framing."""
 
+from collections.abc import Sequence
 from typing import Any
 
 def run(
@@ -14,3 +15,4 @@ def run(
     keepalive: bool,
     timeout_s: float,
 ) -> dict[str, Any]: ...
+def frame(chunks: Sequence[bytes], keepalive: bool, closed: bool) -> dict[str, Any]: ...
