@@ -181,7 +181,6 @@ def llhttp_reading(reply: Reply) -> Reading:
     parser = httptools.HttpResponseParser(events)
     events.parser = parser
     parser.set_dangerous_leniencies(lenient_chunked_length=True)
-    fed = 0
     for chunk in reply.chunks:
         try:
             parser.feed_data(chunk)
@@ -189,7 +188,6 @@ def llhttp_reading(reply: Reply) -> Reading:
             if any(done[0] >= 200 for done in events.completed):  # its error is in bytes past the final reply
                 break
             return Reading("not_http")
-        fed += len(chunk)
         if any(done[0] >= 200 for done in events.completed):
             break
     final = [done for done in events.completed if done[0] >= 200]
@@ -211,7 +209,7 @@ def llhttp_reading(reply: Reply) -> Reading:
     final_head = not events.in_head and parser.get_status_code() >= 200
     if final_head and b"content-length" not in names and not chunked:
         return Reading("answered", parser.get_status_code(), False, events.body)
-    return Reading("cut_short" if fed or reply.data else "closed")
+    return Reading("cut_short" if reply.data else "closed")  # closed in its reply, or before any byte
 
 
 def c_reading(got: dict) -> Reading:
