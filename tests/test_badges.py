@@ -30,6 +30,8 @@ def interval(value: float, low: float, high: float) -> Interval:
         (interval(0.8, 0.7, 0.9), Band(1.5, None), Badge.OPPOSITE),
         (interval(1.1, 0.8, 1.5), Band(1.5, None), Badge.NOT_SETTLED),
         (interval(1.6, 1.2, 2.1), Band(1.5, None), Badge.DIRECTION_ONLY),
+        (interval(0.97, 0.82, 1.15), Band(2.5, None), Badge.SHORT),  # cherokee's "three times": surely fails
+        (interval(1.2, 0.9, 1.6), Band(None, 0.5), Badge.SHORT),  # "at least 2x slower": not even surely slower
         (interval(0.4, 0.3, 0.45), Band(None, 0.5), Badge.AS_CLAIMED),  # "at least 2x slower", 2.5x slower
         (interval(0.7, 0.6, 0.8), Band(None, 0.5), Badge.WEAKER),  # slower, by less than claimed
         (interval(1.05, 0.98, 1.1), Band(0.9, 1.2), Badge.AS_CLAIMED),  # no direction: "about the same"

@@ -217,17 +217,14 @@ class ClaimAcross:
 
     @property
     def badge(self) -> Badge:
-        """What happened against the claim over all machines: the badge the deciding machines share; where their
-        words differ, the one that says least (an undecided claim), or "not as claimed" (a missed one)."""
+        """What happened against the claim over all machines (BADGE_ACROSS_RULE): the badge every machine that
+        measured it shares; where their words differ, the one that grants the claim least, so that no machine's
+        evidence is said stronger than it is; "depends on the machine" where one holds and another does not."""
         state = self.state
-        badges = {m.verdict.badge for m in self.deciding}
+        badges = {m.verdict.badge for m in self.counted}
         if state.decided_nothing or state == State.DEPENDS or not badges:
             return Badge.of_state(state)
-        if len(badges) == 1:
-            return badges.pop()
-        if state == State.INCONCLUSIVE:
-            return next((b for b in (Badge.NOT_SETTLED, Badge.DIRECTION_ONLY) if b in badges), Badge.AT_LEAST)
-        return Badge.of_state(state)
+        return min(badges, key=GRANTS.index)
 
     @property
     def not_compared(self) -> str:
@@ -245,6 +242,24 @@ class ClaimAcross:
         return f"holds on {', '.join(holds)}; does not hold on {', '.join(fails)}"
 
 
+# Badges from the one that grants a claim most to the one that grants it least (`ClaimAcross.badge`).
+GRANTS = (
+    Badge.BEYOND,
+    Badge.AS_CLAIMED,
+    Badge.AT_LEAST,
+    Badge.DIRECTION_ONLY,
+    Badge.NOT_SETTLED,
+    Badge.WEAKER,
+    Badge.SHORT,
+    Badge.NOT_AS_CLAIMED,
+    Badge.OPPOSITE,
+)
+BADGE_ACROSS_RULE = (
+    "A claim's badge over all machines is the badge each machine that measured it gives, where they agree; where "
+    "they differ, the one that grants the claim least (say, *weaker than claimed* beside another machine's "
+    "*direction as claimed*), each machine's own badge on its line below it; *depends on the machine* where the "
+    "claim holds on one machine and does not hold on another."
+)
 MIN_EVIDENCE_ROUNDS = 3  # a machine's estimate from fewer rounds carries too little evidence to decide anything
 DECIDED = (State.HOLDS, State.DOES_NOT_HOLD)
 

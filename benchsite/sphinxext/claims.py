@@ -13,6 +13,7 @@ from benchsite.results.claims import State
 from benchsite.results.claims.base import Badge
 from benchsite.results.machines import (
     ACROSS_MACHINES_RULE,
+    BADGE_ACROSS_RULE,
     ON_A_MACHINE_RULE,
     READING_RULE,
     ClaimAcross,
@@ -26,6 +27,7 @@ VERDICT_RULE = (
     ON_A_MACHINE_RULE,
     READING_RULE,
     ACROSS_MACHINES_RULE + " Numbers from different machines are never pooled.",
+    BADGE_ACROSS_RULE,
 )
 
 

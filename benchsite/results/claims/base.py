@@ -84,6 +84,7 @@ class Badge(StrEnum):
     AT_LEAST = "at least as claimed"  # as claimed or beyond, not settled which
     WEAKER = "weaker than claimed"  # the claimed direction, surely short of the claimed size
     DIRECTION_ONLY = "direction as claimed"  # the claimed direction, its size not settled against the claim's
+    SHORT = "short of the claim"  # which way is not settled, but surely short of the claimed size: the claim fails
     OPPOSITE = "the opposite"  # surely the other way
     NOT_AS_CLAIMED = "not as claimed"  # a claim without a direction (a keep-alive claim, a band around 1) missed
     NOT_SETTLED = "not settled"
@@ -101,7 +102,7 @@ class Badge(StrEnum):
                 return "met"
             case Badge.WEAKER | Badge.DIRECTION_ONLY:
                 return "short"
-            case Badge.OPPOSITE | Badge.NOT_AS_CLAIMED:
+            case Badge.OPPOSITE | Badge.NOT_AS_CLAIMED | Badge.SHORT:
                 return "missed"
             case Badge.DEPENDS:
                 return "machine"
@@ -130,6 +131,11 @@ class Badge(StrEnum):
                 return "the claimed direction, surely; whether the size reaches the claim's is not settled"
             case Badge.OPPOSITE:
                 return "surely the other way than claimed"
+            case Badge.SHORT:
+                return (
+                    "surely short of the claimed size, whichever way the difference goes (the whole interval lies "
+                    "short of it): the claim fails, however many more rounds are run"
+                )
             case Badge.NOT_AS_CLAIMED:
                 return "a claim without a direction (say, keep-alive honoured) that surely did not happen as claimed"
             case Badge.NOT_SETTLED:

@@ -128,9 +128,9 @@ def ratio_badge(interval: Interval, band: Band) -> Badge:
     direction = direction_against(interval, band)
     if direction == "the opposite of the claim":
         return Badge.OPPOSITE
-    if direction == "not settled":
-        return Badge.NOT_SETTLED
     size = size_against(interval, band) if band.sized else "as claimed"
+    if direction == "not settled":  # which way is open; a claimed size the whole interval falls short of fails
+        return Badge.SHORT if size == "less than claimed" else Badge.NOT_SETTLED
     if band.direction == 0:  # no direction claimed: the band is all there is
         return (
             Badge.AS_CLAIMED
