@@ -1,9 +1,13 @@
-"""Which server to pick for a kind of client: the servers in front by throughput in the cell that stands for it,
-with their p99 latency at half their capacity and their memory at its peak, all from one run.
+"""Which server to pick for a kind of client: the servers in front in the cell that measured that kind of client,
+with their memory at its peak and, where the run's open-loop load measured that same kind of client, their p99
+latency at half their capacity, all from one run.
 
-A server whose figure is not the server's own is kept out of the pick and named with the cause: one that closes
-every connection in a keep-alive cell measured new connections, not keep-alive; one that failed requests is not a
-pick. A figure the load tool held back stays in, marked: the server is at least that fast.
+The kind of client is said from the cell itself (how many clients at once, whether they keep their connections
+open, the protocol the tool's own output reports), never from a page's words. A server whose figure is not the
+server's own is kept out of the pick and named with the cause: one that closes every connection in a keep-alive
+cell measured new connections, not keep-alive; one that failed requests is not a pick. Where the servers in front
+all reached the load tool's limit, req/s cannot tell them apart: server CPU per request decides between them, as
+the pages' ranking says.
 """
 
 from __future__ import annotations
@@ -11,13 +15,15 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from benchsite.results.latency import fmt_ms, latency_figures
+from benchsite.results.latency import LoadFigure, fmt_ms, latency_figures
 from benchsite.results.memory import MIB, memory_figures
-from benchsite.results.ranking import ranked
+from benchsite.results.metrics import METRICS
+from benchsite.results.ranking import Ranked, ranked
 from benchsite.results.view import RunView
 
 HALF = 0.5  # the load a pick's latency is read at: half the server's own capacity
 TAIL_GROWTH = 3.0  # a pick's p99 this many times the others' median is said as its cost
+SERVER_CPU = METRICS["server-cpu"]
 
 
 @dataclass(frozen=True)
@@ -28,20 +34,66 @@ class Candidate:
     label: str
     rps: float
     tool_limited: bool  # the load tool, not the server, set the figure: at least this fast
-    surely_ahead: bool | None  # surely ahead of the next candidate (None: the last)
-    p99_half_ms: float | None  # None: not measured, or the load tool fell behind
-    p99_said: str  # "1.2 ms", "out of the load tool's reach", "not measured"
+    surely_ahead: bool | None  # surely ahead of the next candidate by the deciding figure (None: the last)
+    cpu_us: float | None  # its median server CPU per request in the cell, µs
+    p99_half_ms: float | None  # None: not measured for this kind of client, or the load tool fell behind
+    p99_said: str  # "1.2 ms", "out of the load tool's reach", "not measured for this kind of client"
+    offered_rps: float | None  # the open-loop load its p99 was measured at (half its capacity)
     peak_mib: float | None
 
 
 @dataclass(frozen=True)
 class Pick:
-    """The servers in front in one cell, and those left out with the cause."""
+    """The servers in front in one cell, by the figure that decides there, and those left out with the cause."""
 
-    kind: str  # "keep-alive clients"
+    kind: str  # "10 clients at once, a new connection per request": said from the cell
     cell: str
     candidates: tuple[Candidate, ...]
     left_out: tuple[str, ...]  # "uWSGI (closes every connection)"
+    by_cpu: bool = False  # every server in front reached the load tool's limit: CPU per request decided
+
+
+def client_kind(view: RunView, cell: str) -> str:
+    """The kind of client a cell measured, from its own record: "one client at a time, a new connection per
+    request", "10 clients at once, each keeping its connection open", "… over HTTP/2" only where the tool's
+    output reports h2."""
+    record = next((found for s in view.run.subjects if (found := s.cell(cell)) is not None), None)
+    if record is None:
+        return cell
+    count = record.concurrency
+    clients = "one client at a time" if count == 1 else f"{count:,} clients at once"
+    connections = "each keeping its connection open" if record.keepalive else "a new connection per request"
+    return f"{clients}, {connections}{' over HTTP/2' if spoke_h2(view, cell) else ''}"
+
+
+def spoke_h2(view: RunView, cell: str) -> bool:
+    """Whether every counted repetition of the cell reports HTTP/2 as its application protocol (h2load's
+    "Application protocol: h2"); ab and wrk speak HTTP/1.x only."""
+    protocols = {
+        getattr(rep.result, "application_protocol", None)
+        for subject in view.run.subjects
+        if (record := subject.cell(cell)) is not None
+        for rep in record.repetitions
+        if rep.ok and rep.result is not None
+    }
+    return protocols == {"h2"}
+
+
+def half_load_of(view: RunView, cell: str) -> dict[str, LoadFigure]:
+    """Each server's open-loop figure at half its capacity, where the run's latency profile measured the kind of
+    client this cell measures (this is its capacity cell, and its load keeps connections as the cell does); else
+    none."""
+    run = view.run
+    plan = run.latency.plan if run.latency is not None else None
+    record = next((found for s in run.subjects if (found := s.cell(cell)) is not None), None)
+    if plan is None or record is None or plan.capacity_cell != cell or plan.keepalive != record.keepalive:
+        return {}
+    found = {}
+    for figure in latency_figures(run):
+        half = next((load for load in figure.loads if load.fraction == HALF), None)
+        if half is not None:
+            found[figure.subject] = half
+    return found
 
 
 def _closes_every_connection(view: RunView, subject: str, cell: str) -> bool:
@@ -58,36 +110,63 @@ def _failed(view: RunView, subject: str, cell: str) -> bool:
     return found is not None and bool(found.summary.problems)
 
 
-def pick(view: RunView, kind: str, cell: str, shown: int = 3) -> Pick:
-    """The first `shown` servers of the cell that measured the server itself, with latency and memory."""
+def _p99(half: LoadFigure | None, measured_here: bool) -> tuple[float | None, str]:
+    """A server's p99 at half load and how it is said."""
+    if half is None:
+        return None, "not measured" if measured_here else "not measured for this kind of client"
+    if not half.tool_limited and (p99 := half.p(99.0)) is not None:
+        return p99, fmt_ms(p99)
+    witness = half.witness_ms.get(99.0)
+    if witness is not None:  # the tool's figure is its own: the witness's is the server's
+        return None, f"{fmt_ms(witness.value)} (witness)"
+    return None, "out of the load tool's reach"
+
+
+def _cpu_us(view: RunView, subject: str, cell: str) -> float | None:
+    found = view.figure(subject, cell)
+    return found.summary.median(SERVER_CPU) if found is not None else None
+
+
+def _cheaper(view: RunView, subject: str, other: str, cell: str) -> bool:
+    """Whether the paired rounds put `subject`'s server CPU per request surely below `other`'s."""
+    ratio = view.ratio((subject, cell), (other, cell), SERVER_CPU, usable_only=False)
+    return ratio is not None and ratio.high is not None and ratio.high < 1
+
+
+def pick(view: RunView, cell: str, shown: int = 3) -> Pick:
+    """The first `shown` servers of the cell that measured the server itself, with memory and latency; where the
+    first of them reached the load tool's limit, those at the limit ordered by CPU per request."""
     run = view.run
     ceiling = run.ceiling.name if run.ceiling is not None else None
-    halves = {
-        figure.subject: next((load for load in figure.loads if load.fraction == HALF), None)
-        for figure in latency_figures(run)
-    }
+    halves = half_load_of(view, cell)
     peaks = {figure.subject: figure.peak for figure in memory_figures(run)}
-    candidates: list[Candidate] = []
     left_out = []
-    places = [place for place in ranked(view, cell) if not place.busy and place.subject != ceiling]
-    for index, place in enumerate(places):
+    places: list[Ranked] = []
+    for place in ranked(view, cell):
+        if place.busy or place.subject == ceiling:
+            continue
         if _closes_every_connection(view, place.subject, cell):
             left_out.append(f"{place.label} (closes every connection: it measured new connections here)")
-            continue
-        if _failed(view, place.subject, cell):
+        elif _failed(view, place.subject, cell):
             left_out.append(f"{place.label} (failed requests)")
-            continue
-        if len(candidates) == shown:
-            break
-        half = halves.get(place.subject)
-        p99 = None if half is None or half.tool_limited else half.p(99.0)
-        witness = half.witness_ms.get(99.0) if half is not None and half.tool_limited else None
-        if p99 is not None:
-            said = fmt_ms(p99)
-        elif witness is not None:  # the tool's figure is its own: the witness's is the server's
-            said = f"{fmt_ms(witness.value)} (witness)"
         else:
-            said = "out of the load tool's reach" if half is not None and half.tool_limited else "not measured"
+            places.append(place)
+    by_cpu = bool(places) and places[0].tool_limited
+    if by_cpu:  # req/s cannot tell them apart: the cheapest per request first
+        limited = [place for place in places if place.tool_limited]
+        costs = {place.subject: _cpu_us(view, place.subject, cell) for place in limited}
+        places = sorted(limited, key=lambda place: (costs[place.subject] is None, costs[place.subject] or 0.0))
+    candidates = []
+    for index, place in enumerate(places[:shown]):
+        following = places[index + 1] if index + 1 < len(places) else None
+        if following is None:
+            ahead = None
+        elif by_cpu:
+            ahead = _cheaper(view, place.subject, following.subject, cell)
+        else:
+            ahead = place.ahead_of_next
+        half = halves.get(place.subject)
+        p99, said = _p99(half, bool(halves))
         peak = peaks.get(place.subject)
         candidates.append(
             Candidate(
@@ -95,19 +174,22 @@ def pick(view: RunView, kind: str, cell: str, shown: int = 3) -> Pick:
                 label=place.label,
                 rps=place.median,
                 tool_limited=place.tool_limited,
-                surely_ahead=place.ahead_of_next if index + 1 < len(places) else None,
+                surely_ahead=ahead,
+                cpu_us=_cpu_us(view, place.subject, cell),
                 p99_half_ms=p99,
                 p99_said=said,
+                offered_rps=half.offered_rps if half is not None else None,
                 peak_mib=None if peak is None else peak.uss_bytes / MIB,
             )
         )
-    return Pick(kind, cell, tuple(candidates), tuple(left_out))
+    return Pick(client_kind(view, cell), cell, tuple(candidates), tuple(left_out), by_cpu)
 
 
 def pick_said(found: Pick, costs: dict[str, str]) -> str:
-    """One sentence that picks, with the three figures of each server picked and what picking it costs: "For
-    keep-alive clients: FastWSGI (163,719 req/s, p99 at half load — (tool behind), 17.5 MiB at peak), a C
-    extension on libuv." `costs` holds the page's own words on a server (by subject)."""
+    """One sentence that picks, with the figures of each server picked and what picking it costs: "For 10 clients
+    at once, each keeping its connection open: FastWSGI (114,184 req/s, 17.4 MiB at peak), a C extension on
+    libuv." A p99 is said only where it was measured for this kind of client, with the load it was offered.
+    `costs` holds the page's own words on a server (by subject)."""
     first = found.candidates[:1]
     if not first:
         return f"For {found.kind}: no server measured the server itself here."
@@ -117,8 +199,15 @@ def pick_said(found: Pick, costs: dict[str, str]) -> str:
     others = [c.p99_half_ms for c in found.candidates if c.p99_half_ms is not None]
     named = []
     for candidate in chosen:
-        rps = f"{'at least ' if candidate.tool_limited else ''}{candidate.rps:,.0f} req/s"
-        memory = "" if candidate.peak_mib is None else f", {candidate.peak_mib:,.1f} MiB at peak"
+        if found.by_cpu:
+            cpu = "CPU not measured" if candidate.cpu_us is None else f"{candidate.cpu_us:,.0f} µs of CPU a request"
+            figures = f"{cpu}, at least {candidate.rps:,.0f} req/s"
+        else:
+            figures = f"{'at least ' if candidate.tool_limited else ''}{candidate.rps:,.0f} req/s"
+        if candidate.peak_mib is not None:
+            figures += f", {candidate.peak_mib:,.1f} MiB at peak"
+        if candidate.offered_rps is not None:
+            figures += f", p99 {candidate.p99_said} at half that ({candidate.offered_rps:,.0f} req/s)"
         costs_said = [costs[candidate.subject]] if candidate.subject in costs else []
         rest = [value for value in others if value != candidate.p99_half_ms]
         if candidate.p99_half_ms is not None and rest and candidate.p99_half_ms > TAIL_GROWTH * statistics.median(rest):
@@ -126,6 +215,11 @@ def pick_said(found: Pick, costs: dict[str, str]) -> str:
                 f"its p99 at half load {candidate.p99_half_ms / statistics.median(rest):.1f}× the others'"
             )
         cost = f": {'; '.join(costs_said)}" if costs_said else ""
-        named.append(f"{candidate.label} ({rps}{memory}, p99 at half load {candidate.p99_said}){cost}")
+        named.append(f"{candidate.label} ({figures}){cost}")
     apart = " (not told apart)" if len(chosen) > 1 else ""
+    if found.by_cpu:
+        return (
+            f"For {found.kind}: the servers in front all reached the load tool's limit, so the least CPU a request "
+            f"decides{apart}: " + "; or ".join(named) + "."
+        )
     return f"For {found.kind}{apart}: " + "; or ".join(named) + "."

@@ -17,7 +17,7 @@ from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.claims import badge_node, claim_anchor, verdict_reading
 from benchsite.sphinxext.measured import beside_speed, page_run_with
 from benchsite.sphinxext.nodes import bench_details, data
-from benchsite.sphinxext.pick import parse_costs, parse_kinds, pick_node
+from benchsite.sphinxext.pick import parse_cells, parse_costs, pick_node
 
 
 def every_machine(across: ClaimAcross) -> list[MachineVerdict]:
@@ -83,8 +83,8 @@ class BenchAnswer(PublishedDirective):
         card += self._page_run(reference)
         if "pick" in self.options:  # the reader's own question first, then the original's conclusions
             where = f"bench-answer of {self.recipe}"
-            kinds = parse_kinds(self.options["pick"], where)
-            card += pick_node(reference.main, kinds, parse_costs(list(self.content), where), self.recipe)
+            cells = parse_cells(self.options["pick"], where)
+            card += pick_node(reference.main, cells, parse_costs(list(self.content), where), self.recipe)
         if "rank" in self.options:
             card += self._ranking(reference.main)
         card += opening

@@ -12,15 +12,16 @@ from benchsite.sphinxext.nodes import bench_details, data
 from benchsite.sphinxext.tables import table
 
 
-def parse_kinds(spec: str, where: str) -> list[tuple[str, str]]:
-    """ "keep-alive clients = wrk-c10; one request per connection = c10" as (kind, cell) pairs."""
-    kinds = []
-    for part in filter(None, (piece.strip() for piece in spec.split(";"))):
-        kind, _, cell = part.partition("=")
-        if not kind.strip() or not cell.strip():
-            raise BenchError(f"{where}: :pick: takes 'KIND = CELL; ...', got {part!r}")
-        kinds.append((kind.strip(), cell.strip()))
-    return kinds
+def parse_cells(spec: str, where: str) -> list[str]:
+    """ "wrk-c10, c10" as the cells to pick in, each saying its own kind of client (a name of words is refused:
+    the page says what the cell measured, never what its author called it)."""
+    cells = [piece.strip() for piece in spec.replace(";", ",").split(",") if piece.strip()]
+    if not cells or any("=" in cell or " " in cell for cell in cells):
+        raise BenchError(
+            f"{where}: :pick: takes the cells to pick in, 'CELL, CELL, ...' (got {spec!r}): the page words each "
+            "cell's kind of client from what it measured"
+        )
+    return cells
 
 
 def parse_costs(lines: list[str], where: str) -> dict[str, str]:
@@ -34,10 +35,10 @@ def parse_costs(lines: list[str], where: str) -> dict[str, str]:
     return costs
 
 
-def pick_node(view: RunView, kinds: list[tuple[str, str]], costs: dict[str, str], recipe: str) -> nodes.Node:
+def pick_node(view: RunView, cells: list[str], costs: dict[str, str], recipe: str) -> nodes.Node:
     """The pick sentences, then the figures behind them in one small table, opened on demand."""
     run = view.run
-    missing = [cell for _, cell in kinds if cell not in run.cell_names]
+    missing = [cell for cell in cells if cell not in run.cell_names]
     box = nodes.container(classes=["bench-pick"])
     intro = nodes.paragraph()
     intro += nodes.strong(text="Which to pick? ")
@@ -45,10 +46,10 @@ def pick_node(view: RunView, kinds: list[tuple[str, str]], costs: dict[str, str]
         intro += nodes.Text(f"The page's run ({run.run_id}) did not measure {', '.join(missing)}.")
         box += intro
         return box
-    picks = [pick(view, kind, cell) for kind, cell in kinds]
+    picks = [pick(view, cell) for cell in cells]
     intro += nodes.Text(
-        "The fastest by median req/s, with memory at its peak (USS: what only their processes hold) and p99 at "
-        "half load (99 % of requests answered within it, at half the req/s they sustain)."
+        "The fastest by median req/s (requests answered per second), with memory at its peak (USS: what only "
+        "their processes hold)" + (f"; {_latency_said(view)}" if any(_has_p99(found) for found in picks) else "") + "."
     )
     box += intro
     listing = nodes.bullet_list()
@@ -65,21 +66,38 @@ def pick_node(view: RunView, kinds: list[tuple[str, str]], costs: dict[str, str]
     return box
 
 
+def _has_p99(found: Pick) -> bool:
+    return any(candidate.offered_rps is not None for candidate in found.candidates)
+
+
+def _latency_said(view: RunView) -> str:
+    """What the p99 beside a pick is: the open-loop load that measured it, in a reader's words."""
+    plan = view.run.latency.plan if view.run.latency is not None else None
+    assert plan is not None
+    connections = "kept-alive connections" if plan.keepalive else "a new connection per request"
+    return (
+        "and p99 latency (99 % of requests answered within it) when a steady stream of requests over "
+        f"{connections} is offered at half the req/s the server sustains at {view.run.cell_label(plan.capacity_cell)}"
+    )
+
+
 def _figures(picks: list[Pick], view: RunView, recipe: str) -> nodes.Node:
     rows = []
     for found in picks:
         for candidate in found.candidates:
             tag = {"recipe": recipe, "subject": candidate.subject, "cell": found.cell, "run": view.run.run_id}
             rps = f"{candidate.rps:,.0f}" + (" (load tool's limit: at least)" if candidate.tool_limited else "")
+            cpu = "—" if candidate.cpu_us is None else f"{candidate.cpu_us:,.0f} µs"
             memory = "—" if candidate.peak_mib is None else f"{candidate.peak_mib:,.1f} MiB"
             rows.append(
                 [
                     f"{found.kind} ({view.run.cell_label(found.cell)})",
                     candidate.label,
                     data(rps, figure="rps", **tag),
+                    data(cpu, figure="server-cpu", **tag),
                     data(candidate.p99_said, figure="p99-half", **tag),
                     data(memory, figure="peak-uss", **tag),
                 ]
             )
-    heads = ("For (cell)", "Server", "Median req/s", "p99 at half load", "Memory at peak (USS)")
+    heads = ("For (cell)", "Server", "Median req/s", "Server CPU a request", "p99 at half load", "Memory at peak (USS)")
     return table(heads, rows, classes=["bench-pick-figures"])
