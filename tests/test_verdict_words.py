@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from pages import find
 
-from benchsite.results.change_words import change_said, sees_said
+from benchsite.results.change_words import cells_said, change_said, sees_said
 from benchsite.results.claims import State
 from benchsite.results.claims.reading import Band, ratio_reading, size_against
+from benchsite.results.comparing import MARGIN, PairedCell
 from benchsite.results.factors import FASTER, MORE_CPU, factor, factor_range, percent_or_factor
 from benchsite.results.intervals import Interval
 from benchsite.results.machines import ACROSS_MACHINES_RULE, MIN_EVIDENCE_ROUNDS, ClaimAcross, by_machine
@@ -153,3 +154,24 @@ def test_an_ab_change_far_beyond_half_reads_as_a_factor_in_the_terminal_and_on_t
     assert said == "4.8 % slower (95 %: 3.5 % to 6.1 %), changed"
     assert change_said(Interval(0.952, 0.939, 0.965, 0.95, 12), True, factors=True).startswith("1.05× slower")
     assert sees_said(4.747) == "≥ 5.75× either way" and sees_said(0.021) == "≥ 2.1 %"
+    assert sees_said(99326.0) == "no change it could see"  # a busy run of 3 rounds printed "≥ 9,932,600×"
+
+
+def test_a_one_sided_change_is_said_at_the_strongest_its_rounds_support() -> None:
+    """A stall of 51× to 600× in each round read "1.39× slower or beyond" (the interval's edge alone)."""
+    ratios = (1 / 51.4, 1 / 600, 1 / 120)
+    cell = PairedCell(
+        subject="raw-wsgi",
+        a="raw-wsgi-a",
+        b="raw-wsgi-b",
+        cell="c10-k",
+        time=Interval(1 / 180, 1 / 5000, 1 / 1.39, 0.95, 3),
+        work=None,
+        time_margin=MARGIN,
+        time_bound="at most",
+        time_ratios=ratios,
+    )
+    assert cell.time_changed and cell.weakest_round == max(ratios)
+    said = cells_said([cell])[0][0]
+    assert said.startswith("51.4× slower or more in each of its 3 rounds (1.39× slower or beyond at 95 %)")
+    assert said.endswith(": changed")

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
-from benchsite.results.change_words import cells_said, sees_said
+from benchsite.results.change_words import SEES_NOTHING, cells_said, sees_said
 from benchsite.results.comparing import paired_cells, paired_subjects, time_untold
 from benchsite.results.design import design_of
 from benchsite.results.latency import copies_said as latency_said
@@ -58,10 +58,14 @@ def print_versus(view: RunView) -> None:
         if cell.time_sees is not None and cell.time_sees > BLIND_TIME and not design.decided(cell)
     ]
     if blind:
+        sees = (
+            "could not see any change"
+            if min(blind) >= SEES_NOTHING
+            else f"sees no change smaller than {sees_said(min(blind)).removeprefix('≥ ')}"
+        )
         say(
-            f"time in this run sees no change under {100 * min(blind):.0f} % in {len(blind)} of {len(cells)} cells: "
-            "its rounds spread that much (others' work on the machine, or too few rounds); judge by work, or "
-            "re-run on a quiet machine"
+            f"time in this run {sees} in {len(blind)} of {len(cells)} cells: its rounds spread too far (others' "
+            "work on the machine, or too few rounds); judge by work, or re-run on a quiet machine"
         )
     pairs = paired_subjects(view)
     for line in (*copies_said(view.run, pairs), *latency_said(view.run, pairs)):

@@ -29,21 +29,20 @@ def change_said(
     smallest: float = 0.0,
     bound: Bound = "",
     factors: bool | None = None,
+    weakest: float | None = None,
 ) -> str:
     """ "4.8 % slower (95 %: 3.5 % to 6.1 %), changed"; a change beyond ±50 % as factors ("143× slower (95 %: 36×
     to 550×), changed"), or every change so where `factors` (a column whose other cells need them: one format a
     column; False: percent however large); or "—" where there is no estimate. With the smallest change that
     matters: "no change beyond ±5 %" where the interval lies within it, else "undecided". A change called from
-    rounds one side met more of others' work in is said as the bound it is: "35.2 % slower or beyond (...),
-    changed"."""
+    rounds one side met more of others' work in is said as the bound it is, at the strongest its rounds support
+    (`weakest`: the round nearest no change): "51.0× slower or more in each of its 3 rounds (1.39× slower or beyond
+    at 95 %) …: changed"."""
     if bound and interval is not None and interval.low is not None and interval.high is not None:
-        edge = interval.high if bound == "at most" else interval.low
         look, never = ("faster", "slower") if bound == "at most" else ("slower", "faster")
-        size = factor(edge, words) if factors else percent_or_factor(edge, words)
         return (
-            f"{size} or beyond (from {interval.count} rounds; where others' work hit one "
-            f"side harder, the round counts only as a bound that can make B look {look}, never {never}), "
-            "changed"
+            f"{bound_said(interval, bound, weakest, margin, words, factors)}; where others' work hit one side "
+            f"harder, a round counts only as a bound that can make B look {look}, never {never}: changed"
         )
     if interval is None or interval.low is None or interval.high is None:
         return "—" if not smallest else "undecided: too few rounds for an interval"
@@ -55,6 +54,28 @@ def change_said(
     return f"{percent(interval.value, words)} (95 %: {percent_range(interval, words, worded=False)}), {verdict}"
 
 
+def bound_said(
+    interval: Interval,
+    bound: Bound,
+    weakest: float | None,
+    margin: float = MARGIN,
+    words: Direction = FASTER,
+    factors: bool | None = None,
+) -> str:
+    """A one-sided change at the strongest its rounds support: "51.4× slower or more in each of its 4 starts
+    (1.39× slower or beyond at 95 %)"; its interval's edge alone where the rounds are not known."""
+    edge = interval.high if bound == "at most" else interval.low
+    assert edge is not None
+
+    def size(ratio: float) -> str:
+        return factor(ratio, words) if factors else percent_or_factor(ratio, words)
+
+    units = "starts" if margin == 0 else "rounds"  # a run of several starts rests on each start's mean
+    if weakest is None:
+        return f"{size(edge)} or beyond over its {interval.count} {units} (95 %)"
+    return f"{size(weakest)} or more in each of its {interval.count} {units} ({size(edge)} or beyond at 95 %)"
+
+
 def needs_factors(interval: Interval | None) -> bool:
     """Whether a change is said as factors: its interval reaches beyond ±50 %."""
     if interval is None or interval.low is None or interval.high is None:
@@ -62,11 +83,18 @@ def needs_factors(interval: Interval | None) -> bool:
     return not all(2 / 3 <= bound <= 1.5 for bound in (interval.low, interval.high))
 
 
+# Beyond this (a change of 10× either way) what a run could see is no figure a reader can use: its rounds spread
+# too far to see any change, and it is said so.
+SEES_NOTHING = 9.0
+
+
 def sees_said(sees: float | None) -> str:
-    """ "≥ 2.1 %": the smallest change a currency would call here ("≥ 5.75× either way" beyond 50 %), or "—"
-    without a spread to tell."""
+    """ "≥ 2.1 %": the smallest change a currency would call here ("≥ 5.75× either way" beyond 50 %), "no change
+    it could see" beyond 10×, or "—" without a spread to tell."""
     if sees is None:
         return "—"
+    if sees >= SEES_NOTHING:
+        return "no change it could see"
     return f"≥ {100 * sees:.1f} %" if sees < 0.5 else f"≥ {times(1 + sees)} either way"
 
 
@@ -84,6 +112,7 @@ def cells_said(cells: Sequence[PairedCell]) -> list[tuple[str, str]]:
                 smallest=cell.design.smallest_change,
                 bound=cell.time_bound,
                 factors=time_factors,
+                weakest=cell.weakest_round,
             ),
             change_said(cell.work, cell.work_changed, cell.work_margin, MORE_INSTRUCTIONS, factors=work_factors),
         )

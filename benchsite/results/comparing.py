@@ -65,6 +65,16 @@ class PairedCell:
     # Where `time` rests on rounds in which one side met clearly more interference than the other: "at most" (A
     # met more: B ÷ A is at most its interval's high end) or "at least" (B met more); "": rounds met alike.
     time_bound: Bound = ""
+    # The ratios B ÷ A the time interval rests on (per round, or per start where the run made several)
+    time_ratios: tuple[float, ...] = ()
+
+    @property
+    def weakest_round(self) -> float | None:
+        """Of the ratios a one-sided time change rests on, the one nearest no change: a slowdown called from
+        rounds that can only make B look faster is at least this slow in every one of them (None: not a bound)."""
+        if not self.time_bound or not self.time_ratios:
+            return None
+        return max(self.time_ratios) if self.time_bound == "at most" else min(self.time_ratios)
 
     @property
     def time_changed(self) -> bool:
@@ -172,12 +182,12 @@ def compare_copies(
     work_margin = WORK_NOISE if counting and counting.starts > 1 else MARGIN
     design = design_of(profile)
     for subject, cell, a, b in shared:
-        time_ratios, time_margin = per_start(view, alike_rounds(view, a, b, cell))
-        time = design.interval(time_ratios, time_level)
+        alike_ratios, time_margin = per_start(view, alike_rounds(view, a, b, cell))
+        time, time_ratios = design.interval(alike_ratios, time_level), alike_ratios
         time_bound: Bound = ""
         called = leaning_change(view, (a, b, cell), time_level, design)
         if called is not None:
-            (time, time_bound), time_margin = called
+            (time, time_bound, time_ratios), time_margin = called
         work, work_ratios = None, []
         if (a, b, cell) in counted and counting:
             counted_a, counted_b = batches(view, a, cell), batches(view, b, cell)
@@ -194,12 +204,13 @@ def compare_copies(
                 cell=cell,
                 time=time if time and time.bounded else None,
                 work=work if work and work.bounded else None,
-                time_sees=design.detectable(time_ratios, time_level, time_margin),
+                time_sees=design.detectable(alike_ratios, time_level, time_margin),
                 work_sees=detectable_change(work_ratios, work_level, work_margin),
                 time_margin=time_margin,
                 work_margin=work_margin,
                 design=design,
                 time_bound=time_bound,
+                time_ratios=tuple(time_ratios),
             )
         )
     return found
@@ -207,12 +218,12 @@ def compare_copies(
 
 def leaning_change(
     view: RunView, compared: tuple[str, str, str], level: float, design: ComparisonDesign
-) -> tuple[tuple[Interval, Bound], float] | None:
+) -> tuple[tuple[Interval, Bound, list[float]], float] | None:
     """A change that the rounds leaning one way, with the alike ones, call in the one direction they can: B slower
     from the rounds in which A met at least as much interference (the bias is against B slower), B faster from
     those in which B did; with the margin a change must clear. None where neither calls one. On a quiet machine
     every round is alike, and this is the alike rounds' two-sided test ("" for its bound). `compared` is (A, B,
-    cell)."""
+    cell); the ratios it rests on come with it."""
     a, b, cell = compared
     alike_keys = alike_rounds(view, a, b, cell).keys()
     directions: tuple[tuple[Bound, str], ...] = (("at most", a), ("at least", b))
@@ -221,7 +232,7 @@ def leaning_change(
         ratios, margin = per_start(view, rounds)
         found = design.interval(ratios, level)
         if found is not None and found.bounded and one_sided_change(found, bound, margin):
-            return (found, bound if rounds.keys() != alike_keys else ""), margin
+            return (found, bound if rounds.keys() != alike_keys else "", ratios), margin
     return None
 
 

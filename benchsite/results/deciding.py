@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchsite.model.run import RunDocument
-from benchsite.results.change_words import needs_factors
+from benchsite.results.change_words import bound_said, needs_factors
 from benchsite.results.comparing import PairedCell, compare_copies, comparison_sets
 from benchsite.results.design import design_of
 from benchsite.results.factors import FASTER, factor, percent_or_factor
@@ -111,10 +111,9 @@ def answered_said(view: RunView, cells: Sequence[PairedCell]) -> str:
 
     for cell in cells:
         name = f"{cell.subject} {view.run.cell_label(cell.cell)}"
-        if cell.time_changed and cell.time is not None and cell.time_bound:  # a bound: its edge, as the table says
-            edge = cell.time.high if cell.time_bound == "at most" else cell.time.low
-            if edge is not None:
-                told.append(f"{name} {said(edge)} or beyond")
+        if cell.time_changed and cell.time is not None and cell.time_bound:  # a bound, as the table says it
+            bound = bound_said(cell.time, cell.time_bound, cell.weakest_round, cell.time_margin, factors=factors)
+            told.append(f"{name} {bound}")
         elif cell.time_changed and cell.time is not None:
             told.append(f"{name} {said(cell.time.value)}")
         elif cell.time_decided:
