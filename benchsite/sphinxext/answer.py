@@ -9,7 +9,7 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from benchsite.results.drift import apart_said
+from benchsite.results.drift import drift_said
 from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
 from benchsite.results.ranking import ranking_said
 from benchsite.results.view import RunView
@@ -105,7 +105,7 @@ class BenchAnswer(PublishedDirective):
         line += nodes.Text("); the other runs and machines are in the verdicts and the ")
         line += nodes.reference("", "history", refid="runs-of-this-recipe")
         line += nodes.Text(".")
-        apart = apart_said(reference.main, [view for view in reference.views if view is not reference.main])
+        apart = drift_said(reference.main, [view for view in reference.views if view is not reference.main])
         if apart:
             line += nodes.Text(" ")
             line += data(apart, drift="apart", recipe=self.recipe)
