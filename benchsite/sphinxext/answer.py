@@ -10,13 +10,14 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 
 from benchsite.results.drift import drift_said
+from benchsite.results.newest import newest_run, newest_said
 from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
 from benchsite.results.ranking import ranking_said
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
 from benchsite.sphinxext.claims import badge_node, claim_anchor, verdict_reading
 from benchsite.sphinxext.measured import beside_speed, page_run_with
-from benchsite.sphinxext.nodes import bench_details, data
+from benchsite.sphinxext.nodes import bench_details, block, data
 from benchsite.sphinxext.pick import parse_cells, parse_costs, pick_node
 
 
@@ -81,6 +82,14 @@ class BenchAnswer(PublishedDirective):
                 item += nodes.paragraph(text=said, classes=["bench-why"])
             listing += item
         card += self._page_run(reference)
+        newest = newest_said(groups, published)
+        if newest:  # a user's own run, first: labelled, on the first screen
+            found = newest_run(groups)
+            assert found is not None
+            lead = "The newest run"
+            line = nodes.paragraph("", "", nodes.strong(text=lead), nodes.Text(newest.removeprefix(lead)))
+            line["classes"].append("bench-newest-run")
+            card += block(line, newest=found[1].run.run_id)
         if "pick" in self.options:  # the reader's own question first, then the original's conclusions
             where = f"bench-answer of {self.recipe}"
             cells = parse_cells(self.options["pick"], where)

@@ -1,0 +1,83 @@
+"""The newest run of a recipe, said on its page's first screen beside the run the page reads: a user who has just
+run the recipe finds their own run there, labelled busy or quiet, with what it measured on its own and how it
+compares with the page's run.
+
+Its words come from its own figures only: a claim decided on it alone (a busy run's lower bounds decide nothing,
+and say so), and its cells beside the page's run's where both ran on one machine (another machine's figures are
+compared by the verdicts' ratios, never side by side).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from benchsite.results.claims import decide
+from benchsite.results.evidence import Pooled
+from benchsite.results.machines import MachineRuns, weighed
+from benchsite.results.originals import OriginalFigures
+from benchsite.results.view import RunView
+
+
+def newest_run(groups: Sequence[MachineRuns]) -> tuple[MachineRuns, RunView] | None:
+    """The newest run of every machine's, with its machine (None: no run)."""
+    found = [(group, view) for group in groups for view in group.every_run]
+    return max(found, key=lambda pair: pair[1].run.run_id) if found else None
+
+
+def newest_said(groups: Sequence[MachineRuns], published: OriginalFigures) -> str:
+    """ "The newest run, 2026-11-28 on amd-epyc-2cpu (run …), measured on a busy machine: 257 of 320 repetitions
+    disturbed …; 8 of its 8 cells have lower bounds only. On its own it decides 1 of 6 conclusions (6: not as
+    claimed); it ran on another machine than the page's run: …" ("" where the page's run is the newest.)"""
+    found = newest_run(groups)
+    if not groups or found is None or found[1] is groups[0].main:
+        return ""
+    group, view = found
+    run = view.run
+    state = view.interference_said() if view.busy else f"quiet, {view.interference_said()}"
+    cells = len(view.summaries)
+    bounds = sum(summary.median() is None and summary.at_least_rps() is not None for summary in view.summaries.values())
+    measured = (
+        f"{bounds} of its {cells} cells have lower bounds only"
+        if bounds
+        else f"{view.usable_count} of its {cells} cells have figures that count"
+    )
+    return (
+        f"The newest run, {run.started_at[:10]} on {group.label} (run {run.run_id}), {state}; {measured}. "
+        f"{_claims_said(view, published)}; {_beside_said(view, groups[0])}."
+    )
+
+
+def _claims_said(view: RunView, published: OriginalFigures) -> str:
+    """The claims decided on this run alone: "On its own it decides 2 of 6 conclusions (1: as claimed, 3: weaker
+    than claimed)"."""
+    decided = []
+    for number, claim in enumerate(published.claims, start=1):
+        verdict = weighed(decide(claim, Pooled((view,)), published))
+        if not verdict.state.decided_nothing:
+            decided.append(f"{number}: {verdict.badge.value}")
+    listed = f" ({', '.join(decided)})" if decided else ""
+    return f"On its own it decides {len(decided)} of {len(published.claims)} conclusions{listed}"
+
+
+def _beside_said(view: RunView, page: MachineRuns) -> str:
+    """Its cells' req/s over the page's run's, where both ran on the page's machine; else why not compared."""
+    main = page.main
+    if view not in page.every_run:
+        return (
+            "it ran on another machine than the page's run, so it meets the page's figures only in the verdicts' ratios"
+        )
+    ratios = []
+    for key, summary in view.summaries.items():
+        theirs = main.summaries.get(key)
+        own = summary.median() if summary.median() is not None else summary.at_least_rps()
+        other = theirs.median() if theirs is not None else None
+        if own and other:
+            ratios.append(own / other)
+    if not ratios:
+        return "no cell it shares with the page's run has a figure on both"
+    bound = " at least" if view.busy else ""
+    return (
+        f"beside the page's run, its req/s{bound} {min(ratios):.2f}× to {max(ratios):.2f}× the page's run's (median "
+        f"{statistics.median(ratios):.2f}×) in the {len(ratios)} cells both measured"
+    )
