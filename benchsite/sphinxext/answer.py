@@ -10,8 +10,8 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 
 from benchsite.results.drift import drift_said
-from benchsite.results.newest import newest_run, newest_said
 from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
+from benchsite.results.newest import newest_run, newest_said
 from benchsite.results.ranking import ranking_said
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import PublishedDirective, selected
