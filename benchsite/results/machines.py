@@ -224,7 +224,7 @@ class ClaimAcross:
         badges = {m.verdict.badge for m in self.counted}
         if state.decided_nothing or state == State.DEPENDS or not badges:
             return Badge.of_state(state)
-        return min(badges, key=GRANTS.index)
+        return max(badges, key=GRANTS.index)
 
     @property
     def not_compared(self) -> str:

@@ -55,10 +55,10 @@ class BenchVersus(AbRunDirective):
                     cell.cell,
                     _median(view, a, cell.cell),
                     _median(view, b, cell.cell),
-                    data(time_said, versus=tag, currency="time"),
+                    data(time_said, versus=tag, currency="time", run=view.run.run_id),
                     _counted(view, a, cell.cell),
                     _counted(view, b, cell.cell),
-                    data(work_said, versus=tag, currency="work"),
+                    data(work_said, versus=tag, currency="work", run=view.run.run_id),
                 ]
             )
         headers = (
