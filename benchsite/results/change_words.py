@@ -11,6 +11,7 @@ from benchsite.results.factors import (
     MORE_INSTRUCTIONS,
     Direction,
     factor,
+    level_said,
     percent,
     percent_or_factor,
     percent_range,
@@ -51,7 +52,8 @@ def change_said(
         verdict = f"no change beyond ±{100 * smallest:g} %" if within(interval, smallest) else "undecided"
     if factors or (factors is None and needs_factors(interval)):
         return f"{with_range(interval, words)}, {verdict}"
-    return f"{percent(interval.value, words)} (95 %: {percent_range(interval, words, worded=False)}), {verdict}"
+    spans = percent_range(interval, words, worded=False)
+    return f"{percent(interval.value, words)} ({level_said(interval)}: {spans}), {verdict}"
 
 
 def bound_said(
@@ -72,8 +74,11 @@ def bound_said(
 
     units = "starts" if margin == 0 else "rounds"  # a run of several starts rests on each start's mean
     if weakest is None:
-        return f"{size(edge)} or beyond over its {interval.count} {units} (95 %)"
-    return f"{size(weakest)} or more in each of its {interval.count} {units} ({size(edge)} or beyond at 95 %)"
+        return f"{size(edge)} or beyond over its {interval.count} {units} ({level_said(interval)})"
+    return (
+        f"{size(weakest)} or more in each of its {interval.count} {units} ({size(edge)} or beyond at "
+        f"{level_said(interval)})"
+    )
 
 
 def needs_factors(interval: Interval | None) -> bool:

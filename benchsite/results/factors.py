@@ -66,11 +66,17 @@ def factor_range(interval: Interval, words: Direction = FASTER, worded: bool = T
     return f"from {factor(low, words)} to {factor(high, words)}"
 
 
+def level_said(interval: Interval) -> str:
+    """An interval's own confidence: "95 %", or "99.9 %" for one of a set held together (simultaneous)."""
+    return f"{100 * interval.level:.3g} %"
+
+
 def with_range(interval: Interval, words: Direction = FASTER) -> str:
-    """The estimate and its interval as factors: "1.53× faster (95 %: 1.45× to 1.61×)"."""
+    """The estimate and its interval as factors at the interval's own level: "1.53× faster (95 %: 1.45× to
+    1.61×)", "600× slower (99.9 %: 143× to 2,523×)"."""
     if interval.low is None or interval.high is None:
         return f"{factor(interval.value, words)} (no interval)"
-    return f"{factor(interval.value, words)} (95 %: {factor_range(interval, words, worded=False)})"
+    return f"{factor(interval.value, words)} ({level_said(interval)}: {factor_range(interval, words, worded=False)})"
 
 
 def percent(ratio: float, words: Direction = FASTER) -> str:

@@ -11,7 +11,17 @@ from pydantic import HttpUrl, ValidationError
 
 from benchsite.errors import BenchError
 from benchsite.records import Record, Seq, Text, describe, read_toml
-from benchsite.results.factors import FASTER, MORE_INSTRUCTIONS, Direction, factor, factor_range
+from benchsite.results.factors import (
+    FASTER,
+    MORE_INSTRUCTIONS,
+    Direction,
+    factor,
+    factor_range,
+    level_said,
+    times,
+    with_range,
+)
+from benchsite.results.intervals import paired_rounds
 from benchsite.results.releases import (
     Change,
     Release,
@@ -166,8 +176,7 @@ def told_stall(
     into = _step(steps, first, stall.subject, cell)
     if into is not None:
         said += (
-            f"; {first} is {factor(into.ratio.value)} than {into.against} at {sweep.cell_named(cell)} "
-            f"(95 %: {factor_range(into.ratio, worded=False)})"
+            f"; {first} is {factor(into.ratio.value)} than {into.against} at {sweep.cell_named(cell)} {_spans(into)}"
         )
         worked = next((w for w in work if w.release == first and w.subject == stall.subject), None)
         if worked is not None:
@@ -178,17 +187,59 @@ def told_stall(
                 else f"did not change beyond the noise ({_percent_only(worked)})"
             )
             said += f", while its instructions per request (counted at {counted}) {moved}"
-    names = [r.release for r in sweep.releases]
-    after = names[names.index(last) + 1] if names.index(last) + 1 < len(names) else None
-    out = _step(steps, after, stall.subject, cell) if after else None
-    if after is not None and out is not None:
-        said += f". {after} is back: {factor(out.ratio.value)} than {last}"
+    said += _ended(sweep, stall, cell)
     report = next((r for r in reports if r.package == sweep.package and r.first in stall.releases), None)
     if report is not None:
         said += f". Reported upstream as “{report.title}” ({report.report}" + (
             f"; the fix: {report.fix})" if report.fix else ")"
         )
     return said + "."
+
+
+def _spans(change: Change) -> str:
+    """ "(99.9 %: 22.0× to 27,811×)": a change's interval at its own level."""
+    return f"({level_said(change.ratio)}: {factor_range(change.ratio, worded=False)})"
+
+
+def _rounds_one_way(sweep: Sweep, change: Change, subject: str) -> str:
+    """Where every paired round of an unsettled comparison went one way: "faster in 6 of 6 rounds at -c 1 -k, by
+    1.17× to 1.35×" ("" where the rounds went both ways)."""
+    release = next((r for r in sweep.releases if r.release == change.release), None)
+    top, bottom = release.copy(subject) if release else None, sweep.newest.copy(subject)
+    if top is None or bottom is None:
+        return ""
+    a = sweep.view.round_values(top, change.cell, usable_only=False)
+    b = sweep.view.round_values(bottom, change.cell, usable_only=False)
+    ratios = paired_rounds(a, b) if a is not None and b is not None else []
+    if len(ratios) < 2 or not (all(r > 1 for r in ratios) or all(r < 1 for r in ratios)):
+        return ""
+    word = "faster" if ratios[0] > 1 else "slower"
+    sizes = sorted(r if r > 1 else 1 / r for r in ratios)
+    return (
+        f"{word} in {len(ratios)} of {len(ratios)} rounds at {sweep.cell_named(change.cell)}, by {times(sizes[0])} "
+        f"to {times(sizes[-1])}"
+    )
+
+
+def _ended(sweep: Sweep, stall: Stall, cell: str) -> str:
+    """The release after a stall against the last one before it (the story's one reference): ". 8.4.8 ends it:
+    against 8.0.0, the last release before it, 1.32× slower (95 %: …)" ("" where the sweep has no release after it
+    or none before it)."""
+    names = [r.release for r in sweep.releases]
+    first, last = names.index(stall.releases[0]), names.index(stall.releases[-1])
+    if last + 1 >= len(names) or first == 0:
+        return ""
+    after, before = sweep.releases[last + 1], sweep.releases[first - 1]
+    ratio = sweep.view.ratio(
+        (after.copy(stall.subject) or "", cell), (before.copy(stall.subject) or "", cell), usable_only=False
+    )
+    if ratio is None or not ratio.bounded:
+        return ""
+    assert ratio.low is not None and ratio.high is not None
+    where = f"against {before.release}, the last release before it, at {sweep.cell_named(cell)}"
+    if ratio.low > 1 or ratio.high < 1:
+        return f". {after.release} ends it: {where}, {with_range(ratio)}"
+    return f". {after.release} ends it: {where}, not surely different ({level_said(ratio)}: {factor_range(ratio)})"
 
 
 def _percent_only(change: Change) -> str:
@@ -215,15 +266,17 @@ def told_ends(sweep: Sweep, time: list[Change], work: list[Change]) -> str:
         beyond = [c for c in timed if c.changed]
         said = f"the {sweep.subject_named(subject)} of {oldest} is " + (
             ", ".join(
-                f"{factor(c.ratio.value)} than {newest}'s at {sweep.cell_named(c.cell)} "
-                f"(95 %: {factor_range(c.ratio, worded=False)})"
-                for c in beyond
+                f"{factor(c.ratio.value)} than {newest}'s at {sweep.cell_named(c.cell)} {_spans(c)}" for c in beyond
             )
             or f"not surely faster or slower than {newest}'s"
         )
-        level = [sweep.cell_named(c.cell) for c in timed if not c.changed]
+        level = [c for c in timed if not c.changed]
         if beyond and level:
-            said += f", not surely different at {', '.join(level)}"
+            said += f", not surely different at {', '.join(sweep.cell_named(c.cell) for c in level)}"
+        one_way = [told for c in level if (told := _rounds_one_way(sweep, c, subject))]
+        if one_way:
+            said += f" (though {'; '.join(one_way)}: the interval, held together with every other comparison, "
+            said += "still spans no change)"
         worked = [c for c in work if c.release == oldest and c.subject == subject and c.changed]
         if worked:
             today = ", ".join(
