@@ -134,22 +134,24 @@ How it was measured
    .. literalinclude:: ../../recipes/$name/app.py
       :language: python
 
-.. bench-commands::
+.. bench-details:: The exact commands of the run shown
 
-The machine
------------
+   .. bench-commands::
 
-.. bench-environment::
+.. bench-details:: The machine, its software and the run's settings
+
+   .. bench-environment::
+
+.. bench-details:: Raw output: the verbatim report of one repetition of every cell
+
+   .. bench-raw::
 
 Runs of this recipe
 -------------------
 
-.. bench-history::
+.. bench-details:: Every run of this recipe, machine by machine: when, with what, and each cell's median
 
-Raw output
-----------
-
-.. bench-raw::
+   .. bench-history::
 """)
 
 TEST = Template('''"""The $name recipe runs against its real server (scaffolded by invoke new-page)."""

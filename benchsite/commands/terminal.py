@@ -14,8 +14,11 @@ from benchsite.harness.experiments.faults import Trial
 from benchsite.results.change_words import change_said
 from benchsite.results.compare import CellChange, WorkChange, describe_change
 from benchsite.results.factors import MORE_INSTRUCTIONS
+from benchsite.results.latency import latency_figures, queue_said
+from benchsite.results.machines import by_machine
+from benchsite.results.newest import alone, pooled_said
 from benchsite.results.published import Published
-from benchsite.results.store import load_view
+from benchsite.results.store import load_view, recipe_views
 from benchsite.results.view import RunView
 
 if TYPE_CHECKING:
@@ -28,21 +31,21 @@ def say(line: str) -> None:
 
 
 def print_verdicts(run_dir: Path, published: Published) -> None:
-    """The run's verdicts on the page's claims, the thing a user ran it for, and which needed further rounds."""
+    """The run's verdicts on the page's claims in the page's words (badges, decided on this run alone, as the page's
+    newest-run line says them), what the page does with the run, the listen queue where it set a tail, and which
+    claims needed further rounds."""
     view = load_view(run_dir)
     rounds = view.run.rounds
-    pooled = (
-        "measured on a busy machine: the site pools its undisturbed repetitions with every run of it, labelled"
-        if view.busy
-        else "the site pools them with every run of it"
-    )
-    table = Table(title=f"Verdicts of this run ({view.run.machine.name}); {pooled}")
-    for header in ("Claim", "Verdict", "This run [95 % interval]", "Rule"):
+    groups = by_machine(recipe_views(run_dir.parent, view.run.profile.name), published.reference_machine)
+    table = Table(title=f"This run alone ({view.run.machine.name}); {pooled_said(view, groups)}")
+    for header in ("Claim", "Badge", "This run [95 % interval]", "Rule"):
         table.add_column(header, overflow="fold")
-    for verdict in published.verdicts(view):
-        table.add_row(verdict.claim.id, str(verdict.state), verdict.today, verdict.claim.threshold)
+    for verdict in alone(view, published):
+        table.add_row(verdict.claim.id, verdict.badge.upper(), verdict.today, verdict.claim.threshold)
     console = Console(stderr=True)
     console.print(table)
+    for line in queue_said(latency_figures(view.run)):
+        console.print(line, highlight=False)
     if rounds is not None and rounds.further_repetitions:
         console.print(
             f"{rounds.made} rounds in all ({rounds.further_repetitions} repetitions in further rounds for "
@@ -64,9 +67,8 @@ def say_if_busy(view: RunView) -> None:
         )
     if view.busy:
         say(
-            f"{view.interference_said()}: its disturbed repetitions are lower bounds that decide nothing; a page lists "
-            "it, labelled, in its history where the machine has quiet runs, and reads the rest where it has none "
-            "(re-run on a quiet machine for more, or pass --accept-busy to count the disturbed ones too)"
+            f"{view.interference_said()}: its disturbed repetitions are lower bounds that decide nothing (re-run on a "
+            "quiet machine for more, or pass --accept-busy to count the disturbed ones too)"
         )
 
 

@@ -141,8 +141,8 @@ def add_run(path: Path, data_dir: Path, recipes_dir: Path, conf_dir: Path) -> tu
     run = checked.run
     if profile_of(path).endswith("quick"):
         raise BenchError(
-            f"{path}: a {profile_of(path)} run is a smoke test: no page shows it and git ignores it; "
-            f"add a full run (`.venv/bin/invoke recipe {run.recipe}`)"
+            f"{path}: a {profile_of(path)} run is a smoke test that git ignores (only your own `invoke docs --profile "
+            f"{profile_of(path)}` shows it): add a full run (`.venv/bin/invoke recipe {run.recipe}`)"
         )
     known = known_machine_names(data_dir).get(run.machine.id)
     renamed_from = run.machine.name if known is not None and known != run.machine.name else None

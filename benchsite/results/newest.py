@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from benchsite.results.claims import decide
+from benchsite.results.claims import Verdict, decide
 from benchsite.results.evidence import Pooled
 from benchsite.results.machines import MachineRuns, weighed
-from benchsite.results.originals import OriginalFigures
 from benchsite.results.view import RunView
+
+if TYPE_CHECKING:
+    from benchsite.results.published import Published
 
 
 def newest_run(groups: Sequence[MachineRuns]) -> tuple[MachineRuns, RunView] | None:
@@ -25,7 +28,7 @@ def newest_run(groups: Sequence[MachineRuns]) -> tuple[MachineRuns, RunView] | N
     return max(found, key=lambda pair: pair[1].run.run_id) if found else None
 
 
-def newest_said(groups: Sequence[MachineRuns], published: OriginalFigures) -> str:
+def newest_said(groups: Sequence[MachineRuns], published: Published) -> str:
     """ "The newest run, 2026-11-28 on amd-epyc-2cpu (run …), measured on a busy machine: 257 of 320 repetitions
     disturbed …; 8 of its 8 cells have lower bounds only. On its own it decides 1 of 6 conclusions (6: not as
     claimed); it ran on another machine than the page's run: …" ("" where the page's run is the newest.)"""
@@ -48,14 +51,33 @@ def newest_said(groups: Sequence[MachineRuns], published: OriginalFigures) -> st
     )
 
 
-def _claims_said(view: RunView, published: OriginalFigures) -> str:
+def alone(view: RunView, published: Published) -> list[Verdict]:
+    """Every claim decided on one run alone, as a machine's verdict is weighed (too few rounds decide nothing)."""
+    return [weighed(decide(claim, Pooled((view,)), published)) for claim in published.claims]
+
+
+def pooled_said(view: RunView, groups: Sequence[MachineRuns]) -> str:
+    """What the page does with a run: pools it into its machine's verdicts, or (a busy run on a machine with quiet
+    runs) shows it labelled, first while it is the newest, and in the history, without pooling it."""
+    group = next((found for found in groups if view in found.every_run), None)
+    if group is None:
+        return "the page does not read it (another profile's run)"
+    if view in group.views:
+        return f"the page pools it with {group.label}'s other runs into that machine's verdicts"
+    return (
+        f"measured on a busy machine: the page shows it labelled, first while it is the newest run, and does not "
+        f"pool it into {group.label}'s verdicts, which its quiet runs make"
+    )
+
+
+def _claims_said(view: RunView, published: Published) -> str:
     """The claims decided on this run alone: "On its own it decides 2 of 6 conclusions (1: as claimed, 3: weaker
     than claimed)"."""
-    decided = []
-    for number, claim in enumerate(published.claims, start=1):
-        verdict = weighed(decide(claim, Pooled((view,)), published))
-        if not verdict.state.decided_nothing:
-            decided.append(f"{number}: {verdict.badge.value}")
+    decided = [
+        f"{number}: {verdict.badge.value}"
+        for number, verdict in enumerate(alone(view, published), start=1)
+        if not verdict.state.decided_nothing
+    ]
     listed = f" ({', '.join(decided)})" if decided else ""
     return f"On its own it decides {len(decided)} of {len(published.claims)} conclusions{listed}"
 

@@ -85,15 +85,15 @@ def half_load_of(view: RunView, cell: str) -> dict[str, LoadFigure]:
     none."""
     run = view.run
     plan = run.latency.plan if run.latency is not None else None
-    record = next((found for s in run.subjects if (found := s.cell(cell)) is not None), None)
+    record = next((each for s in run.subjects if (each := s.cell(cell)) is not None), None)
     if plan is None or record is None or plan.capacity_cell != cell or plan.keepalive != record.keepalive:
         return {}
-    found = {}
+    halves: dict[str, LoadFigure] = {}
     for figure in latency_figures(run):
         half = next((load for load in figure.loads if load.fraction == HALF), None)
         if half is not None:
-            found[figure.subject] = half
-    return found
+            halves[figure.subject] = half
+    return halves
 
 
 def _closes_every_connection(view: RunView, subject: str, cell: str) -> bool:

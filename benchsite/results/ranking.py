@@ -1,4 +1,4 @@
-"""Which server? The servers of one run ranked by median req/s in a cell, each step between neighbours
+"""Which is fastest? The servers of one run ranked by median req/s in a cell, each step between neighbours
 called by their paired ratio (surely ahead, or not told apart), the figures the load tool set marked."""
 
 from __future__ import annotations
@@ -56,7 +56,10 @@ def ranked(view: RunView, cell: str) -> list[Ranked]:
             ratio = view.ratio((name, cell), (placed[index + 1][1], cell), usable_only=False)
             ahead = ratio is not None and ratio.low is not None and ratio.low > 1
         out.append(Ranked(subject=name, label=label, median=median, tool_limited=tool_limited, ahead_of_next=ahead))
-    return out + sorted(busy, key=lambda place: -place.median)
+    for place in sorted(busy, key=lambda place: -place.median):  # a lower bound: ahead of every figure below it only
+        below = next((index for index, other in enumerate(out) if not other.busy and other.median < place.median), None)
+        out.insert(len(out) if below is None else below, place)
+    return out
 
 
 def ranking_said(view: RunView, cell: str, shown: int = 6) -> str:
@@ -68,9 +71,10 @@ def ranking_said(view: RunView, cell: str, shown: int = 6) -> str:
     for index, place in enumerate(places[:shown]):
         text = f"{place.label} {place.median:,.0f}" + (" (load tool's limit)" if place.tool_limited else "")
         if place.busy:
-            text = f"{place.label} at least {place.median:,.0f} (every repetition disturbed: a busy machine)"
+            text = f"{place.label} at least {place.median:,.0f}, busy"
         if index:
-            between = "; " if place.busy else (" > " if places[index - 1].ahead_of_next else " ≈ ")
+            unknown = place.busy or places[index - 1].busy  # a lower bound is not compared with its neighbours
+            between = "; " if unknown else (" > " if places[index - 1].ahead_of_next else " ≈ ")
             text = between + text
         parts.append(text)
     more = len(places) - shown

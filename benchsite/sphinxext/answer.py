@@ -54,7 +54,10 @@ class BenchAnswer(PublishedDirective):
         groups, published = self.machine_runs(), self.load_published()
         reference = groups[0]
         card = nodes.container(classes=["bench-answer"])
-        opening = nodes.paragraph("", "", nodes.strong(text="The answer"), nodes.Text(self._rests_on(groups)))
+        glossed = "rank" in self.options  # the ranking above glosses -c N and -k where it first meets them
+        opening = nodes.paragraph(
+            "", "", nodes.strong(text="The answer"), nodes.Text(self._rests_on(groups, flags=not glossed))
+        )
         listing = nodes.enumerated_list(enumtype="arabic", prefix="", suffix=".")
         for across in published.across(groups):
             line = nodes.paragraph()
@@ -127,17 +130,18 @@ class BenchAnswer(PublishedDirective):
         cells = [cell for cell in named if cell in view.run.cell_names]
         if not cells:
             return nodes.paragraph(
-                text=f"Which server? The page's run ({view.run.run_id}) measured none of the cells "
+                text=f"Which is fastest? The page's run ({view.run.run_id}) measured none of the cells "
                 f"ranked here ({', '.join(named)})."
             )
         intro = nodes.paragraph()
-        intro += nodes.strong(text="Which server?")
+        intro += nodes.strong(text="Which is fastest?")
         intro += nodes.Text(
             f" Median req/s in the page's run ({view.run.machine.name}), fastest first (-c N: N clients at once; -k: "
             "keep-alive, many requests on one connection); “>” where the paired rounds "
             "put it surely ahead of the next, “≈” where they cannot tell them apart. A figure marked “load tool's "
             "limit” is as fast as the load tool could drive it: compare those by a cheaper tool or their CPU per "
-            "request below."
+            "request below. One marked “at least N, busy” had every repetition disturbed by others' work on the "
+            "machine: a lower bound, placed only ahead of the figures below it."
         )
         listing = nodes.bullet_list()
         for cell in cells:
@@ -175,7 +179,13 @@ class BenchAnswer(PublishedDirective):
         return line
 
     @staticmethod
-    def _rests_on(groups: list[MachineRuns]) -> str:
+    def _rests_on(groups: list[MachineRuns], flags: bool) -> str:
+        """ ", from 10 runs on 2 machines (…):", glossing the words its lines use ("surely"; -c N and -k where
+        `flags`)."""
         runs = sum(len(group.views) for group in groups)
         machines = len({group.machine.id for group in groups})
-        return f", from {runs} run{'s' * (runs != 1)} on {machines} machine{'s' * (machines != 1)}:"
+        glosses = ["-c N: N clients at once", "-k: keep-alive, many requests on one connection"] if flags else []
+        glosses.append("“surely”: the whole 95 % interval lies on that side")
+        return (
+            f", from {runs} run{'s' * (runs != 1)} on {machines} machine{'s' * (machines != 1)} ({'; '.join(glosses)}):"
+        )

@@ -54,7 +54,14 @@ class BenchChart(BenchDirective):
             summaries = [f.summary if f else None for f in figures]
             flagged = tuple(bool(f and not f.usable) for f in figures)
             # a flagged figure keeps its number (drawn hatched, as the table prints it); only no figure is "failed"
-            medians = tuple(s.median(of) if s else None for s in summaries)
+            busy = tuple(  # every repetition disturbed, none failed: the figure is a lower bound, said so
+                bool(s and of is RPS and s.median(of) is None and not s.problems and s.at_least_rps() is not None)
+                for s in summaries
+            )
+            medians = tuple(
+                s.at_least_rps() if s and lower else s.median(of) if s else None
+                for s, lower in zip(summaries, busy, strict=True)
+            )
             intervals = [s.interval(of) if s and of is RPS else None for s in summaries]
             shown += intervals
             series.append(
@@ -67,6 +74,7 @@ class BenchChart(BenchDirective):
                     colour=charted.index(name),
                     reference=kind == "hbar" and subject.role == "ceiling",
                     absent=tuple(subject.cell(cell) is None for cell in cells),
+                    busy=busy,
                 )
             )
         whiskers = f"\n(whiskers: {levels_label(shown)} interval)" if kind in ("bar", "hbar") and of is RPS else ""

@@ -107,7 +107,10 @@ def _draw_bars(axes: plt.Axes, chart: Chart, narrow: bool = False) -> None:
         if len(chart.categories) * count <= labelled:  # more would meet each other: the table has them
             axes.bar_label(
                 bars,
-                labels=[f"{m:,.{chart.decimals}f}" if m is not None else "" for m in series.medians],
+                labels=[
+                    "" if m is None else ("≥ " if series.is_busy(i) else "") + f"{m:,.{chart.decimals}f}"
+                    for i, m in enumerate(series.medians)
+                ],
                 fontsize=layout.small(narrow),
                 padding=2,
             )
@@ -150,7 +153,12 @@ def _draw_hbar_panel(axes: plt.Axes, chart: Chart, position: int, reach: float, 
             bar.set_hatch("///")
             bar.set_edgecolor("black")
         end = max(v for v in (median, high, 0.0) if v is not None)
-        text = "failed" if median is None else f"{median:,.0f}" + ("  flagged" if flagged else "")
+        if median is None:
+            text = "failed"
+        elif series.is_busy(position):
+            text = f"at least {median:,.0f}, busy"
+        else:
+            text = f"{median:,.0f}" + ("  flagged" if flagged else "")
         axes.text(end + reach * 0.01, row, text, va="center", ha="left", fontsize=layout.small(narrow))
     title = chart.categories[position]
     for series in chart.series:
@@ -207,7 +215,9 @@ def _flag_note(chart: Chart) -> str:
     if not chart.any_flagged:
         return ""
     marks = "ringed points" if chart.kind == "line" else "hatched bars"
-    return f"\n{marks}: flagged figures\n(failed requests, errors, or limited by the load tool)"
+    busy = any(series.is_busy(index) for series in chart.series for index in range(len(chart.categories)))
+    also = ",\nor every repetition disturbed: at least, busy" if busy else ""
+    return f"\n{marks}: flagged figures\n(failed requests, errors, or limited by the load tool{also})"
 
 
 FOREST_ROW_INCHES = 0.32

@@ -49,6 +49,10 @@ class Series:
     colour: int = -1  # the subject's place in its run: one colour per subject on every chart of a page
     reference: bool = False  # the load tool's ceiling: a line across the bars, not a bar
     absent: tuple[bool, ...] = ()  # per category: the subject does not run there (drawn as nothing, not failed)
+    busy: tuple[bool, ...] = ()  # per category: every repetition disturbed: its median is a lower bound ("at least")
+
+    def is_busy(self, index: int) -> bool:
+        return bool(self.busy) and self.busy[index]
 
     def is_flagged(self, index: int) -> bool:
         return bool(self.flagged) and self.flagged[index]
@@ -128,9 +132,16 @@ class Chart:
         parts = []
         for series in self.series:
             values = ", ".join(
-                f"{category}: {'failed' if median is None else f'{median:,.0f} {unit}'}"
-                + (" (flagged)" if series.is_flagged(index) else "")
+                f"{category}: {_value_said(series, index, median, unit)}"
+                + (" (flagged)" if series.is_flagged(index) and not series.is_busy(index) else "")
                 for index, (category, median) in enumerate(zip(self.categories, series.medians, strict=True))
             )
             parts.append(f"{series.label} ({values})")
         return f"{shape} of {label} against {self.x_label}. " + "; ".join(parts) + "."
+
+
+def _value_said(series: Series, index: int, median: float | None, unit: str) -> str:
+    """One value in words: "2,006 req/s", "at least 2,006 req/s, busy", "failed"."""
+    if median is None:
+        return "failed"
+    return f"at least {median:,.0f} {unit}, busy" if series.is_busy(index) else f"{median:,.0f} {unit}"

@@ -51,14 +51,15 @@ class BenchHistory(BenchDirective):
         cells = selected(self.options.get("cells"), shown.cell_names, "cells", shown.run_file)
         step = picked_by(groups[0].views)
         picked = f" Here {step} picked it." if step else " It is the machine's only run."
+        runs = "busy runs (it has no quiet one)" if groups[0].only_busy else "quiet runs"
         output: list[nodes.Node] = [
             nodes.paragraph(
                 "",
                 f"Every section of the page reads {shown.run_id} of its reference machine, {shown.machine.name}: of "
-                "its quiet runs, the one with the most sections measured (latency, memory), then the most usable "
+                f"its {runs}, the one with the most sections measured (latency, memory), then the most usable "
                 "figures, then the least noise (the median CV of req/s over its cells), then the most kinds of "
-                f"record, then the latest.{picked} Its other quiet runs are pooled into the verdicts with their "
-                "weight. A run measured on a busy machine (more than its limit of repetitions disturbed by other "
+                f"record, then the latest.{picked} Its other {runs.split(' (')[0]} are pooled into the verdicts with "
+                "their weight. A run measured on a busy machine (more than its limit of repetitions disturbed by other "
                 "work) is listed below, labelled, and left out where its machine has quiet runs; a machine with busy "
                 "runs alone is read from them. Each machine's runs, with the median req/s of every cell and its "
                 "interval (95 %; with five repetitions, the min–max range: 93.8 %). Runs of one machine on other "

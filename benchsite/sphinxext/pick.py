@@ -66,6 +66,12 @@ def pick_node(view: RunView, cells: list[str], costs: dict[str, str], recipe: st
     return box
 
 
+WITNESS_SAID = (
+    " A p99 marked “witness” is a second, slower sender's on the server's own CPU, measuring the same server meanwhile:"
+    " it stands where the load tool itself fell behind."
+)
+
+
 def _has_p99(found: Pick) -> bool:
     return any(candidate.offered_rps is not None for candidate in found.candidates)
 

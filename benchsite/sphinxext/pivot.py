@@ -10,7 +10,7 @@ from docutils.parsers.rst import directives
 from benchsite.errors import BenchError
 from benchsite.results.figures import FLAG_LEGEND
 from benchsite.results.intervals import Interval, difference_interval, levels_label
-from benchsite.results.metrics import METRICS, Metric, metric
+from benchsite.results.metrics import METRICS, RPS, Metric, metric
 from benchsite.results.published import Published
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import BenchDirective, PublishedDirective, selected
@@ -73,10 +73,15 @@ class BenchPivot(PublishedDirective):
                 subject, cell = (row, column) if by_subject else (column, row)
                 found = view.figure(subject, cell)
                 flagged = found is not None and not found.usable
-                any_flagged = any_flagged or flagged
                 summary = found.summary if found else None
                 intervals.append(summary.interval(of) if summary else None)
                 shown = with_interval(summary.median(of), intervals[-1], of.fmt) if summary else of.fmt(None)
+                lower = summary.at_least_rps() if summary and of is RPS and summary.median(of) is None else None
+                if (
+                    lower is not None and summary is not None and not summary.problems
+                ):  # every repetition disturbed: a lower bound, said so
+                    shown, flagged = f"at least {lower:,.0f}, busy", False
+                any_flagged = any_flagged or flagged
                 attributes = {"recipe": run.recipe, "subject": subject, "cell": cell, "metric": of.name}
                 line.append(data(shown + (" ⚑" if flagged else ""), source="today", **attributes))
                 if published is not None:

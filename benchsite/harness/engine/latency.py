@@ -51,6 +51,9 @@ def witness_args(plan: LatencyPlan, settings: Settings) -> list[str]:
     return ["--witness", f"{plan.witness_rps:g}", *cpu]
 
 
+QUEUE_TAIL_US = 900_000  # a p99 near a second where the listen queue turned attempts away is TCP's retry
+
+
 def measure_latency(context: RunContext) -> LatencyProfile | None:
     """Every server at every offered load, once a round; None where the profile asks for no latency profile."""
     plan = context.profile.latency
@@ -83,6 +86,9 @@ def measure_latency(context: RunContext) -> LatencyProfile | None:
                 reps.setdefault((subject.name, fraction), []).append(rep)
                 said = rep.result.latency_at_us(99.0) if rep.result is not None else None
                 outcome = f"p99 {said / 1000:.2f} ms" if said is not None else f"FAILED: {rep.error}"
+                turned = rep.result.listen_overflows if rep.result is not None else None
+                if said is not None and said >= QUEUE_TAIL_US and turned:  # the listen queue's second, not the server's
+                    outcome += f" (the listen queue turned {turned:,} attempts away: each is sent again a second later)"
                 context.reporter.step(
                     f"{subject.label} open loop at {cell.label} ({cell.rate:,.0f} req/s) round {index}: {outcome}"
                 )
