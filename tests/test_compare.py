@@ -12,7 +12,8 @@ import pytest
 from benchsite.model.method import METHOD_DIR
 from benchsite.model.run import RunDocument
 from benchsite.model.upgrade import read_method
-from benchsite.results.compare import MIN_RUNS_FOR_DRIFT, Drift, compare_runs, compare_work, describe_change, run_drift
+from benchsite.results.change_words import change_said
+from benchsite.results.compare import MIN_RUNS_FOR_DRIFT, Drift, compare_runs, compare_work, run_drift
 from benchsite.results.store import list_runs, load_run, load_view
 from benchsite.results.view import RunView
 from committed import COMMITTED_DATA
@@ -48,14 +49,16 @@ def test_a_run_against_itself_changes_nothing() -> None:
     assert len(changes) == sum(len(s.cells) for s in run.subjects)
     for change in changes:
         assert change.change is not None and abs(change.change.value - 1) < 1e-9
-        assert not change.changed and "not changed" in describe_change(change)
+        said = change_said(change.change, change.changed, margin=0.0, note=change.note)
+        assert not change.changed and "no change seen" in said
 
 
 def test_a_run_half_again_as_fast_changed_by_50_percent() -> None:
     run = load_run(RUN)
     for change in compare_runs(RunView(run), RunView(scaled(run, 1.5))):
         assert change.change is not None and abs(change.change.value - 1.5) < 1e-9
-        assert change.changed and describe_change(change).startswith("+50.0 % [")
+        said = change_said(change.change, change.changed, margin=0.0, note=change.note)
+        assert change.changed and said.startswith("1.50× faster (99.4 %: ")  # simultaneous over 8 cells
 
 
 def test_a_drift_as_large_as_the_change_leaves_it_undecided_and_none_calls_it_changed() -> None:
@@ -83,7 +86,7 @@ def test_the_compare_task_prints_every_cell_and_refuses_an_unknown_run() -> None
     name = f"cherrypy-speed/{RUN.name}"
     result = run_invoke("compare", name, name, env={"COLUMNS": "200"}, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "How fast is CherryPy?" in result.stdout and result.stdout.count("not changed") == 8
+    assert "How fast is CherryPy?" in result.stdout and result.stdout.count("no change seen") == 8
     assert "drift" in result.stderr.splitlines()[0]  # what the intervals count, before the table
     missing = run_invoke("compare", name, "cherrypy-speed/nope", timeout=120)
     assert missing.returncode == 1 and missing.stderr.strip() == (

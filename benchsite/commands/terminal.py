@@ -12,7 +12,7 @@ from rich.table import Table
 
 from benchsite.harness.experiments.faults import Trial
 from benchsite.results.change_words import change_said
-from benchsite.results.compare import CellChange, WorkChange, describe_change
+from benchsite.results.compare import CellChange, WorkChange
 from benchsite.results.factors import MORE_INSTRUCTIONS
 from benchsite.results.latency import latency_figures, queue_said
 from benchsite.results.machines import by_machine
@@ -82,9 +82,8 @@ def print_changes(a: RunView, b: RunView, changes: list[CellChange]) -> None:
     for header in ("Subject", "Cell", "A geometric mean", "B geometric mean", "Change [simultaneous 95 %]"):
         table.add_column(header)
     for change in changes:
-        table.add_row(
-            change.subject, change.cell, _number(change.mean_a), _number(change.mean_b), describe_change(change)
-        )
+        said = change_said(change.change, change.changed, margin=0.0, note=change.note)  # the A/B page's words
+        table.add_row(change.subject, change.cell, _number(change.mean_a), _number(change.mean_b), said)
     Console().print(table)
 
 

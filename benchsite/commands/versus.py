@@ -13,8 +13,7 @@ from benchsite.errors import BenchError
 from benchsite.results.change_words import SEES_NOTHING, cells_said, sees_said
 from benchsite.results.comparing import paired_cells, paired_subjects, time_untold
 from benchsite.results.design import design_of
-from benchsite.results.latency import copies_said as latency_said
-from benchsite.results.memory import copies_said
+from benchsite.results.latency import copies_said
 from benchsite.results.view import RunView
 
 EXPERIMENT_DIR = Path("experiments") / "versus"  # under data/: the A/B runs, one folder per recipe
@@ -68,7 +67,7 @@ def print_versus(view: RunView) -> None:
             "work on the machine, or too few rounds); judge by work, or re-run on a quiet machine"
         )
     pairs = paired_subjects(view)
-    for line in (*copies_said(view.run, pairs), *latency_said(view.run, pairs)):
+    for line in copies_said(view.run, pairs):
         say(line)
     for cell in cells:
         untold = time_untold(view, cell)

@@ -11,6 +11,7 @@ from benchsite.results.factors import (
     MORE_INSTRUCTIONS,
     Direction,
     factor,
+    factor_range,
     level_said,
     percent,
     percent_or_factor,
@@ -31,6 +32,7 @@ def change_said(
     bound: Bound = "",
     factors: bool | None = None,
     weakest: float | None = None,
+    note: str = "",
 ) -> str:
     """ "4.8 % slower (95 %: 3.5 % to 6.1 %), changed"; a change beyond ±50 % as factors ("143× slower (95 %: 36×
     to 550×), changed"), or every change so where `factors` (a column whose other cells need them: one format a
@@ -38,7 +40,24 @@ def change_said(
     matters: "no change beyond ±5 %" where the interval lies within it, else "undecided". A change called from
     rounds one side met more of others' work in is said as the bound it is, at the strongest its rounds support
     (`weakest`: the round nearest no change): "51.0× slower or more in each of its 3 rounds (1.39× slower or beyond
-    at 95 %) …: changed"."""
+    at 95 %) …: changed". `note` says why a change has no estimate, or what to keep in mind beside it (`invoke
+    compare`'s cells)."""
+    said = _change_said(interval, changed, margin, words, smallest, bound, factors, weakest)
+    if note:
+        return note if said in ("—", "") else f"{said} ({note})"
+    return said
+
+
+def _change_said(
+    interval: Interval | None,
+    changed: bool,
+    margin: float,
+    words: Direction,
+    smallest: float,
+    bound: Bound,
+    factors: bool | None,
+    weakest: float | None,
+) -> str:
     if bound and interval is not None and interval.low is not None and interval.high is not None:
         look, never = ("faster", "slower") if bound == "at most" else ("slower", "faster")
         return (
@@ -79,6 +98,33 @@ def bound_said(
         f"{size(weakest)} or more in each of its {interval.count} {units} ({size(edge)} or beyond at "
         f"{level_said(interval)})"
     )
+
+
+def spans_said(interval: Interval) -> str:
+    """ "(99.9 %: 22.0× to 27,811×)": an interval as factors at its own level."""
+    return f"({level_said(interval)}: {factor_range(interval, worded=False)})"
+
+
+def rounds_one_way_said(ratios: Sequence[float], where: str) -> str:
+    """Where every paired round went one way: "faster in 6 of 6 rounds at -c 1 -k, by 1.17× to 1.35×" ("" where
+    the rounds went both ways, or there are fewer than two)."""
+    if len(ratios) < 2 or not (all(r > 1 for r in ratios) or all(r < 1 for r in ratios)):
+        return ""
+    word = "faster" if ratios[0] > 1 else "slower"
+    sizes = sorted(r if r > 1 else 1 / r for r in ratios)
+    return f"{word} in {len(ratios)} of {len(ratios)} rounds at {where}, by {times(sizes[0])} to {times(sizes[-1])}"
+
+
+def whole_percent(ratio: float, words: Direction) -> str:
+    """A small change in whole percent: 1.26 → "26 % more instructions per request", 0.95 → "5 % fewer …"."""
+    if ratio >= 1:
+        return f"{100 * (ratio - 1):.0f} % {words.more}"
+    return f"{100 * (1 - ratio):.0f} % {words.less}"
+
+
+def signed_percent(ratio: float) -> str:
+    """ "+1.7 %": a ratio as a signed change."""
+    return f"{100 * (ratio - 1):+.1f} %"
 
 
 def needs_factors(interval: Interval | None) -> bool:

@@ -206,15 +206,3 @@ def busy_runs(a: RunView, b: RunView) -> str:
         f"warning: {'; '.join(busy)}; each side rests on its undisturbed repetitions, but a busy machine can bias "
         "what remains: re-run it on a quiet machine before reading a change"
     )
-
-
-def describe_change(change: CellChange) -> str:
-    """+12.3 % [+4.1 % … +21.0 %], changed; or why there is no estimate."""
-    if change.change is None or change.change.low is None or change.change.high is None:
-        return change.note or "—"
-    verdict = "changed" if change.changed else "not changed"  # after Bonferroni's correction
-    text = (
-        f"{100 * (change.change.value - 1):+.1f} % [{100 * (change.change.low - 1):+.1f} % … "
-        f"{100 * (change.change.high - 1):+.1f} %], {verdict}"
-    )
-    return text + (f" ({change.note})" if change.note else "")

@@ -18,6 +18,7 @@ from typing import Any
 from benchsite.model.latency import LatencyPlan, LoadRun
 from benchsite.model.run import RunDocument
 from benchsite.results.intervals import Interval, median_interval
+from benchsite.results.memory import memory_figures, mib_said
 from benchsite.tools.base import Repetition
 from benchsite.tools.paced import PacedResult
 
@@ -169,9 +170,21 @@ def latency_figures(run: RunDocument) -> list[LatencyFigures]:
 
 
 def copies_said(run: RunDocument, pairs: list[tuple[str, str, str]]) -> list[str]:
-    """For each (subject, reference copy, other copy) with a latency profile: each copy's p99 at every load."""
-    figures = {figure.subject: figure for figure in latency_figures(run)}
+    """For each (subject, reference copy, other copy): what each copy held in memory once started and at its peak
+    (the other over the reference at the peak), then, with a latency profile, each copy's p99 at every load."""
     lines = []
+    held = {figure.subject: figure for figure in memory_figures(run)}
+    for subject, a, b in pairs:
+        kept, other = held.get(a), held.get(b)
+        if kept is None or other is None or kept.peak is None or other.peak is None:
+            continue
+        ratio = other.peak.uss_bytes / kept.peak.uss_bytes if kept.peak.uss_bytes else None
+        lines.append(
+            f"{subject} memory (USS, workers included): A {mib_said(kept.idle)} once started, "
+            f"{mib_said(kept.peak)} at its peak; B {mib_said(other.idle)}, {mib_said(other.peak)}"
+            + ("" if ratio is None else f" (B ÷ A at the peak: {ratio:.2f}×)")
+        )
+    figures = {figure.subject: figure for figure in latency_figures(run)}
     for subject, a, b in pairs:
         first, second = figures.get(a), figures.get(b)
         if first is None or second is None:

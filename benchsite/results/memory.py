@@ -31,7 +31,7 @@ class MemoryFigures:
     connections: int | None  # that cell's clients
 
     @property
-    def growth_mib(self) -> float | None:
+    def growthmib_said(self) -> float | None:
         """How much more it held at its peak than once started."""
         if self.idle is None or self.peak is None:
             return None
@@ -97,23 +97,6 @@ def memory_figures(run: RunDocument) -> list[MemoryFigures]:
     return figures
 
 
-def copies_said(run: RunDocument, pairs: list[tuple[str, str, str]]) -> list[str]:
-    """For each (subject, reference copy, other copy) that recorded memory: what each copy held once started and
-    at its peak, and the other over the reference at the peak."""
-    figures = {figure.subject: figure for figure in memory_figures(run)}
-    lines = []
-    for subject, a, b in pairs:
-        first, second = figures.get(a), figures.get(b)
-        if first is None or second is None or first.peak is None or second.peak is None:
-            continue
-        ratio = second.peak.uss_bytes / first.peak.uss_bytes if first.peak.uss_bytes else None
-        lines.append(
-            f"{subject} memory (USS, workers included): A {_mib(first.idle)} once started, {_mib(first.peak)} at its "
-            f"peak; B {_mib(second.idle)}, {_mib(second.peak)}"
-            + ("" if ratio is None else f" (B ÷ A at the peak: {ratio:.2f}×)")
-        )
-    return lines
-
-
-def _mib(reading: MemoryPeak | None) -> str:
+def mib_said(reading: MemoryPeak | None) -> str:
+    """A reading in MiB, one decimal (— where none)."""
     return "—" if reading is None else f"{reading.uss_bytes / MIB:,.1f} MiB"

@@ -11,6 +11,7 @@ from pydantic import HttpUrl, ValidationError
 
 from benchsite.errors import BenchError
 from benchsite.records import Record, Seq, Text, describe, read_toml
+from benchsite.results.change_words import rounds_one_way_said, signed_percent, spans_said, whole_percent
 from benchsite.results.factors import (
     FASTER,
     MORE_INSTRUCTIONS,
@@ -18,7 +19,6 @@ from benchsite.results.factors import (
     factor,
     factor_range,
     level_said,
-    times,
     with_range,
 )
 from benchsite.results.intervals import paired_rounds
@@ -175,16 +175,15 @@ def told_stall(
     cell = stall.cells[0]
     into = _step(steps, first, stall.subject, cell)
     if into is not None:
-        said += (
-            f"; {first} is {factor(into.ratio.value)} than {into.against} at {sweep.cell_named(cell)} {_spans(into)}"
-        )
+        against = f"{into.against} at {sweep.cell_named(cell)}"
+        said += f"; {first} is {factor(into.ratio.value)} than {against} {spans_said(into.ratio)}"
         worked = next((w for w in work if w.release == first and w.subject == stall.subject), None)
         if worked is not None:
             counted = sweep.cell_named(worked.cell)
             moved = (
-                f"changed by {_percent_only(worked)}"
+                f"changed by {signed_percent(worked.ratio.value)}"
                 if worked.changed
-                else f"did not change beyond the noise ({_percent_only(worked)})"
+                else f"did not change beyond the noise ({signed_percent(worked.ratio.value)})"
             )
             said += f", while its instructions per request (counted at {counted}) {moved}"
     said += _ended(sweep, stall, cell)
@@ -194,11 +193,6 @@ def told_stall(
             f"; the fix: {report.fix})" if report.fix else ")"
         )
     return said + "."
-
-
-def _spans(change: Change) -> str:
-    """ "(99.9 %: 22.0× to 27,811×)": a change's interval at its own level."""
-    return f"({level_said(change.ratio)}: {factor_range(change.ratio, worded=False)})"
 
 
 def _rounds_one_way(sweep: Sweep, change: Change, subject: str) -> str:
@@ -211,14 +205,7 @@ def _rounds_one_way(sweep: Sweep, change: Change, subject: str) -> str:
     a = sweep.view.round_values(top, change.cell, usable_only=False)
     b = sweep.view.round_values(bottom, change.cell, usable_only=False)
     ratios = paired_rounds(a, b) if a is not None and b is not None else []
-    if len(ratios) < 2 or not (all(r > 1 for r in ratios) or all(r < 1 for r in ratios)):
-        return ""
-    word = "faster" if ratios[0] > 1 else "slower"
-    sizes = sorted(r if r > 1 else 1 / r for r in ratios)
-    return (
-        f"{word} in {len(ratios)} of {len(ratios)} rounds at {sweep.cell_named(change.cell)}, by {times(sizes[0])} "
-        f"to {times(sizes[-1])}"
-    )
+    return rounds_one_way_said(ratios, sweep.cell_named(change.cell))
 
 
 def _ended(sweep: Sweep, stall: Stall, cell: str) -> str:
@@ -242,19 +229,8 @@ def _ended(sweep: Sweep, stall: Stall, cell: str) -> str:
     return f". {after.release} ends it: {where}, not surely different ({level_said(ratio)}: {factor_range(ratio)})"
 
 
-def _percent_only(change: Change) -> str:
-    return f"{100 * (change.ratio.value - 1):+.1f} %"
-
-
 def _step(steps: list[Change], release: str | None, subject: str, cell: str) -> Change | None:
     return next((s for s in steps if s.release == release and s.subject == subject and s.cell == cell), None)
-
-
-def percent(ratio: float, words: Direction) -> str:
-    """A small change in percent: 1.26 → "26 % more instructions per request", 0.95 → "5 % fewer …"."""
-    if ratio >= 1:
-        return f"{100 * (ratio - 1):.0f} % {words.more}"
-    return f"{100 * (1 - ratio):.0f} % {words.less}"
 
 
 def told_ends(sweep: Sweep, time: list[Change], work: list[Change]) -> str:
@@ -266,7 +242,8 @@ def told_ends(sweep: Sweep, time: list[Change], work: list[Change]) -> str:
         beyond = [c for c in timed if c.changed]
         said = f"the {sweep.subject_named(subject)} of {oldest} is " + (
             ", ".join(
-                f"{factor(c.ratio.value)} than {newest}'s at {sweep.cell_named(c.cell)} {_spans(c)}" for c in beyond
+                f"{factor(c.ratio.value)} than {newest}'s at {sweep.cell_named(c.cell)} {spans_said(c.ratio)}"
+                for c in beyond
             )
             or f"not surely faster or slower than {newest}'s"
         )
@@ -280,7 +257,7 @@ def told_ends(sweep: Sweep, time: list[Change], work: list[Change]) -> str:
         worked = [c for c in work if c.release == oldest and c.subject == subject and c.changed]
         if worked:
             today = ", ".join(
-                f"{percent(1 / c.ratio.value, MORE_INSTRUCTIONS)} at {sweep.cell_named(c.cell)}" for c in worked
+                f"{whole_percent(1 / c.ratio.value, MORE_INSTRUCTIONS)} at {sweep.cell_named(c.cell)}" for c in worked
             )
             said += f"; {newest}'s executes {today}"
         parts.append(said)
@@ -308,7 +285,8 @@ def told_steps(sweep: Sweep, steps: list[Change], told: set[tuple[str, str]], wo
         f"{before} → {after}: "
         + ", ".join(
             f"{'the ' + sweep.subject_named(s.subject) + ' ' if several else ''}"
-            f"{percent(s.ratio.value, words) if work else factor(s.ratio.value, words)} at {sweep.cell_named(s.cell)}"
+            f"{whole_percent(s.ratio.value, words) if work else factor(s.ratio.value, words)} "
+            f"at {sweep.cell_named(s.cell)}"
             for s in found
         )
         for (before, after), found in by_pair.items()

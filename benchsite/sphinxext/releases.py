@@ -300,7 +300,7 @@ def _said(view: RunView, releases: list[Release], changes: list[Change], currenc
             by_release.setdefault(change.release, []).append(change)
         named = "; ".join(
             f"{release}: "
-            + ", ".join(f"{c.subject} {view.run.cell_label(c.cell)} {_times(c.ratio, words)}" for c in found)
+            + ", ".join(f"{c.subject} {view.run.cell_label(c.cell)} {with_range(c.ratio, words)}" for c in found)
             for release, found in by_release.items()
         )
         text = f"{currency}, releases that changed against {newest}: {named}. "
@@ -320,11 +320,6 @@ def _median(view: RunView, subject: str | None, cell: str) -> float | None:
 def _ratio(view: RunView, release: Release, top: str, base: str, cell: str) -> Interval | None:
     a, b = release.copy(top), release.copy(base)
     return view.ratio((a, cell), (b, cell)) if a and b else None
-
-
-def _times(ratio: Interval, words: Direction) -> str:
-    """ "1.34× faster (95 %: 1.11× to 1.60×)", "578× slower (95 %: 395× to 847×)": a factor either way."""
-    return with_range(ratio, words)
 
 
 def _patched(view: RunView, release: Release) -> bool:

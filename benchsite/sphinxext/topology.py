@@ -9,7 +9,8 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 
 from benchsite.model.run import RunDocument
-from benchsite.results.compare import compare_runs, describe_change
+from benchsite.results.change_words import change_said
+from benchsite.results.compare import compare_runs
 from benchsite.results.metrics import RPS
 from benchsite.results.store import list_runs, load_view
 from benchsite.results.view import RunView
@@ -55,7 +56,7 @@ class BenchTopology(BenchDirective):
                     two.cell_label(change.cell),
                     data(RPS.fmt(change.mean_a), run=one.run_id, **tag),
                     data(RPS.fmt(change.mean_b), run=two.run_id, **tag),
-                    describe_change(change),
+                    change_said(change.change, change.changed, margin=0.0, note=change.note),
                 ]
             )
         caption = nodes.paragraph(

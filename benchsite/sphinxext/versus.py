@@ -12,7 +12,7 @@ from benchsite.results.change_words import cells_said, detectable_said
 from benchsite.results.comparing import PairedCell, paired_cells, paired_subjects, time_untold
 from benchsite.results.deciding import answered_said
 from benchsite.results.design import design_of
-from benchsite.results.memory import copies_said
+from benchsite.results.latency import copies_said
 from benchsite.results.store import load_view
 from benchsite.results.view import RunView
 from benchsite.sphinxext.base import ReportingDirective

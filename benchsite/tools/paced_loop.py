@@ -31,25 +31,6 @@ class Tally:
     cut_short: int = 0  # it ended within the reply, before its Content-Length or chunked end
     not_http: int = 0  # what came back does not parse as an HTTP response
 
-    @property
-    def read_errors(self) -> int:
-        return self.closed + self.cut_short + self.not_http
-
-    @property
-    def failed(self) -> int:
-        return self.connect_errors + self.read_errors + self.timeouts
-
-    def failed_said(self, address: str) -> str:
-        """The failures in words, the most frequent first."""
-        kinds = [
-            (self.connect_errors, f"could not connect to {address} (nothing listening?)"),
-            (self.closed, "closed by the server before any reply"),
-            (self.cut_short, "cut short within the reply"),
-            (self.not_http, "answered with something that is not HTTP"),
-            (self.timeouts, "not answered within the timeout"),
-        ]
-        return "; ".join(f"{count:,} {what}" for count, what in sorted(kinds, key=lambda kind: -kind[0]) if count)
-
 
 class Reply:
     """httptools' callbacks for one reply: interim (1xx) replies are skipped, the request ends at its final one."""
