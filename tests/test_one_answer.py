@@ -131,9 +131,9 @@ def test_a_busy_rerun_shows_first_labelled_and_changes_nothing_else_but_the_hist
     }
     assert not pages["with"].warnings and not pages["without"].warnings
     newest = one(pages["with"].html, newest=BUSY_RUN).text
-    assert newest.startswith("The newest run, 2026-11-28 on amd-epyc-2cpu")
-    assert "measured on a busy machine: 257 of 320 repetitions disturbed" in newest
-    assert "another machine than the page's run" in newest  # the page reads an intel run: no side-by-side figures
+    assert newest.startswith(f"The newest run (run {BUSY_RUN}), 2026-11-28 on amd-epyc-2cpu")
+    assert "busy: 257 of 320 repetitions disturbed" in newest
+    assert "another machine than the page's run" in newest  # the page reads an intel run: no side-by-side
     squeezed = {name: re.sub(r">\s+<", "><", NEWEST_LINE.sub("", page.html)) for name, page in pages.items()}
     assert squeezed["with"] == squeezed["without"]
     history = build(tmp_path / "history", ".. bench-history:: cherrypy-speed\n", data_dir=with_it)

@@ -47,6 +47,9 @@ def apart_cells(view: RunView, others: Sequence[RunView]) -> tuple[list[ApartCel
     return apart, compared
 
 
+COMPARE_WITHIN = "Days differ beyond a run's own noise: compare servers within one run; the verdicts pool every run."
+
+
 def drift_said(view: RunView, others: Sequence[RunView]) -> str:
     """What a page's run is beside its machine's other runs: apart from them (`apart_said`), or, where it lies
     among them but they differ from one another beyond their intervals, how far (`spread_said`); "" where its
@@ -80,8 +83,7 @@ def spread_said(view: RunView, others: Sequence[RunView]) -> str:
     return (
         f"This machine's {len(runs)} runs differ beyond their intervals in {len(differ)} of {compared} cells, by up "
         f"to {100 * share:.0f} % ({label} at {view.run.cell_label(cell)}: {low:,.0f} to {high:,.0f} req/s{here}). "
-        "Runs of one machine differ from day to day beyond their own noise: compare servers within one run; the "
-        "verdicts pool every run."
+        f"{COMPARE_WITHIN}"
     )
 
 
@@ -108,10 +110,7 @@ def apart_said(view: RunView, others: Sequence[RunView]) -> str:
     )
     if rest:
         said += f"; in {len(rest)} it measured {'less' if word == 'more' else 'more'}"
-    return (
-        said + ". Runs of one machine differ from day to day beyond their own noise: compare servers within one run; "
-        "the verdicts pool every run."
-    )
+    return said + f". {COMPARE_WITHIN}"
 
 
 def _span(values: tuple[float, ...]) -> str:

@@ -29,25 +29,23 @@ def newest_run(groups: Sequence[MachineRuns]) -> tuple[MachineRuns, RunView] | N
 
 
 def newest_said(groups: Sequence[MachineRuns], published: Published) -> str:
-    """ "The newest run, 2026-11-28 on amd-epyc-2cpu (run …), measured on a busy machine: 257 of 320 repetitions
-    disturbed …; 8 of its 8 cells have lower bounds only. On its own it decides 1 of 6 conclusions (6: not as
-    claimed); it ran on another machine than the page's run: …" ("" where the page's run is the newest.)"""
+    """ "The newest run, 2026-11-28 on amd-epyc-2cpu, busy: 257 of 320 repetitions disturbed by others'
+    work; 8 cells. Alone it decides 1 of 6 conclusions (6: not as claimed); on another machine than the page's run,
+    …" ("" where the page's run is the newest.)"""
     found = newest_run(groups)
     if not groups or found is None or found[1] is groups[0].main:
         return ""
     group, view = found
     run = view.run
-    state = view.interference_said() if view.busy else f"quiet, {view.interference_said()}"
+    disturbed, judged = view.disturbed
+    state = "busy" if view.busy else "quiet"
     cells = len(view.summaries)
     bounds = sum(summary.median() is None and summary.at_least_rps() is not None for summary in view.summaries.values())
-    measured = (
-        f"{bounds} of its {cells} cells have lower bounds only"
-        if bounds
-        else f"{view.usable_count} of its {cells} cells have figures that count"
-    )
+    measured = f"lower bounds only in {bounds} of its {cells} cells" if bounds else f"{cells} cells"
     return (
-        f"The newest run, {run.started_at[:10]} on {group.label} (run {run.run_id}), {state}; {measured}. "
-        f"{_claims_said(view, published)}; {_beside_said(view, groups[0])}."
+        f"The newest run, {run.started_at[:10]} on {group.label}, {state}: {disturbed} of {judged} repetitions "
+        f"disturbed by others' work; {measured}. {_claims_said(view, published)}; "
+        f"{_beside_said(view, groups[0])}."
     )
 
 
@@ -79,16 +77,14 @@ def _claims_said(view: RunView, published: Published) -> str:
         if not verdict.state.decided_nothing
     ]
     listed = f" ({', '.join(decided)})" if decided else ""
-    return f"On its own it decides {len(decided)} of {len(published.claims)} conclusions{listed}"
+    return f"Alone it decides {len(decided)} of {len(published.claims)} conclusions{listed}"
 
 
 def _beside_said(view: RunView, page: MachineRuns) -> str:
     """Its cells' req/s over the page's run's, where both ran on the page's machine; else why not compared."""
     main = page.main
     if view not in page.every_run:
-        return (
-            "it ran on another machine than the page's run, so it meets the page's figures only in the verdicts' ratios"
-        )
+        return "another machine than the page's run: they meet only in the verdicts"
     ratios = []
     for key, summary in view.summaries.items():
         theirs = main.summaries.get(key)

@@ -219,7 +219,8 @@ def pick_said(found: Pick, costs: dict[str, str]) -> str:
     apart = " (not told apart)" if len(chosen) > 1 else ""
     if found.by_cpu:
         return (
-            f"For {found.kind}: the servers in front all reached the load tool's limit, so the least CPU a request "
-            f"decides{apart}: " + "; or ".join(named) + "."
+            f"For {found.kind}, all at the load tool's limit, so the least CPU a request decides{apart}: "
+            + "; or ".join(named)
+            + "."
         )
     return f"For {found.kind}{apart}: " + "; or ".join(named) + "."

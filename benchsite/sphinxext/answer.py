@@ -9,7 +9,7 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from benchsite.results.drift import drift_said
+from benchsite.results.drift import COMPARE_WITHIN, drift_said
 from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
 from benchsite.results.newest import newest_run, newest_said
 from benchsite.results.ranking import ranking_said
@@ -89,10 +89,12 @@ class BenchAnswer(PublishedDirective):
         if newest:  # a user's own run, first: labelled, on the first screen
             found = newest_run(groups)
             assert found is not None
-            lead = "The newest run"
-            line = nodes.paragraph("", "", nodes.strong(text=lead), nodes.Text(newest.removeprefix(lead)))
+            lead, run_id = "The newest run", found[1].run.run_id
+            line = nodes.paragraph("", "", nodes.strong(text=lead))
+            line += nodes.inline(text=f" (run {run_id})", classes=["bench-run-id"])  # a phone leaves it to the history
+            line += nodes.Text(newest.removeprefix(lead))
             line["classes"].append("bench-newest-run")
-            card += block(line, newest=found[1].run.run_id)
+            card += block(line, newest=run_id)
         if "pick" in self.options:  # the reader's own question first, then the original's conclusions
             where = f"bench-answer of {self.recipe}"
             cells = parse_cells(self.options["pick"], where)
@@ -109,18 +111,21 @@ class BenchAnswer(PublishedDirective):
         """The run every section of the page reads, named once."""
         run = reference.main.run
         line = nodes.paragraph(classes=["bench-page-run"])
-        line += nodes.Text(
-            f"Every section below reads one run: {reference.label}, {run.started_at[:10]} (run {run.run_id}"
-        )
+        line += nodes.Text(f"Every section reads one run: {reference.label}, {run.started_at[:10]}")
+        line += nodes.inline(text=f" (run {run.run_id})", classes=["bench-run-id"])  # a phone leaves it to the history
         if reference.main.busy:
-            line += nodes.Text(f"; {reference.main.interference_said()}")
-        line += nodes.Text("); the other runs and machines are in the verdicts and the ")
+            line += nodes.Text(f" ({reference.main.interference_said()})")
+        line += nodes.Text("; the others are in the verdicts and the ")
         line += nodes.reference("", "history", refid="runs-of-this-recipe")
         line += nodes.Text(".")
         apart = drift_said(reference.main, [view for view in reference.views if view is not reference.main])
         if apart:
             line += nodes.Text(" ")
-            line += data(apart, drift="apart", recipe=self.recipe)
+            note = nodes.inline()
+            note += nodes.Text(apart.removesuffix(COMPARE_WITHIN))
+            if apart.endswith(COMPARE_WITHIN):  # the advice; a phone keeps the figures
+                note += nodes.inline(text=COMPARE_WITHIN, classes=["bench-run-id"])
+            line += data(note, drift="apart", recipe=self.recipe)
         return data(line, page_run=run.run_id, recipe=self.recipe)
 
     def _ranking(self, view: RunView) -> nodes.Node:
@@ -184,8 +189,8 @@ class BenchAnswer(PublishedDirective):
         `flags`)."""
         runs = sum(len(group.views) for group in groups)
         machines = len({group.machine.id for group in groups})
-        glosses = ["-c N: N clients at once", "-k: keep-alive, many requests on one connection"] if flags else []
-        glosses.append("“surely”: the whole 95 % interval lies on that side")
+        glosses = ["-c N: N clients at once", "-k: keep-alive"] if flags else []
+        glosses.append("“surely”: the whole 95 % interval on that side")
         return (
             f", from {runs} run{'s' * (runs != 1)} on {machines} machine{'s' * (machines != 1)} ({'; '.join(glosses)}):"
         )

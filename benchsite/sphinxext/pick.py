@@ -48,8 +48,10 @@ def pick_node(view: RunView, cells: list[str], costs: dict[str, str], recipe: st
         return box
     picks = [pick(view, cell) for cell in cells]
     intro += nodes.Text(
-        "The fastest by median req/s (requests answered per second), with memory at its peak (USS: what only "
-        "their processes hold)" + (f"; {_latency_said(view)}" if any(_has_p99(found) for found in picks) else "") + "."
+        "The fastest by median req/s, with memory at its peak (USS: what only its own processes hold)"
+        + (f"; {_latency_said(view)}" if any(_has_p99(found) for found in picks) else "")
+        + "."
+        + (WITNESS_SAID if any("(witness)" in c.p99_said for found in picks for c in found.candidates) else "")
     )
     box += intro
     listing = nodes.bullet_list()
@@ -66,10 +68,7 @@ def pick_node(view: RunView, cells: list[str], costs: dict[str, str], recipe: st
     return box
 
 
-WITNESS_SAID = (
-    " A p99 marked “witness” is a second, slower sender's on the server's own CPU, measuring the same server meanwhile:"
-    " it stands where the load tool itself fell behind."
-)
+WITNESS_SAID = " “Witness”: a second, slower sender's p99, on the server's own CPU, where the load tool fell behind."
 
 
 def _has_p99(found: Pick) -> bool:
@@ -82,8 +81,8 @@ def _latency_said(view: RunView) -> str:
     assert plan is not None
     connections = "kept-alive connections" if plan.keepalive else "a new connection per request"
     return (
-        "and p99 latency (99 % of requests answered within it) when a steady stream of requests over "
-        f"{connections} is offered at half the req/s the server sustains at {view.run.cell_label(plan.capacity_cell)}"
+        f"where measured, p99 latency (99 % of requests answered within it) at a steady half of the req/s it "
+        f"sustains at {view.run.cell_label(plan.capacity_cell)}, {connections}"
     )
 
 
