@@ -18,7 +18,7 @@ from benchsite.results.deciding import (
     looked,
     replayed,
 )
-from benchsite.results.design import sequential_said
+from benchsite.results.design import SequentialDesign
 from benchsite.results.factors import factor, percent_or_factor
 from benchsite.results.intervals import LEVEL, Interval, ratio_interval
 from benchsite.results.sequential import critical_t, log_bayes_factor, sequence_interval, within
@@ -180,4 +180,4 @@ def test_a_sequential_run_says_its_answer_first_and_what_its_time_bound_cut_shor
     made = sorted({int(re.search(r"Complete requests:\s+(\d+)", text).group(1)) for text in raw})  # type: ignore[union-attr]
     span = f"{made[0]:,}" if len(made) == 1 else f"{made[0]:,}-{made[-1]:,}"
     named = f"{side_b.label} {view.run.cell_label('c1-k')} ({span} requests a repetition)"
-    assert made[-1] < cut.requests and named in sequential_said(view)
+    assert made[-1] < cut.requests and named in SequentialDesign().ended_said(view)

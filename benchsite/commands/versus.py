@@ -10,7 +10,7 @@ from rich.table import Table
 
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
-from benchsite.results.change_words import SEES_NOTHING, cells_said, sees_said
+from benchsite.results.change_words import SEES_NOTHING, cells_said, fmt_sees
 from benchsite.results.comparing import paired_cells, paired_subjects, time_untold
 from benchsite.results.design import design_of
 from benchsite.results.latency import copies_said
@@ -40,9 +40,9 @@ def print_versus(view: RunView) -> None:
             cell.subject,
             cell.cell,
             time_said,
-            "decided" if design.decided(cell) else sees_said(cell.time_sees),
+            "decided" if design.decided(cell) else fmt_sees(cell.time_sees),
             work_said,
-            sees_said(cell.work_sees),
+            fmt_sees(cell.work_sees),
         )
     Console().print(table)
     if ended := design.ended_said(view):
@@ -60,7 +60,7 @@ def print_versus(view: RunView) -> None:
         sees = (
             "could not see any change"
             if min(blind) >= SEES_NOTHING
-            else f"sees no change smaller than {sees_said(min(blind)).removeprefix('≥ ')}"
+            else f"sees no change smaller than {fmt_sees(min(blind)).removeprefix('≥ ')}"
         )
         say(
             f"time in this run {sees} in {len(blind)} of {len(cells)} cells: its rounds spread too far (others' "

@@ -12,7 +12,7 @@ from benchsite.results.factors import (
     Direction,
     factor,
     factor_range,
-    level_said,
+    fmt_level,
     percent,
     percent_or_factor,
     percent_range,
@@ -72,7 +72,7 @@ def _change_said(
     if factors or (factors is None and needs_factors(interval)):
         return f"{with_range(interval, words)}, {verdict}"
     spans = percent_range(interval, words, worded=False)
-    return f"{percent(interval.value, words)} ({level_said(interval)}: {spans}), {verdict}"
+    return f"{percent(interval.value, words)} ({fmt_level(interval)}: {spans}), {verdict}"
 
 
 def bound_said(
@@ -93,16 +93,16 @@ def bound_said(
 
     units = "starts" if margin == 0 else "rounds"  # a run of several starts rests on each start's mean
     if weakest is None:
-        return f"{size(edge)} or beyond over its {interval.count} {units} ({level_said(interval)})"
+        return f"{size(edge)} or beyond over its {interval.count} {units} ({fmt_level(interval)})"
     return (
         f"{size(weakest)} or more in each of its {interval.count} {units} ({size(edge)} or beyond at "
-        f"{level_said(interval)})"
+        f"{fmt_level(interval)})"
     )
 
 
-def spans_said(interval: Interval) -> str:
+def fmt_spans(interval: Interval) -> str:
     """ "(99.9 %: 22.0× to 27,811×)": an interval as factors at its own level."""
-    return f"({level_said(interval)}: {factor_range(interval, worded=False)})"
+    return f"({fmt_level(interval)}: {factor_range(interval, worded=False)})"
 
 
 def rounds_one_way_said(ratios: Sequence[float], where: str) -> str:
@@ -139,7 +139,7 @@ def needs_factors(interval: Interval | None) -> bool:
 SEES_NOTHING = 9.0
 
 
-def sees_said(sees: float | None) -> str:
+def fmt_sees(sees: float | None) -> str:
     """ "≥ 2.1 %": the smallest change a currency would call here ("≥ 5.75× either way" beyond 50 %), "no change
     it could see" beyond 10×, or "—" without a spread to tell."""
     if sees is None:

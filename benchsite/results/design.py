@@ -75,11 +75,12 @@ class SequentialDesign(FixedDesign):
         return cell.time_decided
 
     def ended_said(self, view: RunView) -> str:
-        return sequential_said(view)
+        """ "Sequential: looked at after every round, stopped after …" ("" where the run recorded no rounds)."""
+        return f"Sequential: looked at after every round, {stopped_said(view)}" if view.run.rounds else ""
 
     def intervals_said(self, view: RunView) -> str:
         return (
-            "; in time, valid at every round the run looked at (a confidence sequence). " + sequential_said(view) + "."
+            "; in time, valid at every round the run looked at (a confidence sequence). " + self.ended_said(view) + "."
         )
 
     def sweep_said(self, view: RunView) -> str:
@@ -100,11 +101,6 @@ def design_of(profile: Profile) -> ComparisonDesign:
     follow the comparisons of copies, fixed otherwise."""
     chosen = SequentialDesign if profile.further_rounds_by == "comparisons" else FixedDesign
     return chosen(profile.smallest_change)
-
-
-def sequential_said(view: RunView) -> str:
-    """How a sequential run ended: "Sequential: looked at after every round, stopped after ..."."""
-    return f"Sequential: looked at after every round, {stopped_said(view)}" if view.run.rounds else ""
 
 
 def stopped_said(view: RunView) -> str:

@@ -66,7 +66,7 @@ def factor_range(interval: Interval, words: Direction = FASTER, worded: bool = T
     return f"from {factor(low, words)} to {factor(high, words)}"
 
 
-def level_said(interval: Interval) -> str:
+def fmt_level(interval: Interval) -> str:
     """An interval's own confidence: "95 %", or "99.9 %" for one of a set held together (simultaneous)."""
     return f"{100 * interval.level:.3g} %"
 
@@ -76,7 +76,7 @@ def with_range(interval: Interval, words: Direction = FASTER) -> str:
     1.61×)", "600× slower (99.9 %: 143× to 2,523×)"."""
     if interval.low is None or interval.high is None:
         return f"{factor(interval.value, words)} (no interval)"
-    return f"{factor(interval.value, words)} ({level_said(interval)}: {factor_range(interval, words, worded=False)})"
+    return f"{factor(interval.value, words)} ({fmt_level(interval)}: {factor_range(interval, words, worded=False)})"
 
 
 def percent(ratio: float, words: Direction = FASTER) -> str:

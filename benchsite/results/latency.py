@@ -18,7 +18,7 @@ from typing import Any
 from benchsite.model.latency import LatencyPlan, LoadRun
 from benchsite.model.run import RunDocument
 from benchsite.results.intervals import Interval, median_interval
-from benchsite.results.memory import memory_figures, mib_said
+from benchsite.results.memory import fmt_mib, memory_figures
 from benchsite.tools.base import Repetition
 from benchsite.tools.paced import PacedResult
 
@@ -180,8 +180,8 @@ def copies_said(run: RunDocument, pairs: list[tuple[str, str, str]]) -> list[str
             continue
         ratio = other.peak.uss_bytes / kept.peak.uss_bytes if kept.peak.uss_bytes else None
         lines.append(
-            f"{subject} memory (USS, workers included): A {mib_said(kept.idle)} once started, "
-            f"{mib_said(kept.peak)} at its peak; B {mib_said(other.idle)}, {mib_said(other.peak)}"
+            f"{subject} memory (USS, workers included): A {fmt_mib(kept.idle)} once started, "
+            f"{fmt_mib(kept.peak)} at its peak; B {fmt_mib(other.idle)}, {fmt_mib(other.peak)}"
             + ("" if ratio is None else f" (B ÷ A at the peak: {ratio:.2f}×)")
         )
     figures = {figure.subject: figure for figure in latency_figures(run)}

@@ -97,6 +97,6 @@ def memory_figures(run: RunDocument) -> list[MemoryFigures]:
     return figures
 
 
-def mib_said(reading: MemoryPeak | None) -> str:
+def fmt_mib(reading: MemoryPeak | None) -> str:
     """A reading in MiB, one decimal (— where none)."""
     return "—" if reading is None else f"{reading.uss_bytes / MIB:,.1f} MiB"

@@ -29,23 +29,38 @@ def newest_run(groups: Sequence[MachineRuns]) -> tuple[MachineRuns, RunView] | N
 
 
 def newest_said(groups: Sequence[MachineRuns], published: Published) -> str:
-    """ "The newest run, 2026-11-28 on amd-epyc-2cpu, busy: 257 of 320 repetitions disturbed by others'
-    work; 8 cells. Alone it decides 1 of 6 conclusions (6: not as claimed); on another machine than the page's run,
-    …" ("" where the page's run is the newest.)"""
+    """ "The newest run, 2026-11-28 on amd-epyc-2cpu, busy: 257 of 320 repetitions disturbed by others' work; 8
+    cells. Alone it decides 1 of 6 conclusions (6: not as claimed); another machine than the page's run: …" (""
+    where the page's run is the newest.)"""
     found = newest_run(groups)
     if not groups or found is None or found[1] is groups[0].main:
         return ""
     group, view = found
-    run = view.run
     disturbed, judged = view.disturbed
-    state = "busy" if view.busy else "quiet"
     cells = len(view.summaries)
     bounds = sum(summary.median() is None and summary.at_least_rps() is not None for summary in view.summaries.values())
+    decided = [
+        f"{number}: {verdict.badge.value}"
+        for number, verdict in enumerate(alone(view, published), start=1)
+        if not verdict.state.decided_nothing
+    ]
+    ratios = beside_page_run(view, groups[0])
+    if ratios is None:
+        beside = "another machine than the page's run: they meet only in the verdicts"
+    elif not ratios:
+        beside = "no cell it shares with the page's run has a figure on both"
+    else:
+        beside = (
+            f"beside the page's run, its req/s{' at least' if view.busy else ''} {min(ratios):.2f}× to "
+            f"{max(ratios):.2f}× the page's run's (median {statistics.median(ratios):.2f}×) in the {len(ratios)} "
+            "cells both measured"
+        )
     measured = f"lower bounds only in {bounds} of its {cells} cells" if bounds else f"{cells} cells"
+    listed = f" ({', '.join(decided)})" if decided else ""
     return (
-        f"The newest run, {run.started_at[:10]} on {group.label}, {state}: {disturbed} of {judged} repetitions "
-        f"disturbed by others' work; {measured}. {_claims_said(view, published)}; "
-        f"{_beside_said(view, groups[0])}."
+        f"The newest run, {view.run.started_at[:10]} on {group.label}, {'busy' if view.busy else 'quiet'}: "
+        f"{disturbed} of {judged} repetitions disturbed by others' work; {measured}. Alone it decides "
+        f"{len(decided)} of {len(published.claims)} conclusions{listed}; {beside}."
     )
 
 
@@ -68,34 +83,16 @@ def pooled_said(view: RunView, groups: Sequence[MachineRuns]) -> str:
     )
 
 
-def _claims_said(view: RunView, published: Published) -> str:
-    """The claims decided on this run alone: "On its own it decides 2 of 6 conclusions (1: as claimed, 3: weaker
-    than claimed)"."""
-    decided = [
-        f"{number}: {verdict.badge.value}"
-        for number, verdict in enumerate(alone(view, published), start=1)
-        if not verdict.state.decided_nothing
-    ]
-    listed = f" ({', '.join(decided)})" if decided else ""
-    return f"Alone it decides {len(decided)} of {len(published.claims)} conclusions{listed}"
-
-
-def _beside_said(view: RunView, page: MachineRuns) -> str:
-    """Its cells' req/s over the page's run's, where both ran on the page's machine; else why not compared."""
-    main = page.main
+def beside_page_run(view: RunView, page: MachineRuns) -> list[float] | None:
+    """Its cells' req/s (a busy run's lower bounds) over the page's run's, where both ran on the page's machine
+    (None: another machine, whose figures meet the page's only in the verdicts)."""
     if view not in page.every_run:
-        return "another machine than the page's run: they meet only in the verdicts"
+        return None
     ratios = []
     for key, summary in view.summaries.items():
-        theirs = main.summaries.get(key)
+        theirs = page.main.summaries.get(key)
         own = summary.median() if summary.median() is not None else summary.at_least_rps()
         other = theirs.median() if theirs is not None else None
         if own and other:
             ratios.append(own / other)
-    if not ratios:
-        return "no cell it shares with the page's run has a figure on both"
-    bound = " at least" if view.busy else ""
-    return (
-        f"beside the page's run, its req/s{bound} {min(ratios):.2f}× to {max(ratios):.2f}× the page's run's (median "
-        f"{statistics.median(ratios):.2f}×) in the {len(ratios)} cells both measured"
-    )
+    return ratios

@@ -11,14 +11,14 @@ from pydantic import HttpUrl, ValidationError
 
 from benchsite.errors import BenchError
 from benchsite.records import Record, Seq, Text, describe, read_toml
-from benchsite.results.change_words import rounds_one_way_said, signed_percent, spans_said, whole_percent
+from benchsite.results.change_words import fmt_spans, rounds_one_way_said, signed_percent, whole_percent
 from benchsite.results.factors import (
     FASTER,
     MORE_INSTRUCTIONS,
     Direction,
     factor,
     factor_range,
-    level_said,
+    fmt_level,
     with_range,
 )
 from benchsite.results.intervals import paired_rounds
@@ -176,7 +176,7 @@ def told_stall(
     into = _step(steps, first, stall.subject, cell)
     if into is not None:
         against = f"{into.against} at {sweep.cell_named(cell)}"
-        said += f"; {first} is {factor(into.ratio.value)} than {against} {spans_said(into.ratio)}"
+        said += f"; {first} is {factor(into.ratio.value)} than {against} {fmt_spans(into.ratio)}"
         worked = next((w for w in work if w.release == first and w.subject == stall.subject), None)
         if worked is not None:
             counted = sweep.cell_named(worked.cell)
@@ -226,7 +226,7 @@ def _ended(sweep: Sweep, stall: Stall, cell: str) -> str:
     where = f"against {before.release}, the last release before it, at {sweep.cell_named(cell)}"
     if ratio.low > 1 or ratio.high < 1:
         return f". {after.release} ends it: {where}, {with_range(ratio)}"
-    return f". {after.release} ends it: {where}, not surely different ({level_said(ratio)}: {factor_range(ratio)})"
+    return f". {after.release} ends it: {where}, not surely different ({fmt_level(ratio)}: {factor_range(ratio)})"
 
 
 def _step(steps: list[Change], release: str | None, subject: str, cell: str) -> Change | None:
@@ -242,7 +242,7 @@ def told_ends(sweep: Sweep, time: list[Change], work: list[Change]) -> str:
         beyond = [c for c in timed if c.changed]
         said = f"the {sweep.subject_named(subject)} of {oldest} is " + (
             ", ".join(
-                f"{factor(c.ratio.value)} than {newest}'s at {sweep.cell_named(c.cell)} {spans_said(c.ratio)}"
+                f"{factor(c.ratio.value)} than {newest}'s at {sweep.cell_named(c.cell)} {fmt_spans(c.ratio)}"
                 for c in beyond
             )
             or f"not surely faster or slower than {newest}'s"

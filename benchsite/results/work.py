@@ -100,6 +100,7 @@ class WorkRatio:
     more: str  # the subject doing more work (the slower one)
     less: str
     cell: str
+    cell_label: str  # as a reader knows it: "-c 1"
     instructions: float  # more's instructions per request ÷ less's
     spread: float  # the larger of the two counts' batch spreads, as a share
     timed: Interval | None  # less's req/s ÷ more's, from the timed rounds
@@ -119,5 +120,47 @@ def work_ratio(view: RunView, more: str, less: str, cell: str) -> WorkRatio | No
     cpu = (split_more, split_less) if split_more and split_less else None
     timed = view.ratio((less, cell), (more, cell))
     return WorkRatio(
-        more=more, less=less, cell=cell, instructions=a.per_request / b.per_request, spread=spread, timed=timed, cpu=cpu
+        more=more,
+        less=less,
+        cell=cell,
+        cell_label=view.run.cell_label(cell),
+        instructions=a.per_request / b.per_request,
+        spread=spread,
+        timed=timed,
+        cpu=cpu,
+    )
+
+
+def work_said(ratio: WorkRatio, labels: dict[str, str], timed: bool = True) -> str:
+    """The work ratio in words; with `timed`, what it says about the timed one: the parts each request's time is
+    made of."""
+    more, less = labels.get(ratio.more, ratio.more), labels.get(ratio.less, ratio.less)
+    said = (
+        f"Per request at {ratio.cell_label}, the {more} executes {ratio.instructions:.2f}× the instructions of the "
+        f"{less} (each count's batches within ±{100 * ratio.spread:.2f} % of their median: the ratio is exact to "
+        "about that)."
+    )
+    if not timed or ratio.timed is None:
+        return said
+    timed_ratio = ratio.timed
+    direction = "below" if timed_ratio.value < ratio.instructions else "above"
+    said += (
+        f" Timed on this machine, the {less} answers {timed_ratio.value:.2f}× as many requests per second: the timed "
+        f"ratio sits {direction} the work ratio because timing adds what the count leaves out"
+    )
+    if ratio.cpu is None:
+        return said + ": the kernel's share of each request and the machine's time per instruction."
+    top, bottom = ratio.cpu
+    per_instruction = (top.user_us / bottom.user_us) / ratio.instructions  # the two's user time per instruction
+    pace = (
+        ", at about the same time per instruction (last column)."
+        if abs(per_instruction - 1) < 0.05
+        else f"; per instruction the {more}'s code takes {per_instruction:.2f}× the {less}'s time (last column)."
+    )
+    return said + (
+        f". Of each request's server CPU, the kernel's share (accepting, reading, writing and closing the "
+        f"connection) is {top.kernel_us:,.0f} µs for the {more} and {bottom.kernel_us:,.0f} µs for the {less}; "
+        f"their own code takes {top.user_us:,.0f} and {bottom.user_us:,.0f} µs{pace} Their whole CPU per request "
+        f"gives a ratio of {top.server_us / bottom.server_us:.2f}; what is left between it and the timed ratio is "
+        "time outside the server's CPU that every request pays alike (the load tool's own work and the wait for it)."
     )

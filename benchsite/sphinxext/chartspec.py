@@ -132,16 +132,16 @@ class Chart:
         parts = []
         for series in self.series:
             values = ", ".join(
-                f"{category}: {_value_said(series, index, median, unit)}"
+                f"{category}: "
+                + (
+                    "failed"
+                    if median is None
+                    else f"at least {median:,.0f} {unit}, busy"
+                    if series.is_busy(index)
+                    else f"{median:,.0f} {unit}"
+                )
                 + (" (flagged)" if series.is_flagged(index) and not series.is_busy(index) else "")
                 for index, (category, median) in enumerate(zip(self.categories, series.medians, strict=True))
             )
             parts.append(f"{series.label} ({values})")
         return f"{shape} of {label} against {self.x_label}. " + "; ".join(parts) + "."
-
-
-def _value_said(series: Series, index: int, median: float | None, unit: str) -> str:
-    """One value in words: "2,006 req/s", "at least 2,006 req/s, busy", "failed"."""
-    if median is None:
-        return "failed"
-    return f"at least {median:,.0f} {unit}, busy" if series.is_busy(index) else f"{median:,.0f} {unit}"

@@ -89,7 +89,7 @@ def _row(run: RunDocument, figure: LatencyFigures, load: LoadFigure) -> list[str
         "—" if lag is None else f"{lag:,} µs",
         "—" if cpu is None else f"{100 * cpu:.0f} %",
         f"{_median_of(results, 50.0)} / {_median_of(results, 99.0)}",
-        _witness_said(load),
+        " / ".join(_plain_interval(load.witness_ms.get(p)) for p in WITNESSED) if load.witness_ms else "—",
         schedule or "held",
     ]
 
@@ -114,13 +114,6 @@ def _cpu(result: PacedResult) -> float | None:
 def _median_of(results: list[PacedResult], percentile: float) -> str:
     values = [at / 1000 for result in results if (at := result.latency_at_us(percentile)) is not None]
     return fmt_ms(statistics.median(values)) if values else "—"
-
-
-def _witness_said(load: LoadFigure) -> str:
-    """The witness's p50 / p99 at a load (— where none ran)."""
-    if not load.witness_ms:
-        return "—"
-    return " / ".join(_plain_interval(load.witness_ms.get(p)) for p in WITNESSED)
 
 
 def _plain_interval(found: Interval | None) -> str:

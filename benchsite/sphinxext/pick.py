@@ -47,9 +47,17 @@ def pick_node(view: RunView, cells: list[str], costs: dict[str, str], recipe: st
         box += intro
         return box
     picks = [pick(view, cell) for cell in cells]
+    plan = view.run.latency.plan if view.run.latency is not None else None
+    latency = (  # the open-loop load that measured the p99 beside a pick, in a reader's words
+        f"; where measured, p99 latency (99 % of requests answered within it) at a steady half of the req/s it "
+        f"sustains at {run.cell_label(plan.capacity_cell)}, "
+        f"{'kept-alive connections' if plan.keepalive else 'a new connection per request'}"
+        if plan is not None and any(_has_p99(found) for found in picks)
+        else ""
+    )
     intro += nodes.Text(
         "The fastest by median req/s, with memory at its peak (USS: what only its own processes hold)"
-        + (f"; {_latency_said(view)}" if any(_has_p99(found) for found in picks) else "")
+        + latency
         + "."
         + (WITNESS_SAID if any("(witness)" in c.p99_said for found in picks for c in found.candidates) else "")
     )
@@ -73,17 +81,6 @@ WITNESS_SAID = " “Witness”: a second, slower sender's p99, on the server's o
 
 def _has_p99(found: Pick) -> bool:
     return any(candidate.offered_rps is not None for candidate in found.candidates)
-
-
-def _latency_said(view: RunView) -> str:
-    """What the p99 beside a pick is: the open-loop load that measured it, in a reader's words."""
-    plan = view.run.latency.plan if view.run.latency is not None else None
-    assert plan is not None
-    connections = "kept-alive connections" if plan.keepalive else "a new connection per request"
-    return (
-        f"where measured, p99 latency (99 % of requests answered within it) at a steady half of the req/s it "
-        f"sustains at {view.run.cell_label(plan.capacity_cell)}, {connections}"
-    )
 
 
 def _figures(picks: list[Pick], view: RunView, recipe: str) -> nodes.Node:

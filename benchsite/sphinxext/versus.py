@@ -73,6 +73,15 @@ class BenchVersus(AbRunDirective):
         )
         rounds = view.run.rounds.made if view.run.rounds else view.run.profile.rounds
         answered = answered_said(view, cells)
+        starts, counting = view.run.starts, view.run.profile.counting
+        counted = f", and counted in {counting.starts} starts" if counting and counting.starts > 1 else ""
+        started = (  # how often the servers started, and what the intervals are over
+            f"; the servers started {len(starts)} times, each time with a hash seed of its own shared by A and "
+            f"B{counted}, and the intervals are over the starts, so they cover what a start adds"
+            if starts
+            else "; each server started once, so a change is called only beyond ±1 %, what two starts of the same "
+            "code can differ by"
+        )
         return [
             *([nodes.paragraph(text=answered, classes=["bench-answered"])] if answered else []),
             nodes.paragraph(text=_sides(view)),
@@ -80,29 +89,13 @@ class BenchVersus(AbRunDirective):
             nodes.paragraph(
                 text=f"Measured on {view.run.machine.name} ({view.run.started_at[:10]}), {rounds} rounds, each "
                 "measuring A and B back to back in every cell (A first in odd rounds, B first in even ones)"
-                f"{_starts_said(view)}; instructions counted under callgrind after the timed rounds. Intervals: "
+                f"{started}; instructions counted under callgrind after the timed rounds. Intervals: "
                 "95 %, simultaneous over the cells of each currency" + design_of(view.run.profile).intervals_said(view)
             ),
             nodes.paragraph(text=detectable_said(cells)),
             *(nodes.paragraph(text=said) for cell in cells if (said := time_untold(view, cell))),
             *(nodes.paragraph(text=said + ".") for said in copies_said(view.run, paired_subjects(view))),
         ]
-
-
-def _starts_said(view: RunView) -> str:
-    """How often the servers started, and what the intervals are over."""
-    starts = view.run.starts
-    counting = view.run.profile.counting
-    if not starts:
-        return (
-            "; each server started once, so a change is called only beyond ±1 %, what two starts of the same "
-            "code can differ by"
-        )
-    counted = f", and counted in {counting.starts} starts" if counting and counting.starts > 1 else ""
-    return (
-        f"; the servers started {len(starts)} times, each time with a hash seed of its own shared by A and B{counted}, "
-        "and the intervals are over the starts, so they cover what a start adds"
-    )
 
 
 def _sides(view: RunView) -> str:

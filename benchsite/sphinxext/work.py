@@ -15,7 +15,7 @@ from benchsite.model.portable import shown_command
 from benchsite.results.flames import SAMPLE_RATE, flames_of, top_functions
 from benchsite.results.machines import best_evidenced
 from benchsite.results.view import RunView
-from benchsite.results.work import WorkRatio, WorkRow, cpu_splits, work_ratio, work_rows
+from benchsite.results.work import WorkRow, cpu_splits, work_ratio, work_rows, work_said
 from benchsite.sphinxext.base import BenchDirective, selected
 from benchsite.sphinxext.chart_directive import chart_node
 from benchsite.sphinxext.chartspec import Chart, Series
@@ -65,39 +65,6 @@ def _concurrency_said(view: RunView) -> str:
     )
 
 
-def why_sentence(ratio: WorkRatio, labels: dict[str, str]) -> str:
-    """What the work ratio says about the timed one: the parts each request's time is made of."""
-    more, less = labels.get(ratio.more, ratio.more), labels.get(ratio.less, ratio.less)
-    said = (
-        f"Per request at {ratio.cell}, the {more} executes {ratio.instructions:.2f}× the instructions of the {less} "
-        f"(each count's batches within ±{100 * ratio.spread:.2f} % of their median: the ratio is exact to about that)."
-    )
-    timed = ratio.timed
-    if timed is None:
-        return said
-    direction = "below" if timed.value < ratio.instructions else "above"
-    said += (
-        f" Timed on this machine, the {less} answers {timed.value:.2f}× as many requests per second: the timed "
-        f"ratio sits {direction} the work ratio because timing adds what the count leaves out"
-    )
-    if ratio.cpu is None:
-        return said + ": the kernel's share of each request and the machine's time per instruction."
-    top, bottom = ratio.cpu
-    per_instruction = (top.user_us / bottom.user_us) / ratio.instructions  # the two's user time per instruction
-    pace = (
-        ", at about the same time per instruction (last column)."
-        if abs(per_instruction - 1) < 0.05
-        else f"; per instruction the {more}'s code takes {per_instruction:.2f}× the {less}'s time (last column)."
-    )
-    return said + (
-        f". Of each request's server CPU, the kernel's share (accepting, reading, writing and closing the "
-        f"connection) is {top.kernel_us:,.0f} µs for the {more} and {bottom.kernel_us:,.0f} µs for the {less}; "
-        f"their own code takes {top.user_us:,.0f} and {bottom.user_us:,.0f} µs{pace} Their whole CPU per request "
-        f"gives a ratio of {top.server_us / bottom.server_us:.2f}; what is left between it and the timed ratio is "
-        "time outside the server's CPU that every request pays alike (the load tool's own work and the wait for it)."
-    )
-
-
 class BenchWork(BenchDirective):
     """The run's instruction counts (the reference machine's best-evidenced run that has them), one row per subject,
     then every machine's counts side by side; with :more: and :less:, the sentence that explains the claim."""
@@ -141,7 +108,7 @@ class BenchWork(BenchDirective):
         if more and less:
             ratio = work_ratio(view, more, less, self.options.get("cell", "c1"))
             if ratio is not None:
-                out.append(nodes.paragraph(text=why_sentence(ratio, view.run.subject_labels)))
+                out.append(nodes.paragraph(text=work_said(ratio, view.run.subject_labels)))
         out += self._across_machines()
         return out
 

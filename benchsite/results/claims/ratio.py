@@ -23,11 +23,11 @@ from benchsite.results.claims.base import (
 from benchsite.results.claims.reading import Band, ratio_badge, ratio_reading
 from benchsite.results.evidence import Evidence, Pooled
 from benchsite.results.factors import FASTER, MORE_CPU, Direction
-from benchsite.results.intervals import Interval, paired_rounds
+from benchsite.results.intervals import paired_rounds
 from benchsite.results.metrics import MetricName, metric
 from benchsite.results.originals import OriginalFigures
 from benchsite.results.view import RunView
-from benchsite.results.work import work_ratio
+from benchsite.results.work import work_ratio, work_said
 
 Bound = Annotated[float, Field(gt=0, le=1e6)]
 WORDS: dict[str, Direction] = {"rps": FASTER, "load-cpu": MORE_CPU, "server-cpu": MORE_CPU}  # a ratio above 1 reads
@@ -81,8 +81,12 @@ class RatioClaim(ClaimBase):
             return unusable(view, cells)
         state = against(estimate, self.at_least, self.at_most)
         needs = tuple(cells) if state == State.INCONCLUSIVE else ()
-        reading = self._reading(view, estimate)
-        said = ratio_badge(estimate, Band(self.at_least, self.at_most))
+        upper, lower = self._named(view)
+        heading = metric(self.metric).heading
+        words = WORDS.get(self.metric) or Direction(f"higher in {heading}", f"lower in {heading}")
+        band = Band(self.at_least, self.at_most)
+        reading = ratio_reading(interval=estimate, band=band, top=upper, bottom=lower, words=words)
+        said = ratio_badge(estimate, band)
         return Outcome(
             state=state,
             today=fmt_interval(estimate),
@@ -93,21 +97,15 @@ class RatioClaim(ClaimBase):
             said=said,
         )
 
-    def _reading(self, view: Evidence, estimate: Interval) -> str:
-        """The estimate in words against the claim's direction and size, naming the subjects as a reader knows
-        them ("the CherryPy framework at -c 1 -k … than at -c 1" where one subject is compared with itself)."""
+    def _named(self, view: Evidence) -> tuple[str, str]:
+        """Its two sides as a reader knows them ("the CherryPy framework at -c 1 -k", "at -c 1" where one subject
+        is compared with itself)."""
         (top, top_cell), (bottom, bottom_cell) = self.numerator, self.denominator
         if top_cell == bottom_cell:
-            upper, lower = view.named(top), view.named(bottom)
-        elif top == bottom:
-            upper, lower = view.named(top, top_cell), f"at {view.cell_named(bottom_cell)}"
-        else:
-            upper, lower = view.named(top, top_cell), view.named(bottom, bottom_cell)
-        heading = metric(self.metric).heading
-        words = WORDS.get(self.metric) or Direction(f"higher in {heading}", f"lower in {heading}")
-        return ratio_reading(
-            interval=estimate, band=Band(self.at_least, self.at_most), top=upper, bottom=lower, words=words
-        )
+            return view.named(top), view.named(bottom)
+        if top == bottom:
+            return view.named(top, top_cell), f"at {view.cell_named(bottom_cell)}"
+        return view.named(top, top_cell), view.named(bottom, bottom_cell)
 
     def published_value(self, published: OriginalFigures) -> str:
         top, bottom = published.figure(*self.numerator), published.figure(*self.denominator)
@@ -146,11 +144,8 @@ class RatioClaim(ClaimBase):
         ratio = work_ratio(view, slower, faster, cell)
         if ratio is None:
             return None
-        labels = view.run.subject_labels
-        return (
-            f"Why: per request the {labels.get(slower, slower)} executes {ratio.instructions:.2f}× the instructions "
-            f"of the {labels.get(faster, faster)} (counted under Valgrind, exact to ±{100 * ratio.spread:.1f} %)."
-        )
+        said = work_said(ratio, view.run.subject_labels, timed=False)  # counted under Valgrind
+        return f"Why: {said[:1].lower()}{said[1:]}"
 
     def round_ratios(self, view: RunView) -> list[float] | None:
         of = metric(self.metric)
