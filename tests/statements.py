@@ -145,9 +145,10 @@ def raw_outputs(run_dir: Path, run: dict, cell: str) -> list[str]:
     return texts
 
 
-def pick_problems(sentence: str, run_dir: Path, cell: str) -> list[str]:
+def pick_problems(sentence: str, run_dir: Path, cell: str, ranking: str = "") -> list[str]:
     """A pick against its cell: the clients, connections and protocol it names; a p99 only beside the kind of
-    client the open-loop load measured; no figure at the load tool's limit picked by req/s."""
+    client the open-loop load measured; where the first two of the cell's ranking are both at the load tool's limit
+    (req/s cannot tell them apart), no pick by req/s."""
     run = json.loads((run_dir / "run.json").read_text())
     record = cell_record(run, cell)
     problems = []
@@ -166,9 +167,10 @@ def pick_problems(sentence: str, run_dir: Path, cell: str) -> list[str]:
     plan = (run.get("latency") or {}).get("plan") or {}
     if "p99" in sentence and (plan.get("capacity_cell") != cell or bool(plan.get("keepalive")) != kept):
         problems.append(f"a p99 beside {cell}: the open-loop load measured {plan.get('capacity_cell')}")
-    first = sentence.split(": ", 1)[-1]
-    if "at least" in first.split(")")[0] and "CPU a request" not in sentence:
-        problems.append("picked by req/s where its figure is the load tool's limit (CPU a request decides)")
+    leaders = re.split(r" > | ≈ |; ", ranking)[:2]
+    both_limited = len(leaders) == 2 and all("(load tool's limit)" in each for each in leaders)
+    if (both_limited or not ranking) and "at least" in sentence and "CPU a request decides" not in sentence:
+        problems.append("picked by req/s among figures at the load tool's limit (CPU a request decides)")
     return problems
 
 

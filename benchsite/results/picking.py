@@ -50,7 +50,8 @@ class Pick:
     cell: str
     candidates: tuple[Candidate, ...]
     left_out: tuple[str, ...]  # "uWSGI (closes every connection)"
-    by_cpu: bool = False  # every server in front reached the load tool's limit: CPU per request decided
+    by_cpu: bool = False  # the servers in front reached the load tool's limit: CPU per request decided
+    at_limit: int = 0  # how many servers reached it
 
 
 def client_kind(view: RunView, cell: str) -> str:
@@ -151,9 +152,9 @@ def pick(view: RunView, cell: str, shown: int = 3) -> Pick:
             left_out.append(f"{place.label} (failed requests)")
         else:
             places.append(place)
-    by_cpu = bool(places) and places[0].tool_limited
-    if by_cpu:  # req/s cannot tell them apart: the cheapest per request first
-        limited = [place for place in places if place.tool_limited]
+    limited = [place for place in places if place.tool_limited]
+    by_cpu = bool(places) and places[0].tool_limited and len(limited) > 1
+    if by_cpu:  # req/s cannot tell those at the tool's limit apart: the cheapest per request first
         costs = {place.subject: _cpu_us(view, place.subject, cell) for place in limited}
         places = sorted(limited, key=lambda place: (costs[place.subject] is None, costs[place.subject] or 0.0))
     candidates = []
@@ -182,7 +183,7 @@ def pick(view: RunView, cell: str, shown: int = 3) -> Pick:
                 peak_mib=None if peak is None else peak.uss_bytes / MIB,
             )
         )
-    return Pick(client_kind(view, cell), cell, tuple(candidates), tuple(left_out), by_cpu)
+    return Pick(client_kind(view, cell), cell, tuple(candidates), tuple(left_out), by_cpu, len(limited))
 
 
 def pick_said(found: Pick, costs: dict[str, str]) -> str:
@@ -219,8 +220,7 @@ def pick_said(found: Pick, costs: dict[str, str]) -> str:
     apart = " (not told apart)" if len(chosen) > 1 else ""
     if found.by_cpu:
         return (
-            f"For {found.kind}, all at the load tool's limit, so the least CPU a request decides{apart}: "
-            + "; or ".join(named)
-            + "."
+            f"For {found.kind}, {found.at_limit} servers at the load tool's limit, so the least CPU a request "
+            f"decides among them{apart}: " + "; or ".join(named) + "."
         )
     return f"For {found.kind}{apart}: " + "; or ".join(named) + "."
