@@ -9,11 +9,12 @@ the badge over machines, the kind of client a cell measured, a one-sided change 
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import median
+from statistics import fmean, median
 
 # Badges from the one that grants a claim most to the one that grants it least; a machine that measured nothing
 # (or too little) has no place in the order.
@@ -240,3 +241,68 @@ def median_rps(run_dir: Path, subject: str, cell: str) -> float | None:
         if found:
             values.append(float(found.group(1)))
     return median(values) if values else None
+
+
+TOOL_P99 = re.compile(r"^percentile us: 99 (\d+)$", re.M)  # the tool's own line (the witness's is prefixed)
+BESIDE = re.compile(r"ran from ([\d.,]+) (µs|ms|s) \((.+?)\) to ([\d.,]+) (µs|ms|s) \((.+?)\)(?:,|;|$)")
+UNITS_US = {"µs": 1.0, "ms": 1000.0, "s": 1_000_000.0}
+
+
+def half_load_p99_us(run_dir: Path, subject: str) -> float | None:
+    """The median over its repetitions of a server's p99 at half its capacity, read from the sender's raw reports."""
+    values = [
+        float(found.group(1))
+        for path in sorted((run_dir / "raw" / subject / "paced-50").glob("rep-*[0-9].txt"))
+        if (found := TOOL_P99.search(path.read_text(errors="replace")))
+    ]
+    return median(values) if values else None
+
+
+def beside_problems(said: str, run_dir: Path) -> list[str]:
+    """The card's "p99 latency ran from X (A) to Y (B)": each end is that server's median p99 at half load in the
+    raw reports, to the figure's last digit."""
+    found = BESIDE.search(said)
+    if found is None:
+        return [] if "p99" not in said else [f"{said[:80]!r}: no range of p99 to check"]
+    run = json.loads((run_dir / "run.json").read_text())
+    by_label = {subject["label"]: subject["name"] for subject in run["subjects"]}
+    problems = []
+    for value, unit, label in (found.group(1, 2, 3), found.group(4, 5, 6)):
+        subject = by_label.get(label)
+        raw = half_load_p99_us(run_dir, subject) if subject else None
+        shown = float(value.replace(",", "")) * UNITS_US[unit]
+        step = UNITS_US[unit] * (0.01 if "." in value else 1.0)  # the shown figure's last digit
+        if raw is None or abs(raw - shown) > step:
+            problems.append(f"{label}: p99 {value} {unit} where its raw reports give {raw} µs")
+    return problems
+
+
+STALL = re.compile(r"; (\S+) is ([\d,.]+)× slower than (\S+) at (.+?) \(")
+
+
+def stall_problems(story: str, run_dir: Path) -> list[str]:
+    """A sweep story's "8.1.0 is 782× slower than 8.0.0 at -c 1 -k": the geometric mean of the per-round ratios
+    of the two releases' req/s in the raw ab reports, to the figure's last digit."""
+    run = json.loads((run_dir / "run.json").read_text())
+    cells = {cell["label"]: cell["name"] for subject in run["subjects"] for cell in subject["cells"]}
+    copies = {variant["name"].replace("_", "."): variant["copies"] for variant in run["variants"]["variants"]}
+    problems = []
+    for release, size, before, cell_label in STALL.findall(story):
+        cell = cells[cell_label]
+        slow, fast = copies[release], copies[before]
+        ratios = []
+        for subject in slow:
+            for path in sorted((run_dir / "raw" / fast[subject] / cell).glob("rep-*[0-9].txt")):
+                other = run_dir / "raw" / slow[subject] / cell / path.name
+                top, bottom = RPS.search(path.read_text()), RPS.search(other.read_text()) if other.exists() else None
+                if top and bottom:
+                    ratios.append(float(top.group(1)) / float(bottom.group(1)))
+        if not ratios:
+            problems.append(f"{release} against {before}: no paired rounds in the raw reports")
+            continue
+        mean = math.exp(fmean(math.log(ratio) for ratio in ratios))
+        if abs(mean - float(size.replace(",", ""))) > 1:
+            problems.append(
+                f"{release} {size}× slower than {before} where its {len(ratios)} raw rounds give {mean:.0f}×"
+            )
+    return problems

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from pages import find, one, tagged
 from statements import (
+    beside_problems,
     bound_problems,
     card_badge_problems,
     claims_of,
@@ -17,6 +18,7 @@ from statements import (
     newest_run_of,
     pick_problems,
     round_slowdowns,
+    stall_problems,
     tally_problems,
 )
 
@@ -133,6 +135,25 @@ def test_the_newest_run_is_on_the_first_screen_labelled(committed_site: Path, re
     assert busy == views[newest].busy
 
 
+def test_the_cards_latency_range_is_each_servers_median_p99_in_its_raw_reports(committed_site: Path) -> None:
+    checked = 0
+    for recipe in RECIPES:
+        html = page(committed_site, recipe)
+        for element in find(html, recipe=recipe, beside="latency"):
+            assert not beside_problems(element.text, COMMITTED_DATA / recipe / element.data["run"]), element.text
+            checked += 1
+    assert checked  # cherrypy-speed and cherokee-vs-apache show it
+
+
+def test_a_sweep_storys_stall_is_the_raw_rounds_geometric_mean(committed_site: Path) -> None:
+    html = (committed_site / "recipes" / "cherrypy-speed-releases.html").read_text()
+    stories = find(html, story="sweep")
+    said = [story for story in stories if " slower than " in story.text]
+    assert said  # the cheroot sweep's stall
+    for story in said:
+        assert not stall_problems(story.text, COMMITTED_DATA / "cherrypy-speed" / story.data["run"]), story.text
+
+
 # --- the wrong statements readers found, as fixtures ------------------------------------------------------------
 
 
@@ -188,6 +209,21 @@ def test_a_drift_note_that_asserts_a_cause_or_quotes_no_usual_figure_is_caught()
     )
     problems = drift_problems(said, {}, {}, {})
     assert any("cause" in problem for problem in problems) and any("no figure" in problem for problem in problems)
+
+
+def test_a_latency_range_with_another_servers_figure_is_caught() -> None:
+    run = COMMITTED_DATA / "cherokee-vs-apache" / "20261127T124139.626853Z-full"
+    said = "Offered half its capacity, a server's p99 latency ran from 593 µs (nginx (SCGI for Django)) to 900 µs "
+    said += "(Apache httpd (mod_wsgi for Django)); its memory …"
+    assert beside_problems(said, run) and not beside_problems(said.replace("900 µs", "792 µs"), run)
+
+
+def test_a_stall_of_another_size_is_caught() -> None:
+    run = COMMITTED_DATA / "cherrypy-speed" / "20261127T143946.572412Z-cheroot-sweep"
+    said = (
+        "From 8.1.0 to 8.3.1, the cheroot raw WSGI server stalls …; 8.1.0 is {}× slower than 8.0.0 at -c 1 -k (99.9 %"
+    )
+    assert not stall_problems(said.format("782"), run) and stall_problems(said.format("509"), run)
 
 
 def test_a_home_page_count_that_disagrees_with_the_cards_is_caught() -> None:

@@ -175,7 +175,7 @@ class BenchAnswer(PublishedDirective):
             line += nodes.Text("Latency at a given load and memory: not measured by the page's run.")
             return line
         self.note(view.run.run_file)
-        line += data(beside_speed(view), beside="latency", recipe=self.recipe)
+        line += data(beside_speed(view), beside="latency", recipe=self.recipe, run=view.run.run_id)
         line += nodes.Text(f" (run {view.run.run_id}, {view.run.machine.name}; every server side by side: ")
         line += nodes.reference("", "latency", refid="latency-at-a-given-load")
         line += nodes.Text(", ")

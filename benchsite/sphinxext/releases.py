@@ -82,7 +82,7 @@ class BenchReleases(PublishedDirective):
         stalled = {release for stall in found_stalls for release in stall.releases}
         waits = [w for w in newest_waiting(recipe_dir, package) if w.release in stalled]
         return [
-            told(sentences, self.recipe),
+            told(sentences, self.recipe, view.run.run_id),
             *waiting_table(waits, self.recipe),
             self._about(view, releases),
             *self._changes(view, releases, cells, subjects),
@@ -348,7 +348,7 @@ def _memory(view: RunView, releases: list[Release], subjects: tuple[str, ...] | 
     return [nodes.paragraph(text=line) for line in lines]
 
 
-def told(found: Story, recipe: str) -> nodes.Node:
+def told(found: Story, recipe: str, run: str) -> nodes.Node:
     """The story's sentences, one item each, the upstream reports' addresses (their `report` and `fix` fields, and
     nothing else: an address in a title stays text) as links."""
     listing = nodes.bullet_list(classes=["bench-sweep-story"])
@@ -363,4 +363,4 @@ def told(found: Story, recipe: str) -> nodes.Node:
             elif piece:
                 paragraph += nodes.Text(piece)
         listing += nodes.list_item("", paragraph)
-    return data(listing, story="sweep", recipe=recipe)
+    return data(listing, story="sweep", recipe=recipe, run=run)
