@@ -152,6 +152,6 @@ def test_only_a_reports_own_addresses_become_links(tmp_path: Path) -> None:
         upstream_reports(tmp_path),
     )
     assert "https://evil.example/x" in found.sentences[0]
-    listing = releases_told(found, "cherrypy-speed")
+    listing = releases_told(found, "cherrypy-speed", "20261126T175644.478812Z-cheroot-sweep")
     links = [node["refuri"] for node in listing.findall(nodes.reference)]
     assert links == ["https://github.com/cherrypy/cheroot/issues/305", "https://github.com/cherrypy/cheroot/pull/308"]

@@ -42,7 +42,16 @@ def change_said(
     (`weakest`: the round nearest no change): "51.0× slower or more in each of its 3 rounds (1.39× slower or beyond
     at 95 %) …: changed". `note` says why a change has no estimate, or what to keep in mind beside it (`invoke
     compare`'s cells)."""
-    said = _change_said(interval, changed, margin, words, smallest, bound, factors, weakest)
+    said = _change_said(
+        interval,
+        changed,
+        margin=margin,
+        words=words,
+        smallest=smallest,
+        bound=bound,
+        factors=factors,
+        weakest=weakest,
+    )
     if note:
         return note if said in ("—", "") else f"{said} ({note})"
     return said
@@ -51,6 +60,7 @@ def change_said(
 def _change_said(
     interval: Interval | None,
     changed: bool,
+    *,
     margin: float,
     words: Direction,
     smallest: float,
@@ -61,7 +71,8 @@ def _change_said(
     if bound and interval is not None and interval.low is not None and interval.high is not None:
         look, never = ("faster", "slower") if bound == "at most" else ("slower", "faster")
         return (
-            f"{bound_said(interval, bound, weakest, margin, words, factors)}; where others' work hit one side "
+            f"{bound_said(interval, bound, weakest, margin=margin, words=words, factors=factors)}; where others' "
+            "work hit one side "
             f"harder, a round counts only as a bound that can make B look {look}, never {never}: changed"
         )
     if interval is None or interval.low is None or interval.high is None:

@@ -183,7 +183,14 @@ def pick(view: RunView, cell: str, shown: int = 3) -> Pick:
                 peak_mib=None if peak is None else peak.uss_bytes / MIB,
             )
         )
-    return Pick(client_kind(view, cell), cell, tuple(candidates), tuple(left_out), by_cpu, len(limited))
+    return Pick(
+        kind=client_kind(view, cell),
+        cell=cell,
+        candidates=tuple(candidates),
+        left_out=tuple(left_out),
+        by_cpu=by_cpu,
+        at_limit=len(limited),
+    )
 
 
 def pick_said(found: Pick, costs: dict[str, str]) -> str:

@@ -9,7 +9,7 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 
-from benchsite.results.drift import COMPARE_WITHIN, drift_said
+from benchsite.results.drift import drift_said
 from benchsite.results.machines import ClaimAcross, MachineRuns, MachineVerdict
 from benchsite.results.newest import newest_run, newest_said
 from benchsite.results.ranking import ranking_said
@@ -91,7 +91,7 @@ class BenchAnswer(PublishedDirective):
             assert found is not None
             lead, run_id = "The newest run", found[1].run.run_id
             line = nodes.paragraph("", "", nodes.strong(text=lead))
-            line += nodes.inline(text=f" (run {run_id})", classes=["bench-run-id"])  # a phone leaves it to the history
+            line += nodes.inline(text=f" (run {run_id})", classes=["bench-wide-only"])  # a phone: in the history
             line += nodes.Text(newest.removeprefix(lead))
             line["classes"].append("bench-newest-run")
             card += block(line, newest=run_id)
@@ -112,7 +112,7 @@ class BenchAnswer(PublishedDirective):
         run = reference.main.run
         line = nodes.paragraph(classes=["bench-page-run"])
         line += nodes.Text(f"Every section reads one run: {reference.label}, {run.started_at[:10]}")
-        line += nodes.inline(text=f" (run {run.run_id})", classes=["bench-run-id"])  # a phone leaves it to the history
+        line += nodes.inline(text=f" (run {run.run_id})", classes=["bench-wide-only"])  # a phone: in the history
         if reference.main.busy:
             line += nodes.Text(f" ({reference.main.interference_said()})")
         line += nodes.Text("; the others are in the verdicts and the ")
@@ -121,10 +121,8 @@ class BenchAnswer(PublishedDirective):
         apart = drift_said(reference.main, [view for view in reference.views if view is not reference.main])
         if apart:
             line += nodes.Text(" ")
-            note = nodes.inline()
-            note += nodes.Text(apart.removesuffix(COMPARE_WITHIN))
-            if apart.endswith(COMPARE_WITHIN):  # the advice; a phone keeps the figures
-                note += nodes.inline(text=COMPARE_WITHIN, classes=["bench-run-id"])
+            # on a phone the history below gives each run's figures; the card keeps to the answer
+            note = nodes.inline(text=apart, classes=["bench-wide-only"])
             line += data(note, drift="apart", recipe=self.recipe)
         return data(line, page_run=run.run_id, recipe=self.recipe)
 
