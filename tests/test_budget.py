@@ -4,14 +4,32 @@ checked against what it took in every committed run; a round's cost comes from t
 from __future__ import annotations
 
 import subprocess
+import time
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from benchsite.errors import BenchError
-from benchsite.harness.engine.budget import RoundClock, after_rounds_s, budget_said, counting_s
 from benchsite.harness.engine.runner import RunChoices
+from benchsite.harness.session.budget import (
+    CALLGRIND_SLOWDOWN,
+    COUNTING_START_S,
+    FEWEST_BATCHES,
+    RESERVE_SHARE,
+    CountPace,
+    Deadline,
+    RoundClock,
+    after_rounds_s,
+    budget_said,
+    counting_s,
+    ended_said,
+    fitted_counting,
+    fitted_said,
+    promise_said,
+    reserve_s,
+    smallest_counting,
+)
 from benchsite.model.recipe import load_recipe
 from benchsite.model.run import RunDocument
 from benchsite.results.store import load_run
@@ -88,7 +106,7 @@ def test_a_round_costs_its_repetitions_and_what_rounds_cost_beyond_them() -> Non
 
 def test_the_budget_line_says_how_many_more_rounds_fit_and_how_to_give_more() -> None:
     said = budget_said(250, 20, 86, 9)
-    assert "about 86 s for what follows the rounds" in said and "room for about 16 more rounds" in said
+    assert "about 86 s kept for what follows the rounds" in said and "room for about 16 more rounds" in said
     assert "--budget SECONDS" in said and "room for about 0 more rounds" in budget_said(100, 20, 86, 9)
 
 
@@ -110,3 +128,54 @@ def test_versus_refuses_a_budget_out_of_range_before_anything_runs(tmp_path: Pat
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("error: --budget 3: give the run's time budget in seconds")
     assert not list(tmp_path.iterdir())
+
+
+def test_the_rounds_keep_for_what_follows_them_at_most_a_share_of_the_budget() -> None:
+    """An A/B run's counting reserved at a busy machine's pace (449 s) once took more than its whole budget (250 s):
+    the rounds keep at most RESERVE_SHARE of it, and counting fits what is left."""
+    assert reserve_s(449, 250) == pytest.approx(RESERVE_SHARE * 250)
+    assert reserve_s(60, 250) == 60
+
+
+def test_counting_fits_the_time_left_with_fewer_starts_then_fewer_batches_and_says_how_much_wider() -> None:
+    run = load_run(VERSUS_RUN)
+    plan = run.profile.counting
+    assert plan is not None and plan.starts == 3 and plan.batches == 3
+    measured = measured_of(run)
+    servers = [s.name for s in run.subjects]
+    seen = CountPace()
+    whole = counting_s(plan, servers, measured, seen)
+    assert fitted_counting(plan, servers, measured, whole + 1, seen) == plan
+    one_start = fitted_counting(plan, servers, measured, whole / 2, seen)
+    assert one_start is not None and one_start.starts == 1 and one_start.batches == 3
+    assert counting_s(one_start, servers, measured, seen) <= whole / 2
+    smallest = counting_s(smallest_counting(plan), servers, measured, seen)
+    fewest = fitted_counting(plan, servers, measured, smallest + 0.1, seen)
+    assert fewest is not None and (fewest.starts, fewest.batches) == (1, FEWEST_BATCHES)
+    assert fitted_counting(plan, servers, measured, smallest - 0.1, seen) is None
+    said = fitted_said(plan, one_start, 100)
+    assert said.startswith("counting 1 start of 3, 3 batches each of 3, to fit the 100 s left")
+    assert "3 batches of 9, so work's interval about 1.7× as wide" in said
+    assert fitted_said(plan, None, 12).startswith("counting skipped: not even one start of 2 batches fits the 12 s")
+
+
+def test_counting_goes_at_the_pace_this_run_saw_once_it_counted_a_server() -> None:
+    """Before any count the constants (the committed counts' 99th percentile); after, the slowest the run saw."""
+    seen = CountPace()
+    assert (seen.slowdown, seen.start_s) == (CALLGRIND_SLOWDOWN, COUNTING_START_S)
+    seen.saw(timed_rps=2000.0, requests=350, serving_s=7.0, start_s=3.0)  # 50 req/s under callgrind: 40× slower
+    assert seen.slowdown == pytest.approx(40.0) and seen.start_s == 3.0
+    seen.saw(timed_rps=1000.0, requests=350, serving_s=3.5, start_s=2.0)  # 10× slower: the slowest is kept
+    assert seen.slowdown == pytest.approx(40.0) and seen.start_s == 3.0
+    seen.saw(timed_rps=None, requests=350, serving_s=3.5, start_s=9.0)  # not timed: nothing learnt
+    assert seen.start_s == 3.0
+
+
+def test_a_run_with_a_budget_says_when_it_ends_before_it_starts_and_how_it_kept_it() -> None:
+    run = load_run(VERSUS_RUN)
+    deadline = Deadline(time.monotonic(), 250)
+    said = promise_said(run.profile, 2, 1, deadline)
+    assert said.startswith("time budget 250 s: 2 rounds of 2 subjects in 1 cell, then further rounds while they fit")
+    assert "counting within what is left; ends by " in said and said.endswith(" UTC")
+    assert ended_said(deadline).endswith("budget: within it")
+    assert ended_said(Deadline(time.monotonic() - 300, 250)).endswith("budget: 50 s over it")

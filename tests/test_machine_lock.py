@@ -189,6 +189,24 @@ def test_a_waiter_names_each_new_holder_that_comes_before_it(tmp_path: Path) -> 
     assert waiter.wait(WAIT_S) == 0
 
 
+def test_a_long_wait_says_again_whom_it_waits_for(tmp_path: Path) -> None:
+    """A suite behind another benchmark printed nothing for minutes: every REMIND_S (here shortened) a waiter
+    says how long it has waited and for whom."""
+    lock = tmp_path / "machine.lock"
+    reminding = WAITER.replace("import sys\n", "import sys\nfrom benchsite.harness.processes import machine_lock\n")
+    reminding = reminding.replace("with measuring(", "machine_lock.REMIND_S = 0.5\nwith measuring(")
+    with holder(lock) as first:
+        waiter = subprocess.Popen(
+            [sys.executable, "-c", reminding], cwd=REPO, env=lock_env(lock), stderr=subprocess.PIPE, text=True
+        )
+        said = Lines(waiter)
+        said.wait_for("waiting for another benchmark to finish")
+        reminder = said.wait_for("still waiting after")
+        assert re.search(rf"still waiting after \d+ s for pid {first.pid} \(", reminder), reminder
+    said.wait_for("held")
+    assert waiter.wait(WAIT_S) == 0
+
+
 @pytest.mark.integration
 def test_the_unit_tier_passes_while_another_benchmark_holds_the_machine(tmp_path: Path) -> None:
     """The faults round's hang: `invoke test --fast` printed one file's name and waited 10 minutes behind a

@@ -154,7 +154,6 @@ def test_an_ab_change_far_beyond_half_reads_as_a_factor_in_the_terminal_and_on_t
     assert said == "4.8 % slower (95 %: 3.5 % to 6.1 %), changed"
     assert change_said(Interval(0.952, 0.939, 0.965, 0.95, 12), True, factors=True).startswith("1.05× slower")
     assert fmt_sees(4.747) == "≥ 5.75× either way" and fmt_sees(0.021) == "≥ 2.1 %"
-    assert fmt_sees(99326.0) == "no change it could see"  # a busy run of 3 rounds printed "≥ 9,932,600×"
 
 
 def test_a_one_sided_change_is_said_at_the_strongest_its_rounds_support() -> None:

@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import statistics
 from html import unescape
 from pathlib import Path
@@ -21,8 +22,8 @@ from benchsite.model.method import METHOD_DIR
 from benchsite.model.recipe import Recipe, load_recipe
 from benchsite.model.upgrade import read_method, read_run
 from benchsite.model.variant import VARIANTS_DIR, Variant, parse_variant
-from benchsite.results.change_words import detectable_said
-from benchsite.results.comparing import MARGIN, alike_pairs, beyond_margin, paired_cells
+from benchsite.results.change_words import blind_said, detectable_said, fmt_sees
+from benchsite.results.comparing import MARGIN, SEES_NOTHING, alike_pairs, beyond_margin, could_see, paired_cells
 from benchsite.results.intervals import (
     Interval,
     detectable_change,
@@ -560,3 +561,56 @@ def test_an_ab_run_whose_side_failed_every_repetition_is_said_for_the_exit_polic
     (copy / "run.json").write_text(json.dumps(document))
     (said,) = _sides_that_failed_every_repetition(load_run(copy))
     assert f"({failed['name']}) failed every repetition: the server had exited with code 0" in said
+
+
+def raw_rates(run_dir: Path, subject: str, cell: str) -> list[float]:
+    """Every 'Requests per second:' an ab report of the subject's cell printed, read from the raw files alone."""
+    found = [
+        re.search(r"^Requests per second:\s+([\d.]+)", path.read_text(errors="replace"), re.M)
+        for path in sorted((run_dir / "raw" / subject / cell).glob("rep-*.txt"))
+    ]
+    return [float(match.group(1)) for match in found if match and float(match.group(1)) > 0]
+
+
+def shown_change(said: str) -> float | None:
+    """The change a 'sees' text shows ("≥ 2.1 %" → 0.021, "≥ 5.75× either way" → 4.75), None for words alone."""
+    if match := re.fullmatch(r"≥ ([\d,.]+) %", said):
+        return float(match.group(1).replace(",", "")) / 100
+    if match := re.fullmatch(r"≥ ([\d,.]+)× either way", said):
+        return float(match.group(1).replace(",", "")) - 1
+    return None
+
+
+def test_no_ab_output_sees_a_change_beyond_what_the_cells_own_figures_reach() -> None:
+    """A busy run of 3 rounds printed "sees ≥ 9,932,600×" and "no change under 63976 %": every 'sees' the terminal
+    or the page shows in a committed A/B run is a change its cell's own figures (read from the raw ab reports)
+    reach, or words."""
+    shown = 0
+    for run_dir in sorted((COMMITTED_DATA / "experiments" / "versus").glob("*/*-versus")):
+        cells = paired_cells(load_view(run_dir))
+        for cell in cells:
+            said = fmt_sees(cell.time_could_see)
+            change = shown_change(said)
+            if change is None:
+                assert said in ("—", "no change it could see"), said
+                continue
+            figures = raw_rates(run_dir, cell.a, cell.cell) + raw_rates(run_dir, cell.b, cell.cell)
+            assert change <= max(figures) / min(figures) - 1 + 0.001, (run_dir.name, cell.cell, said, figures)
+            shown += 1
+        page = detectable_said(cells)
+        for percent in re.findall(r"([\d.]+) %", page.split(" is ", 1)[1]):
+            assert float(percent) < 100 * SEES_NOTHING, page
+    assert shown >= 10
+
+
+def test_time_that_could_see_nothing_is_said_in_words_with_why() -> None:
+    assert fmt_sees(could_see(99326.0, None)) == "no change it could see"  # was "≥ 9,932,600×"
+    assert fmt_sees(could_see(0.30, 0.20)) == "no change it could see"  # beyond what its figures reach
+    assert fmt_sees(could_see(0.021, 0.20)) == "≥ 2.1 %" and fmt_sees(could_see(None, 0.2)) == "—"
+    said = blind_said([math.inf, math.inf], 4, 3, (9, 24))
+    assert said == (
+        "time in this run could not see any change in 2 of 4 cells (3 rounds, others took a CPU in 9 of its 24 "
+        "repetitions): judge by work, or re-run on a quiet machine"
+    )
+    assert "sees no change smaller than 12.0 %" in blind_said([0.12, math.inf], 4, 12, (0, 48))
+    assert "(12 rounds, too few to tell)" in blind_said([0.12], 4, 12, (0, 48))

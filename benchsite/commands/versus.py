@@ -10,7 +10,7 @@ from rich.table import Table
 
 from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
-from benchsite.results.change_words import SEES_NOTHING, cells_said, fmt_sees
+from benchsite.results.change_words import blind_said, cells_said, fmt_sees
 from benchsite.results.comparing import paired_cells, paired_subjects, time_untold
 from benchsite.results.design import design_of
 from benchsite.results.latency import copies_said
@@ -40,9 +40,9 @@ def print_versus(view: RunView) -> None:
             cell.subject,
             cell.cell,
             time_said,
-            "decided" if design.decided(cell) else fmt_sees(cell.time_sees),
+            "decided" if design.decided(cell) else fmt_sees(cell.time_could_see),
             work_said,
-            fmt_sees(cell.work_sees),
+            fmt_sees(cell.work_could_see),
         )
     Console().print(table)
     if ended := design.ended_said(view):
@@ -52,20 +52,14 @@ def print_versus(view: RunView) -> None:
         "its own rounds (time) and batches (work)"
     )
     blind = [
-        cell.time_sees
+        sees
         for cell in cells
-        if cell.time_sees is not None and cell.time_sees > BLIND_TIME and not design.decided(cell)
+        if (sees := cell.time_could_see) is not None and sees > BLIND_TIME and not design.decided(cell)
     ]
     if blind:
-        sees = (
-            "could not see any change"
-            if min(blind) >= SEES_NOTHING
-            else f"sees no change smaller than {fmt_sees(min(blind)).removeprefix('≥ ')}"
-        )
-        say(
-            f"time in this run {sees} in {len(blind)} of {len(cells)} cells: its rounds spread too far (others' "
-            "work on the machine, or too few rounds); judge by work, or re-run on a quiet machine"
-        )
+        reps = [rep for subject in view.run.subjects for each in subject.cells for rep in each.repetitions]
+        disturbed = sum(rep.disturbed for rep in reps)
+        say(blind_said(blind, len(cells), rounds, (disturbed, len(reps))))
     pairs = paired_subjects(view)
     for line in copies_said(view.run, pairs):
         say(line)

@@ -3,6 +3,7 @@ a factor where the change is large ("143× slower"), one format a column, and wh
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from benchsite.results.comparing import MARGIN, Bound, PairedCell
@@ -145,19 +146,29 @@ def needs_factors(interval: Interval | None) -> bool:
     return not all(2 / 3 <= bound <= 1.5 for bound in (interval.low, interval.high))
 
 
-# Beyond this (a change of 10× either way) what a run could see is no figure a reader can use: its rounds spread
-# too far to see any change, and it is said so.
-SEES_NOTHING = 9.0
-
-
 def fmt_sees(sees: float | None) -> str:
     """ "≥ 2.1 %": the smallest change a currency would call here ("≥ 5.75× either way" beyond 50 %), "no change
-    it could see" beyond 10×, or "—" without a spread to tell."""
+    it could see" where it could see none (`comparing.could_see`: inf), or "—" without a spread to tell."""
     if sees is None:
         return "—"
-    if sees >= SEES_NOTHING:
+    if math.isinf(sees):
         return "no change it could see"
     return f"≥ {100 * sees:.1f} %" if sees < 0.5 else f"≥ {times(1 + sees)} either way"
+
+
+def blind_said(blind: Sequence[float], cells: int, rounds: int, disturbed: tuple[int, int]) -> str:
+    """Why time could not answer in `blind` (what it could see in each such cell, inf: nothing) of `cells` cells:
+    the rounds it made and how many of its `disturbed` = (disturbed, all) repetitions others took a CPU in."""
+    seen = [sees for sees in blind if not math.isinf(sees)]
+    sees = (
+        f"sees no change smaller than {fmt_sees(min(seen)).removeprefix('≥ ')}" if seen else "could not see any change"
+    )
+    hit, made = disturbed
+    why = f"others took a CPU in {hit} of its {made} repetitions" if hit else "too few to tell"
+    return (
+        f"time in this run {sees} in {len(blind)} of {cells} cells ({rounds} rounds, {why}): judge by work, or "
+        "re-run on a quiet machine"
+    )
 
 
 def cells_said(cells: Sequence[PairedCell]) -> list[tuple[str, str]]:
@@ -193,10 +204,16 @@ def detectable_said(cells: Sequence[PairedCell]) -> str:
     parts = []
     open_cells = [c for c in cells if not c.design.decided(c)]  # a decided cell has its answer
     for currency, found in (
-        ("time", [c.time_sees for c in open_cells if c.time_sees is not None]),
-        ("work", [c.work_sees for c in cells if c.work_sees is not None]),
+        ("time", [c.time_could_see for c in open_cells if c.time_could_see is not None]),
+        ("work", [c.work_could_see for c in cells if c.work_could_see is not None]),
     ):
-        parts.append(f"{span(found)} in {currency}" if found else f"nothing in {currency} (no spread to tell by)")
+        seen = [sees for sees in found if not math.isinf(sees)]
+        blind = len(found) - len(seen)
+        none = f"{blind} cell{'s' * (blind != 1)} in which it could see no change in {currency}"
+        if seen:
+            parts.append(f"{span(seen)} in {currency}" + (f" ({none})" if blind else ""))
+        else:
+            parts.append(none if blind else f"nothing in {currency} (no spread to tell by)")
     if len(open_cells) < len(cells):
         parts[0] = f"{parts[0]} in the cells left undecided" if open_cells else "every cell decided in time"
     return (

@@ -21,8 +21,9 @@ see that: its change is called only beyond ±1 % (MARGIN), what two starts of un
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from statistics import geometric_mean, mean
 from typing import Any, Literal
@@ -67,6 +68,18 @@ class PairedCell:
     time_bound: Bound = ""
     # The ratios B ÷ A the time interval rests on (per round, or per start where the run made several)
     time_ratios: tuple[float, ...] = ()
+    # How far the cell's own figures reach (its largest ÷ its smallest, less 1, over both copies: req/s, and
+    # instructions per request): no change beyond it is one the run could see (None: no figures).
+    time_span: float | None = None
+    work_span: float | None = None
+
+    @property
+    def time_could_see(self) -> float | None:
+        return could_see(self.time_sees, self.time_span)
+
+    @property
+    def work_could_see(self) -> float | None:
+        return could_see(self.work_sees, self.work_span)
 
     @property
     def weakest_round(self) -> float | None:
@@ -90,6 +103,25 @@ class PairedCell:
     @property
     def work_changed(self) -> bool:
         return beyond_margin(self.work, self.work_margin)
+
+
+# Beyond this (10×) a smallest change the run would call is no change it could see at all.
+SEES_NOTHING = 9.0
+
+
+def could_see(sees: float | None, span: float | None) -> float | None:
+    """The smallest change a currency would call, where the run could see one: math.inf where it could see none
+    (beyond SEES_NOTHING, or beyond what the cell's own figures reach), None where it gives no spread to tell."""
+    if sees is None:
+        return None
+    limit = SEES_NOTHING if span is None else min(SEES_NOTHING, span)
+    return sees if sees < limit else math.inf
+
+
+def figures_span(figures: Sequence[float]) -> float | None:
+    """Its largest figure ÷ its smallest, less 1 (None: fewer than two positive figures)."""
+    positive = [figure for figure in figures if figure > 0]
+    return max(positive) / min(positive) - 1 if len(positive) >= 2 else None
 
 
 # Two processes of the same code differ a little, in time and in work (their hash seeds, where their memory
@@ -206,6 +238,8 @@ def compare_copies(
                 work=work if work and work.bounded else None,
                 time_sees=design.detectable(alike_ratios, time_level, time_margin),
                 work_sees=detectable_change(work_ratios, work_level, work_margin),
+                time_span=figures_span(rates(view, a, cell) + rates(view, b, cell)),
+                work_span=figures_span(batches(view, a, cell) + batches(view, b, cell)),
                 time_margin=time_margin,
                 work_margin=work_margin,
                 design=design,
@@ -350,6 +384,14 @@ def batch_ratio(a: list[float], b: list[float], level: float) -> Interval | None
     (the first batches still warm caches up on both sides, by up to 2 %), so the ratio pairs them."""
     found = ratio_interval(batch_ratios(a, b), level)
     return found if found is not None and found.bounded else None
+
+
+def rates(view: RunView, subject: str, cell: str) -> list[float]:
+    """The req/s of each repetition of a subject's cell that worked."""
+    record = view.run.subject(subject)
+    ran = record.cell(cell) if record else None
+    reps = ran.repetitions if ran else ()
+    return [rep.result.requests_per_s for rep in reps if rep.ok and rep.result is not None]
 
 
 def batches(view: RunView, subject: str | None, cell: str) -> list[float]:

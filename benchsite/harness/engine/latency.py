@@ -4,9 +4,11 @@ the servers still run, each server is offered shares of its capacity by benchsit
 from __future__ import annotations
 
 import statistics
+import time
 from typing import Any, cast
 
 from benchsite.harness.processes.signals import checkpoint
+from benchsite.harness.session.budget import kept_for_counting_s, latency_round_s
 from benchsite.harness.session.context import Measured, Plan, RunContext
 from benchsite.harness.session.load_argv import cell_argv
 from benchsite.harness.session.repetition import measure
@@ -73,7 +75,15 @@ def measure_latency(context: RunContext) -> LatencyProfile | None:
     }
     reps: dict[tuple[str, float], list[Repetition[Any]]] = {}
     context.reporter.begin(len(subjects) * len(plan.fractions) * plan.rounds)
+    took: list[float] = []
     for index in range(1, plan.rounds + 1):
+        cut = _cut_short(context, len(subjects), index, took)
+        if cut:
+            context.reporter.step(cut)
+            if index == 1:
+                return LatencyProfile(plan=plan, subjects=(), skipped={**skipped, **dict.fromkeys(capacity, cut)})
+            break
+        began = time.monotonic()
         order = subjects if index % 2 else list(reversed(subjects))
         for fraction in plan.fractions:
             for subject in order:
@@ -92,10 +102,27 @@ def measure_latency(context: RunContext) -> LatencyProfile | None:
                 context.reporter.step(
                     f"{subject.label} open loop at {cell.label} ({cell.rate:,.0f} req/s) round {index}: {outcome}"
                 )
+        took.append(time.monotonic() - began)
     return LatencyProfile(
         plan=plan,
         subjects=tuple(_subject_latency(plan, subject.name, capacity[subject.name], reps) for subject in subjects),
         skipped=skipped,
+    )
+
+
+def _cut_short(context: RunContext, servers: int, index: int, took: list[float]) -> str:
+    """Why the latency loads stop before round `index` ("" where it fits): another round, as long as the longest
+    made (before any, as planned), would leave counting less than its smallest plan."""
+    deadline, plan = context.deadline, context.profile.latency
+    if deadline is None or plan is None:
+        return ""
+    round_s = max(took) if took else latency_round_s(context.profile, servers)
+    left = deadline.left_s() - kept_for_counting_s(context.profile, context.servers(), context.measured)
+    if round_s <= left:
+        return ""
+    return (
+        f"latency: {index - 1} of {plan.rounds} rounds; another ({round_s:.0f} s) does not fit the "
+        f"{max(left, 0):.0f} s the time budget leaves it"
     )
 
 

@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from benchsite.harness.engine.budget import BUDGET_HINT, RoundClock, after_rounds_s, budget_said
 from benchsite.harness.processes.signals import checkpoint
+from benchsite.harness.session.budget import BUDGET_HINT, RoundClock, after_rounds_s, budget_said, reserve_s
 from benchsite.harness.session.context import Plan, RunContext
 from benchsite.harness.session.load_argv import cell_argv, repetition_argv
 from benchsite.harness.session.repetition import measure
@@ -148,7 +148,7 @@ class Measuring:
         if self.rounds_made == profile.rounds and profile.max_rounds and profile.time_budget_s:
             every_cell = self.clock.estimate_s(self.context.measured, self.context.measured)
             elapsed = time.monotonic() - self.context.run_started
-            self.context.reporter.step(budget_said(profile.time_budget_s, elapsed, self.after_rounds_s, every_cell))
+            self.context.reporter.step(budget_said(profile.time_budget_s, elapsed, self.reserve_s, every_cell))
 
     def _rounds(self, stopped: str, verdicts: list[Verdict]) -> Rounds:
         """How the rounds ended, and where each claim stood then."""
@@ -205,7 +205,7 @@ class Measuring:
         if self.rounds_made >= profile.max_rounds:
             return f"max_rounds ({profile.max_rounds}) reached"
         elapsed = time.monotonic() - self.context.run_started
-        after = self.after_rounds_s
+        after = self.reserve_s
         if elapsed + self.clock.estimate_s(needed, self.context.measured) > profile.time_budget_s - after:
             kept = f", about {after:.0f} s of it for what follows the rounds" if after else ""
             return (
@@ -214,6 +214,8 @@ class Measuring:
         return ""
 
     @property
-    def after_rounds_s(self) -> float:
-        """What follows the timed rounds will take (latency, flame graphs, counting), from the pace they saw."""
-        return after_rounds_s(self.context.recipe, self.context.profile, self.counted, self.context.measured)
+    def reserve_s(self) -> float:
+        """What the rounds keep for what follows them (latency, flame graphs, counting): its estimate from the pace
+        they saw, at most a share of the budget (what follows then fits what is left)."""
+        after = after_rounds_s(self.context.recipe, self.context.profile, self.counted, self.context.measured)
+        return reserve_s(after, self.context.profile.time_budget_s)

@@ -26,6 +26,7 @@ from benchsite.harness.interference.quiet import check_machine
 from benchsite.harness.processes.signals import signal_for_test, signals_as_interrupt
 from benchsite.harness.profiling.counting import count_instructions
 from benchsite.harness.profiling.flames import record_flames
+from benchsite.harness.session.budget import Deadline, ended_said, promise_said
 from benchsite.harness.session.context import Plan, RunContext
 from benchsite.harness.session.leftovers import forget_owner
 from benchsite.harness.session.start import (
@@ -99,6 +100,10 @@ def run_recipe(
     parts = RunParts(
         origins={subject.name: hosts.server.origins(recipe, subject) for subject, _ in runnable}, skipped=skipped
     )
+    deadline = Deadline(run_started, profile.time_budget_s) if profile.time_budget_s else None
+    if deadline is not None:
+        cells = len({cell.name for _, each in runnable for cell in each})
+        reporter.step(promise_said(profile, len(runnable), cells, deadline))
     reporter.begin(sum(len(cells) for _, cells in runnable) * profile.rounds)
     with signals_as_interrupt(), staged_run_directory(data_dir / recipe.name, header.run_id) as run_dir:
         context = RunContext(
@@ -110,6 +115,7 @@ def run_recipe(
             reporter=reporter,
             run_started=run_started,
             plan=runnable,
+            deadline=deadline,
         )
         with context.stack:
             context.stack.callback(trim_logs, run_dir / "logs")
@@ -121,6 +127,8 @@ def run_recipe(
             record_flames(context, wallclock=True)
         parts.counting = count_instructions(context, header.starts)  # the timed servers are stopped
         _keep(context, header, parts)
+    if deadline is not None:
+        reporter.step(ended_said(deadline))
     signal_for_test("run-kept")
     return data_dir / recipe.name / header.run_id
 

@@ -37,6 +37,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 _held = 0  # how many times this process holds the lock (0: not)
 POLL_S = 0.2  # how often a waiter tries the lock again and reads who holds it
+REMIND_S = 30.0  # how often a waiter says again whom it still waits for
 
 
 def lock_path() -> Path:
@@ -151,6 +152,7 @@ def _wait_for(descriptor: int, path: Path, first: dict[str, object], say: Callab
     """Take the lock once its holders are done, naming each new holder that comes before this process: the
     kernel's flock keeps no queue, so another waiter may take it first."""
     named = first
+    began = reminded = time.monotonic()
     while True:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -159,7 +161,11 @@ def _wait_for(descriptor: int, path: Path, first: dict[str, object], say: Callab
             now = holder(path)  # {} while a new holder is writing itself down: said at the next look
             if now and now != named:
                 say(f"still waiting: the machine went to {_described(now)} (one benchmark at a time on a machine)")
-                named = now
+                named, reminded = now, time.monotonic()
+            elif time.monotonic() - reminded >= REMIND_S:
+                waited = time.monotonic() - began
+                say(f"still waiting after {waited:.0f} s for {_described(named)} (one benchmark at a time)")
+                reminded = time.monotonic()
             time.sleep(POLL_S)
 
 

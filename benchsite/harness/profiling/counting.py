@@ -15,7 +15,7 @@ import re
 import subprocess
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -23,6 +23,7 @@ import psutil
 from benchsite.errors import BenchError
 from benchsite.harness.processes.processes import RunningServer
 from benchsite.harness.processes.signals import checkpoint
+from benchsite.harness.session.budget import FEWEST_BATCHES, CountPace, fitted_counting, fitted_said, pace
 from benchsite.harness.session.context import RunContext
 from benchsite.harness.session.load_argv import cell_argv
 from benchsite.harness.session.start import StartHow, hash_seeded, start_one
@@ -85,18 +86,25 @@ def count_instructions(context: RunContext, starts: tuple[ServerStart, ...] | No
         )
     seeds = [starts[number % len(starts)].hash_seed if starts else None for number in range(counting.starts)]
     counter = _Counter(context, counting)
+    pairs = [
+        (subject, cell)
+        for subject, cells in context.plan
+        if isinstance(subject, Server)
+        for cell in map(external_load, cells)
+        if cell is not None and cell.name in counting.cells
+    ]
     counts = []
-    for subject, cells in context.plan:
-        if not isinstance(subject, Server):
+    for done, (subject, cell) in enumerate(pairs):
+        plan = counter.fitted([s.name for s, _ in pairs[done:]])
+        if plan is None:
+            missing = InstructionCount(subject=subject.name, cell=cell.name, argv=(), batches=(), error=counter.said)
+            counts.append(missing)
             continue
-        for each in cells:
-            cell = external_load(each)
-            if cell is not None and cell.name in counting.cells:
-                context.reporter.status(f"counting instructions: {subject.label}, {cell.label}")
-                counts.append(counter.count(subject, cell, seeds))
-                found = counts[-1]
-                said = f"{found.per_request:,.0f} instructions/request" if found.per_request else found.error
-                context.reporter.step(f"{subject.label} {cell.label} under callgrind: {said}")
+        context.reporter.status(f"counting instructions: {subject.label}, {cell.label}")
+        counts.append(counter.count(subject, cell, seeds[: plan.starts], plan))
+        found = counts[-1]
+        said = f"{found.per_request:,.0f} instructions/request" if found.per_request else found.error
+        context.reporter.step(f"{subject.label} {cell.label} under callgrind: {said}")
     return Counting(counter=f"{version} callgrind", skipped=None, counts=tuple(counts))
 
 
@@ -109,15 +117,33 @@ def counted_cell(cell: ExternalCell, counting: CountPlan) -> ExternalCell:
     return cell.model_copy(update={"concurrency": counting.concurrency})
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Counter:
-    """What every count of a run shares: the run's context and the counting plan; the temporary folders the
-    counted servers run in are added to the context's `counted_in`."""
+    """What every count of a run shares: the run's context, the counting plan, and the pace counting went at so
+    far on this machine; the temporary folders the counted servers run in are added to the context's
+    `counted_in`."""
 
     context: RunContext
     counting: CountPlan
+    seen: CountPace = field(default_factory=CountPace)
+    said: str = ""  # the last word on fitting counting into the time budget
 
-    def count(self, subject: Server, cell: ExternalCell, seeds: list[int | None]) -> InstructionCount:
+    def fitted(self, servers: list[str]) -> CountPlan | None:
+        """The plan for the next of `servers`, fitted with them all into what the time budget leaves (the whole
+        plan where the run has no budget); where it must do less, said once."""
+        deadline = self.context.deadline
+        if deadline is None:
+            return self.counting
+        left = deadline.left_s()
+        plan = fitted_counting(self.counting, servers, self.context.measured, left, self.seen)
+        if plan != self.counting:
+            said = fitted_said(self.counting, plan, left)
+            if said.split(",")[0] != self.said.split(",")[0]:
+                self.context.reporter.step(said)
+            self.said = said
+        return plan
+
+    def count(self, subject: Server, cell: ExternalCell, seeds: list[int | None], plan: CountPlan) -> InstructionCount:
         """One subject's count in one cell, start by start (each with its hash seed); any failure becomes the
         count's error, never the run's."""
         argv: list[str] = []
@@ -125,7 +151,7 @@ class _Counter:
         error = None
         try:
             for number, seed in enumerate(seeds, start=1):
-                argv = self.start(subject, cell, seed, number=number, batches=batches)
+                argv = self.start(subject, cell, seed, number=number, batches=batches, plan=plan)
         except BenchError as failed:
             error = str(failed)
         return InstructionCount(
@@ -133,11 +159,20 @@ class _Counter:
         )
 
     def start(
-        self, subject: Server, cell: ExternalCell, seed: int | None, *, number: int, batches: list[CountedBatch]
+        self,
+        subject: Server,
+        cell: ExternalCell,
+        seed: int | None,
+        *,
+        number: int,
+        batches: list[CountedBatch],
+        plan: CountPlan,
     ) -> list[str]:
-        """One start of a server under callgrind: warmed up, then its batches counted into `batches`; the load
-        command of a batch. The server stops when the start is over."""
-        context, counting = self.context, self.counting
+        """One start of a server under callgrind: warmed up, then its batches counted into `batches` (fewer where
+        the next would overrun the time budget); the load command of a batch. The server stops when the start is
+        over, and the pace it went at is kept."""
+        context, counting = self.context, plan
+        began = time.monotonic()
         settings, host = context.settings, context.hosts.server
         with ExitStack() as stack:
             workroot = stack.enter_context(host.workroot())
@@ -160,15 +195,28 @@ class _Counter:
             argv = cell_argv(
                 server, subject, counted, requests=counting.requests, settings=settings, address=host.address
             )
+            serving_s, requests = 0.0, 0
             if counting.warmup_requests:
                 warmup = cell_argv(
                     server, subject, counted, requests=counting.warmup_requests, settings=settings, address=host.address
                 )
-                _load(context, server, warmup)
-            for _ in range(counting.batches):
+                serving_s, requests = _load(context, server, warmup), counting.warmup_requests
+            for made in range(counting.batches):
                 checkpoint()
+                if made >= FEWEST_BATCHES and not self._fits(batches[-1].wall_s):
+                    context.reporter.step(
+                        f"{subject.label}: {made} batches of {counting.batches}: the time budget ends"
+                    )
+                    break
                 batches.append(_batch(context, server, argv, dumps=dumps, requests=counting.requests))
+                serving_s, requests = serving_s + batches[-1].wall_s, requests + counting.requests
+        timed = pace(context.measured.get((subject.name, cell.name), ()))
+        self.seen.saw(timed, requests, serving_s, time.monotonic() - began - serving_s)
         return argv
+
+    def _fits(self, seconds: float) -> bool:
+        deadline = self.context.deadline
+        return deadline is None or seconds <= deadline.left_s()
 
 
 def _load(context: RunContext, server: RunningServer, argv: list[str]) -> float:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchsite.harness.processes.signals import checkpoint
+from benchsite.harness.session.budget import flame_window_s, kept_for_counting_s
 from benchsite.harness.session.context import RunContext
 from benchsite.harness.session.load_argv import cell_argv
 from benchsite.model.recipe import Server
@@ -52,6 +53,11 @@ def record_flames(context: RunContext, wallclock: bool = False) -> None:
             if program is None:
                 write_text(stem.with_suffix(".note.txt"), "py-spy is not installed: pip install -r requirements.txt\n")
                 continue
+            cut = _cut_short(context, flame.seconds)
+            if cut:
+                write_text(stem.with_suffix(".note.txt"), cut + "\n")
+                context.reporter.step(f"{subject.label} {cell.label}: {cut}")
+                continue
             context.reporter.status(f"sampling {subject.label}, {cell.label} with py-spy")
             server = context.started[subject.name].server
             argv = cell_argv(
@@ -73,6 +79,16 @@ def record_flames(context: RunContext, wallclock: bool = False) -> None:
             context.reporter.step(
                 f"{subject.label} {cell.label}: " + (problems[0] if problems else "flame graph recorded")
             )
+
+
+def _cut_short(context: RunContext, seconds: int) -> str:
+    """Why a flame graph is not recorded ("" where it fits): its window would leave counting less than its
+    smallest plan."""
+    if context.deadline is None:
+        return ""
+    window = flame_window_s(seconds)
+    left = context.deadline.left_s() - kept_for_counting_s(context.profile, context.servers(), context.measured)
+    return "" if window <= left else f"not recorded: its {window:.0f} s do not fit what the time budget leaves"
 
 
 @dataclass(frozen=True)

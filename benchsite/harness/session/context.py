@@ -14,6 +14,7 @@ from benchsite.harness.basics.probes import HttpReply
 from benchsite.harness.basics.progress import Reporter, SilentReporter
 from benchsite.harness.hosts.placement import Placement
 from benchsite.harness.processes.processes import RunningServer
+from benchsite.harness.session.budget import Deadline
 from benchsite.model.conf import Profile, Settings
 from benchsite.model.recipe import AnySubject, Backend, Ceiling, Recipe, Server
 from benchsite.tools import AnyCell
@@ -57,6 +58,7 @@ class RunContext:
     workroot: Path | None = None  # the folder the subjects work in on the server host
     counted_in: list[Path] = field(default_factory=list)  # the folders counted servers ran in (none is stored)
     unreadable: set[tuple[str, str]] = field(default_factory=set)  # (subject, cell) whose last report was unreadable
+    deadline: Deadline | None = None  # when the run must end (None: its profile sets no budget)
 
     @property
     def address(self) -> str:
@@ -66,6 +68,10 @@ class RunContext:
     def backends(self) -> dict[str, RunningServer]:
         """The running backends (services a client under test talks to), by name."""
         return {name: s.server for name, s in self.started.items() if isinstance(s.subject, Backend)}
+
+    def servers(self) -> list[str]:
+        """The names of the server subjects that run (those counting counts)."""
+        return [subject.name for subject, _ in self.plan if isinstance(subject, Server)]
 
     def since_start_s(self) -> float:
         """Seconds since the run began."""
