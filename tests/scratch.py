@@ -6,20 +6,25 @@ machine has a RAM-backed /dev/shm with room to spare, the folder is made there: 
 data/ takes 5.9 s against 0.9 s in RAM. A run the tests SIGKILL leaves its temporary folder behind (by
 design: the next run reports it); here that folder goes with the session's. The folder is removed when the
 session passes and kept, with its path printed, when it fails (the last KEPT of those stay, as pytest keeps its
-own). A TMPDIR the user set is left alone.
+own). A folder whose session still runs (another `invoke test` beside this one) is never removed: each names its
+owner. A TMPDIR the user set is left alone.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+import psutil
+
 IN_MEMORY = Path("/dev/shm")
 ROOM_NEEDED = 4 * 1024**3  # the suite's peak is well under 2 GB
 PREFIX = "benchsite-tests-"
 KEPT = 3
+OWNER = "owner.json"  # in each folder: the pid and start time of the session that made it
 
 
 def _roomy_memory_folder() -> Path | None:
@@ -37,14 +42,28 @@ def make_session_scratch() -> Path | None:
     if os.environ.get("TMPDIR"):
         return None
     parent = _roomy_memory_folder() or Path(tempfile.gettempdir())
-    kept = sorted(parent.glob(f"{PREFIX}*"), key=lambda folder: folder.stat().st_mtime)
+    kept = sorted(
+        (folder for folder in parent.glob(f"{PREFIX}*") if not _running(folder)),
+        key=lambda folder: folder.stat().st_mtime,
+    )
     for old in kept[: max(0, len(kept) - (KEPT - 1))]:  # failed sessions' folders, beyond the last few
         shutil.rmtree(old, ignore_errors=True)
     folder = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
     folder.chmod(0o755)  # servers that drop privileges (nginx's workers) reach their files through it
+    me = psutil.Process()
+    (folder / OWNER).write_text(json.dumps({"pid": me.pid, "started": me.create_time()}), encoding="utf-8")
     os.environ["TMPDIR"] = str(folder)
     tempfile.tempdir = None  # tempfile reads TMPDIR again
     return folder
+
+
+def _running(folder: Path) -> bool:
+    """Whether the session that made the folder still runs (its pid alive with the start time it wrote)."""
+    try:
+        owner = json.loads((folder / OWNER).read_text(encoding="utf-8"))
+        return psutil.Process(owner["pid"]).create_time() == owner["started"]
+    except (OSError, ValueError, KeyError, TypeError, psutil.Error):
+        return False
 
 
 def write_bytecode() -> None:

@@ -145,14 +145,14 @@ def test_counting_fits_the_time_left_with_fewer_starts_then_fewer_batches_and_sa
     servers = [s.name for s in run.subjects]
     seen = CountPace()
     whole = counting_s(plan, servers, measured, seen)
-    assert fitted_counting(plan, servers, measured, whole + 1, seen) == plan
-    one_start = fitted_counting(plan, servers, measured, whole / 2, seen)
+    assert fitted_counting(plan, servers, measured, seconds=whole + 1, seen=seen) == plan
+    one_start = fitted_counting(plan, servers, measured, seconds=whole / 2, seen=seen)
     assert one_start is not None and one_start.starts == 1 and one_start.batches == 3
     assert counting_s(one_start, servers, measured, seen) <= whole / 2
     smallest = counting_s(smallest_counting(plan), servers, measured, seen)
-    fewest = fitted_counting(plan, servers, measured, smallest + 0.1, seen)
+    fewest = fitted_counting(plan, servers, measured, seconds=smallest + 0.1, seen=seen)
     assert fewest is not None and (fewest.starts, fewest.batches) == (1, FEWEST_BATCHES)
-    assert fitted_counting(plan, servers, measured, smallest - 0.1, seen) is None
+    assert fitted_counting(plan, servers, measured, seconds=smallest - 0.1, seen=seen) is None
     said = fitted_said(plan, one_start, 100)
     assert said.startswith("counting 1 start of 3, 3 batches each of 3, to fit the 100 s left")
     assert "3 batches of 9, so work's interval about 1.7× as wide" in said

@@ -23,7 +23,7 @@ from benchsite.model.recipe import Recipe, load_recipe
 from benchsite.model.upgrade import read_method, read_run
 from benchsite.model.variant import VARIANTS_DIR, Variant, parse_variant
 from benchsite.results.change_words import blind_said, detectable_said, fmt_sees
-from benchsite.results.comparing import MARGIN, SEES_NOTHING, alike_pairs, beyond_margin, could_see, paired_cells
+from benchsite.results.comparing import MARGIN, alike_pairs, beyond_margin, paired_cells
 from benchsite.results.intervals import (
     Interval,
     detectable_change,
@@ -33,6 +33,7 @@ from benchsite.results.intervals import (
     unpaired_ratio_interval,
 )
 from benchsite.results.power import power_level
+from benchsite.results.seeing import SEES_NOTHING, could_see
 from benchsite.results.store import list_runs, load_view
 from benchsite.results.view import RunView
 from benchsite.sphinxext.history import short_run_name

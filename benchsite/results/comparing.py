@@ -21,9 +21,8 @@ see that: its change is called only beyond ±1 % (MARGIN), what two starts of un
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 from statistics import geometric_mean, mean
 from typing import Any, Literal
@@ -36,6 +35,7 @@ from benchsite.results.intervals import (
     simultaneous_level,
 )
 from benchsite.results.metrics import RPS
+from benchsite.results.seeing import could_see, figures_span
 from benchsite.results.sequential import within
 from benchsite.results.view import RunView
 from benchsite.tools.base import Repetition
@@ -103,25 +103,6 @@ class PairedCell:
     @property
     def work_changed(self) -> bool:
         return beyond_margin(self.work, self.work_margin)
-
-
-# Beyond this (10×) a smallest change the run would call is no change it could see at all.
-SEES_NOTHING = 9.0
-
-
-def could_see(sees: float | None, span: float | None) -> float | None:
-    """The smallest change a currency would call, where the run could see one: math.inf where it could see none
-    (beyond SEES_NOTHING, or beyond what the cell's own figures reach), None where it gives no spread to tell."""
-    if sees is None:
-        return None
-    limit = SEES_NOTHING if span is None else min(SEES_NOTHING, span)
-    return sees if sees < limit else math.inf
-
-
-def figures_span(figures: Sequence[float]) -> float | None:
-    """Its largest figure ÷ its smallest, less 1 (None: fewer than two positive figures)."""
-    positive = [figure for figure in figures if figure > 0]
-    return max(positive) / min(positive) - 1 if len(positive) >= 2 else None
 
 
 # Two processes of the same code differ a little, in time and in work (their hash seeds, where their memory

@@ -12,7 +12,7 @@ intervals, is the tool's own queue, not the server's time.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from benchsite.model.latency import LatencyPlan, LoadRun
@@ -41,12 +41,20 @@ class LoadFigure:
     latency_ms: dict[float, Interval | None]  # by percentile: the median over rounds, with its interval
     counted: int  # repetitions it rests on
     made: int  # repetitions made
-    tool_limited: bool  # the tool fell behind its schedule in some repetition: decides nothing
+    tool_limited: bool  # the tool fell behind its schedule in some repetition: its figure is no server's
     failed_requests: int  # errors and timeouts over every repetition
     raw: tuple[str, ...]  # each repetition's raw output, relative to the run
     witness_ms: dict[float, Interval | None]  # the witness's p50 and p99 over the same repetitions (empty: none ran)
-    apart: bool  # the tool's figures depart from the witness's: the load is the tool's
+    # The tool's figures depart from its witness's. Neither has been shown the right one (an independent open-loop
+    # client sided with the tool in 4 such loads and with the witness in 3, 2026-11-28): both are shown, and the
+    # load decides nothing.
+    apart: bool
     listen_overflows: int | None  # connections the machine's listen queues turned away, over every repetition
+    # Where no repetition could give a figure, what its repetitions bound, by percentile (ms): "at least" where the
+    # tool fell behind (its figure less its own lag: `PacedResult.at_least_us`), "at most" where others took the
+    # CPUs (they can only have slowed the server); empty where there is a figure or nothing to bound.
+    bound_ms: dict[float, float] = field(default_factory=dict)
+    bound_side: str = ""  # "at least" or "at most"
 
     def p(self, percentile: float) -> float | None:
         found = self.latency_ms.get(percentile)
@@ -66,8 +74,8 @@ class LatencyFigures:
     def sustained(self, load: LoadFigure) -> bool | None:
         """Whether its p99 stayed under the target at this load (None: this load cannot say)."""
         p99 = load.p(99.0)
-        if p99 is None or load.tool_limited or load.failed_requests:
-            return None if p99 is None or load.tool_limited else False
+        if p99 is None or load.tool_limited or load.apart or load.failed_requests:
+            return None if p99 is None or load.tool_limited or load.apart else False
         return p99 < self.target_ms
 
     @property
@@ -130,10 +138,9 @@ def load_figure(load: LoadRun) -> LoadFigure:
     witness = _medians(witnesses, WITNESSED) if witnesses else {}
     tool_at = _medians(results, WITNESSED)
     apart = any(departs(tool_at[p], witness[p]) for p in witness)
-    kept = (
-        [] if apart else [result for result in results if not result.tool_limited]
-    )  # apart: the tool's, never the server's
+    kept = [result for result in results if not result.tool_limited]
     latency = _medians(kept, SHOWN)
+    side, bound = ("", {}) if kept else _bounded(reps, results)
     overflows = [rep.result.listen_overflows for rep in reps if rep.result is not None]
     return LoadFigure(
         fraction=load.fraction,
@@ -141,13 +148,29 @@ def load_figure(load: LoadRun) -> LoadFigure:
         latency_ms=latency,
         counted=len(kept),
         made=len(reps),
-        tool_limited=apart or any(result.tool_limited for result in results),
+        tool_limited=any(result.tool_limited for result in results),
         failed_requests=sum(rep.result.failed_requests for rep in reps if rep.result is not None),
         raw=tuple(rep.raw_output for rep in reps),
         witness_ms=witness,
         apart=apart,
         listen_overflows=None if not overflows or None in overflows else sum(o for o in overflows if o is not None),
+        bound_ms=bound,
+        bound_side=side,
     )
+
+
+def _bounded(reps: tuple[Repetition[Any], ...], counted: list[PacedResult]) -> tuple[str, dict[float, float]]:
+    """What a load's repetitions bound where none gives a figure: the median, over the counted ones the tool fell
+    behind in, of what the server surely took ("at least"); else over those others disturbed, of their figure
+    ("at most")."""
+    late = {p: [at / 1000 for r in counted if (at := r.at_least_us(p)) is not None] for p in SHOWN}
+    if any(late.values()):
+        return "at least", {p: statistics.median(found) for p, found in late.items() if found}
+    busy = [r for rep in reps if rep.disturbed and isinstance(r := rep.result, PacedResult) and not r.tool_limited]
+    found = {p: [at / 1000 for r in busy if (at := r.latency_at_us(p)) is not None] for p in SHOWN}
+    if any(found.values()):
+        return "at most", {p: statistics.median(values) for p, values in found.items() if values}
+    return "", {}
 
 
 def latency_figures(run: RunDocument) -> list[LatencyFigures]:

@@ -115,9 +115,12 @@ def _p99(half: LoadFigure | None, measured_here: bool) -> tuple[float | None, st
     """A server's p99 at half load and how it is said."""
     if half is None:
         return None, "not measured" if measured_here else "not measured for this kind of client"
-    if not half.tool_limited and (p99 := half.p(99.0)) is not None:
-        return p99, fmt_ms(p99)
     witness = half.witness_ms.get(99.0)
+    p99 = half.p(99.0)
+    if not half.tool_limited and p99 is not None:
+        if half.apart and witness is not None:  # neither shown right: both said, and it decides nothing
+            return None, f"{fmt_ms(p99)} (its witness {fmt_ms(witness.value)}: apart)"
+        return p99, fmt_ms(p99)
     if witness is not None:  # the tool's figure is its own: the witness's is the server's
         return None, f"{fmt_ms(witness.value)} (witness)"
     return None, "out of the load tool's reach"

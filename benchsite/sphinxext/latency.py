@@ -27,25 +27,46 @@ from benchsite.sphinxext.tables import table
 
 
 def _flag(load: LoadFigure, percentile: float) -> str:
-    """What marks a load as the tool's, with the witness's figure where it measured this percentile:
-    " (tool behind; witness 0.89 ms)", " (tool apart from its witness; witness 0.89 ms)"."""
-    if not load.tool_limited:
+    """What marks a load that decides nothing, with the witness's figure where it measured this percentile:
+    " (tool behind; witness 0.89 ms)", " (apart from its witness; witness 0.89 ms)"."""
+    if not load.tool_limited and not load.apart:
         return ""
     witness = load.witness_ms.get(percentile)
-    why = "tool apart from its witness" if load.apart else "tool behind"
+    why = "tool behind" if load.tool_limited else "apart from its witness"
     return f" ({why}; witness {fmt_ms(witness.value)})" if witness is not None else f" ({why})"
 
 
 def _plain(load: LoadFigure, percentile: float) -> str:
     """The median alone, for the summary (every interval is in the table of every load)."""
     value = load.p(percentile)
-    return ("—" if value is None else fmt_ms(value)) + _flag(load, percentile)
+    return (_bounded(load, percentile) if value is None else fmt_ms(value)) + _flag(load, percentile)
+
+
+def _bounded(load: LoadFigure, percentile: float) -> str:
+    """What a load without a figure bounds: "≥ 1.20 ms" (the tool behind), "≤ 3.10 ms (busy)", or "—"."""
+    bound = load.bound_ms.get(percentile)
+    if bound is None:
+        return "—"
+    return f"≥ {fmt_ms(bound)}" if load.bound_side == "at least" else f"≤ {fmt_ms(bound)} (busy)"
+
+
+def _bounds_glossed(figures: list[LatencyFigures]) -> str:
+    """What the one-sided figures the section shows mean (nothing where it shows none)."""
+    sides = {load.bound_side for figure in figures for load in figure.loads}
+    said = ""
+    if "at most" in sides:
+        said += "“≤ … (busy)”: others took the CPUs in every round, so the server's own figure is at most that. "
+    if "at least" in sides:
+        said += (
+            "“≥ …”: the tool fell behind, and this is what the server surely took (its figure less the tool's lag). "
+        )
+    return said
 
 
 def _at(load: LoadFigure, percentile: float) -> str:
     found = load.latency_ms.get(percentile)
     if found is None:
-        return "—" + _flag(load, percentile)
+        return _bounded(load, percentile) + _flag(load, percentile)
     text = fmt_ms(found.value)
     if found.low is not None and found.high is not None and found.count > 1:
         text += f" [{fmt_ms(found.low)}–{fmt_ms(found.high)}]"
@@ -76,8 +97,14 @@ class BenchLatency(MeasuredDirective):
             f"Each server offered {', '.join(_share(f) for f in plan.fractions)} of its capacity (its median req/s "
             f"at {run.cell_label(plan.capacity_cell)}) at a steady rate over {connections}, {plan.rounds} rounds of "
             f"{plan.seconds:g} s; p99: 99 % of requests answered within it, timed from when each was due. "
-            f"Sustained: p99 under {plan.p99_target}. “Tool behind”: the load tool could not hold the rate"
-            + ("; its witness's figure stands instead (" if plan.witness_rps else " (")
+            f"Sustained: p99 under {plan.p99_target}. {_bounds_glossed(figures)}“Tool behind”: the load tool could "
+            "not hold the rate"
+            + (
+                "; “apart from its witness”: the tool and a second sender beside it disagree, both are shown and "
+                "neither decides ("
+                if plan.witness_rps
+                else " ("
+            )
         )
         lead += pending_xref_to("open-loop", "how")
         lead += nodes.Text(").")

@@ -37,6 +37,7 @@ def beside_speed(view: RunView) -> str:
         for figure in latency_figures(run)
         if (half := next((load for load in figure.loads if load.fraction == 0.5), None)) is not None
         and not half.tool_limited
+        and not half.apart
         and half.p(99.0) is not None
     ]
     held = memory_figures(run)

@@ -96,8 +96,8 @@ def _row(run: RunDocument, figure: LatencyFigures, load: LoadFigure) -> list[str
 
 def _held_said(figure: LatencyFigures) -> str:
     """ "against nginx, the tool held 3 of its 5 loads, the highest 22,155 req/s; not 27,694 req/s"."""
-    held = [load for load in figure.loads if not load.tool_limited]
-    behind = [load for load in figure.loads if load.tool_limited]
+    held = [load for load in figure.loads if not load.tool_limited and not load.apart]
+    behind = [load for load in figure.loads if load.tool_limited or load.apart]
     said = f"against {figure.label}, the tool held {len(held)} of its {len(figure.loads)} loads"
     if held:
         said += f", the highest {held[-1].offered_rps:,.0f} req/s"

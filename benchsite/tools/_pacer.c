@@ -4,7 +4,8 @@
  * Request i falls due at start + i / rate. It goes out at once on an idle kept-alive connection, or on a new
  * connection while fewer than `connections` are open; else it waits in line (FIFO) for the next one to come
  * free. Its send lag counts from its due time, whatever held it: the loop itself or a wait for one of its own
- * connections. Its latency counts from its due time to the last byte of its reply, so a server's stall is
+ * connections; its own lag only from when it could have gone (its due time, or when a connection came free for
+ * it): the loop's lateness alone, not a wait for the server. Its latency counts from its due time to the last byte of its reply, so a server's stall is
  * charged to every request it held up. The loop does no work per request beyond reading each reply's framing
  * (_http_reply.c): the Python side (paced_client.py) reads the arguments and makes the report from the arrays
  * this returns.
@@ -56,7 +57,7 @@ struct loop {
     long long next;  /* the next request to fall due */
     long long line;  /* due requests waiting for a connection: always the `line` indices before `next` */
     long long outstanding;  /* due and not yet ended (waiting, or in flight) */
-    long long *latencies, *lags, answered, sent;
+    long long *latencies, *lags, *own, answered, sent;
     long long non_2xx, failed[FAILURES];
 };
 
@@ -102,9 +103,10 @@ static void put_in_flight(struct loop *l, int slot, long long due) {
 }
 
 /* Put a due request in flight: on an idle kept-alive connection, or a new one (the caller made sure one of them
- * is possible). Its send lag counts from its due time. */
-static void begin(struct loop *l, long long due, long long now) {
-    l->lags[l->sent++] = (now - due) / 1000;
+ * is possible). Its send lag counts from its due time, its own lag from `since`, when it could first have gone. */
+static void begin(struct loop *l, long long due, long long since, long long now) {
+    l->lags[l->sent] = (now - due) / 1000;
+    l->own[l->sent++] = (now - since) / 1000;
     if (l->idle_n > 0) {
         put_in_flight(l, l->idle[--l->idle_n], due);
         return;
@@ -145,14 +147,14 @@ static void serve_line(struct loop *l, long long now) {
     while (l->line > 0 && can_begin(l)) {
         long long due = due_at(l, l->next - l->line);
         l->line--;
-        begin(l, due, now);
+        begin(l, due, due > now ? due : now, now);  /* it waited for a connection: the server's time, not the loop's */
     }
 }
 
 static void fall_due(struct loop *l, long long index, long long now) {
     l->outstanding++;
     if (l->line == 0 && can_begin(l))
-        begin(l, due_at(l, index), now);
+        begin(l, due_at(l, index), due_at(l, index), now);
     else
         l->line++;
 }
@@ -315,8 +317,9 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs
     l.free_slots = PyMem_Calloc((size_t)connections, sizeof *l.free_slots);
     l.latencies = PyMem_Calloc((size_t)count, sizeof *l.latencies);
     l.lags = PyMem_Calloc((size_t)count, sizeof *l.lags);
+    l.own = PyMem_Calloc((size_t)count, sizeof *l.own);
     PyObject *result = NULL;
-    if (!l.conns || !l.idle || !l.free_slots || !l.latencies || !l.lags) {
+    if (!l.conns || !l.idle || !l.free_slots || !l.latencies || !l.lags || !l.own) {
         PyErr_NoMemory();
         goto done;
     }
@@ -354,8 +357,9 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs
     for (int slot = 0; slot < connections; slot++)
         if (l.conns[slot].fd >= 0) close(l.conns[slot].fd);
     result = Py_BuildValue(
-        "{s:y#,s:y#,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:i}", "latencies_us", (char *)l.latencies,
+        "{s:y#,s:y#,s:y#,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:i}", "latencies_us", (char *)l.latencies,
         (Py_ssize_t)(l.answered * (long long)sizeof(long long)), "lags_us", (char *)l.lags,
+        (Py_ssize_t)(l.sent * (long long)sizeof(long long)), "own_lags_us", (char *)l.own,
         (Py_ssize_t)(l.sent * (long long)sizeof(long long)), "elapsed_ns", elapsed, "scheduled", l.count,
         "non_2xx", l.non_2xx, "connect_errors", l.failed[CONNECT], "closed", l.failed[CLOSED], "cut_short",
         l.failed[CUT_SHORT], "not_http", l.failed[NOT_HTTP], "timeouts", l.failed[TIMEOUT], "peak_open",
@@ -371,6 +375,7 @@ done:
     PyMem_Free(l.free_slots);
     PyMem_Free(l.latencies);
     PyMem_Free(l.lags);
+    PyMem_Free(l.own);
     PyBuffer_Release(&request);
     return result;
 }
@@ -417,7 +422,7 @@ static PyMethodDef methods[] = {
      "end of one reply read as the loop reads it."},
     {"run", (PyCFunction)(void (*)(void))run, METH_VARARGS | METH_KEYWORDS,
      "run(family, host, port, request, rate, count, connections, keepalive, timeout_s) -> dict: send `count` "
-     "requests on the schedule, return the latencies and send lags (int64 µs, as bytes) and the counts."},
+     "requests on the schedule, return the latencies, send lags and own lags (int64 µs, as bytes) and the counts."},
     {NULL, NULL, 0, NULL},
 };
 

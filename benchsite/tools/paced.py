@@ -37,6 +37,12 @@ from benchsite.tools.base import (
 # whatever its sends did; its CPU counts the kernel's loopback work for the server's side too), or
 # kept busier than BUSY_LIMIT of the time sending and reading (version 1), or that sent fewer than it scheduled.
 LAG_LIMIT_US = 1000
+# From version 5 (the witness's 2) the report says the tool's own lag apart: from when each request could first have
+# gone (its due time, or when one of the tool's connections came free for it), so a wait for the server is not the
+# tool's. A load is the tool's where that lag's p99 exceeds LAG_LIMIT_US and LAG_SHARE of the p99 it reports: a lag
+# that is a small share of the tail cannot move it (on a shared machine the fixed 1 ms flagged 27 of 28 loads an
+# independent probe found on time).
+LAG_SHARE = 0.1
 CPU_LIMIT = 0.95
 BUSY_LIMIT = 0.75
 # Before version 4, the report did not say how long the tool's process ran outside its schedule. It is a Python
@@ -83,6 +89,9 @@ class PacedResult(ToolResult):
     # Version 4 (None before): the tool's process outside its schedule, before (from the process's start) and after
     before_schedule_s: float | None = Field(default=None, ge=0)
     after_schedule_s: float | None = Field(default=None, ge=0)
+    # Version 5 (the witness's 2; None before): its own lag, from when each request could first have gone
+    own_lag_us_p99: Count | None = None
+    own_lag_us_max: Count | None = None
 
     @model_validator(mode="after")
     def _latency_rises(self) -> PacedResult:
@@ -121,9 +130,12 @@ class PacedResult(ToolResult):
 
     @property
     def tool_limited(self) -> bool:
-        """Whether the tool itself fell behind its schedule (so it, not the server, set the figures): its send lag
-        over LAG_LIMIT_US, a scheduled request never sent, or its CPU at CPU_LIMIT (version 1: its busy share at
-        BUSY_LIMIT)."""
+        """Whether the tool itself fell behind its schedule (so it, not the server, set the figures): its own lag
+        over LAG_LIMIT_US and LAG_SHARE of its p99, or its CPU at CPU_LIMIT (before version 5: its send lag over
+        LAG_LIMIT_US or a scheduled request never sent; version 1: its busy share at BUSY_LIMIT)."""
+        if self.own_lag_us_p99 is not None:
+            limit = max(LAG_LIMIT_US, LAG_SHARE * (self.latency_at_us(99.0) or 0))
+            return self.own_lag_us_p99 > limit or (self.cpu_share or 0.0) >= CPU_LIMIT
         if self.send_lag_us_p99 > LAG_LIMIT_US:
             return True
         if self.busy_share is not None:
@@ -133,6 +145,16 @@ class PacedResult(ToolResult):
     def latency_at_us(self, percentile: float) -> int | None:
         """The latency within which `percentile` % of the answered requests came (None: not reported)."""
         return dict(self.latency_us).get(percentile)
+
+    def at_least_us(self, percentile: float) -> int | None:
+        """Where the tool fell behind (version 5 on): what the server surely took at that percentile, its figure less
+        the tool's largest own lag (every request's latency less its own lag is the server's and the wait for it);
+        None where that leaves nothing or the report cannot tell."""
+        at = self.latency_at_us(percentile)
+        if at is None or self.own_lag_us_max is None:
+            return None
+        bound = at - self.own_lag_us_max
+        return bound if bound > 0 else None
 
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
@@ -157,6 +179,8 @@ _OUTSIDE = re.compile(rf"^outside schedule: before {_NUMBER} s, after {_NUMBER} 
 _ERRORS = re.compile(r"^errors: (\d+) connect, (\d+) read, (\d+) timeout$", re.M)
 # send lag us: p50 0 p99 1 max 18
 _LAG = re.compile(r"^send lag us: p50 (\d+) p99 (\d+) max (\d+)$", re.M)
+# own lag us: p50 0 p99 1 max 18 (version 5, the witness's 2)
+_OWN_LAG = re.compile(r"^own lag us: p50 (\d+) p99 (\d+) max (\d+)$", re.M)
 # latency us: min 180 mean 126765.3 max 1086409
 _LATENCY = re.compile(rf"^latency us: min (\d+) mean {_NUMBER} max (\d+)$", re.M)
 # percentile us: 99.9 1084280
@@ -228,6 +252,7 @@ def parse_paced_output(text: str) -> PacedResult:
     report = "".join(line for line in lines if not line.startswith(WITNESS_PREFIX))
     witnessed = "".join(line[len(WITNESS_PREFIX) :] for line in lines if line.startswith(WITNESS_PREFIX))
     name, number = _need(_VERSION, report, "version line").groups()
+    own_lag = (name == "paced" and int(number) >= 5) or (name == "witness" and int(number) >= 2)
     version = 2 if name == "witness" else int(number)  # the witness prints version 2's report
     witness, witness_error = None, None
     if witnessed.startswith("failed: "):
@@ -237,6 +262,7 @@ def parse_paced_output(text: str) -> PacedResult:
     offered = _need(_OFFERED, report, "'offered:' line")
     errors = [int(group) for group in _need(_ERRORS, report, "'errors:' line").groups()]
     lag = [int(group) for group in _need(_LAG, report, "'send lag us:' line").groups()]
+    own = [int(group) for group in _need(_OWN_LAG, report, "'own lag us:' line").groups()] if own_lag else None
     busy = float(_need(_BUSY, report, "'busy:' line").group(1)) if version < 2 else None
     sent = _optional(re.compile(r"^sent: (\d+)$", re.M), report, version, "'sent:' line")
     cpu = _optional(_CPU, report, version, "'cpu:' line")
@@ -285,6 +311,8 @@ def parse_paced_output(text: str) -> PacedResult:
         witness_error=witness_error,
         before_schedule_s=float(outside.group(1)) if outside else None,
         after_schedule_s=float(outside.group(2)) if outside else None,
+        own_lag_us_p99=own[1] if own else None,
+        own_lag_us_max=own[2] if own else None,
     )
     return build_report(PacedResult, values, PacedParseError, "benchsite-paced")
 

@@ -42,8 +42,8 @@ from benchsite.tools.paced_witness import (
     usable_cpu,
 )
 
-PACED = "benchsite-paced 4"
-WITNESS = "benchsite-witness 1"
+PACED = "benchsite-paced 5"
+WITNESS = "benchsite-witness 2"
 PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
 BUCKETS_PER_DECADE = 40  # the histogram's bucket edges, about 6 % apart
 # The highest rate each engine is proven to hold on the project's 2-CPU VM (docs/methodology.rst, "The open-loop
@@ -62,6 +62,7 @@ class Outcome:
 
     latencies_us: np.ndarray
     lags_us: np.ndarray
+    own_lags_us: np.ndarray  # each sent request's lag from when it could first have gone: the loop's own
     scheduled: int
     counts: dict[str, int]  # connect_errors, closed, cut_short, not_http, timeouts, non_2xx
     elapsed_s: float
@@ -114,6 +115,7 @@ def run_c(target: Target, schedule: Schedule) -> Outcome:
     return Outcome(
         latencies_us=np.frombuffer(got["latencies_us"], dtype=np.int64),
         lags_us=np.frombuffer(got["lags_us"], dtype=np.int64),
+        own_lags_us=np.frombuffer(got["own_lags_us"], dtype=np.int64),
         scheduled=got["scheduled"],
         counts=counts,
         elapsed_s=got["elapsed_ns"] / 1e9,
@@ -139,6 +141,7 @@ def run_python(target: Target, schedule: Schedule) -> Outcome:
     return Outcome(
         latencies_us=np.frombuffer(tally.latencies_us, dtype=np.int64) if tally.latencies_us else np.zeros(0, np.int64),
         lags_us=np.frombuffer(tally.lags_us, dtype=np.int64) if tally.lags_us else np.zeros(0, np.int64),
+        own_lags_us=np.frombuffer(tally.own_lags_us, dtype=np.int64) if tally.own_lags_us else np.zeros(0, np.int64),
         scheduled=paced.count,
         counts=counts,
         elapsed_s=elapsed_s,
@@ -189,8 +192,9 @@ def report(version: str, outcome: Outcome, args: argparse.Namespace, overflows: 
         f"listen overflows: {'unknown' if overflows is None else overflows} (this machine's, over the run)",
         f"scheduling: {scheduled}",
     ]
-    lag_at = np.percentile(lags if len(lags) else np.zeros(1), [50, 99, 100], method="inverted_cdf")
-    lines.append(f"send lag us: p50 {int(lag_at[0])} p99 {int(lag_at[1])} max {int(lag_at[2])}")
+    for name, found in (("send lag", lags), ("own lag", outcome.own_lags_us)):
+        lag_at = np.percentile(found if len(found) else np.zeros(1), [50, 99, 100], method="inverted_cdf")
+        lines.append(f"{name} us: p50 {int(lag_at[0])} p99 {int(lag_at[1])} max {int(lag_at[2])}")
     if len(latencies):
         lines.append(f"latency us: min {int(latencies.min())} mean {latencies.mean():.1f} max {int(latencies.max())}")
         at = np.percentile(latencies, PERCENTILES, method="inverted_cdf")

@@ -24,6 +24,7 @@ class Tally:
 
     latencies_us: array[int] = field(default_factory=lambda: array("q"))
     lags_us: array[int] = field(default_factory=lambda: array("q"))
+    own_lags_us: array[int] = field(default_factory=lambda: array("q"))  # from when it could first have gone
     non_2xx: int = 0
     connect_errors: int = 0
     timeouts: int = 0
@@ -167,10 +168,12 @@ class Paced:
             self.open -= 1
         conn.sock, conn.connected = None, False
 
-    def _start(self, conn: Connection, due: int, now: int) -> None:
+    def _start(self, conn: Connection, due: int, now: int, *, waited: bool = False) -> None:
         """Put a due request in flight on `conn` (connecting first where needed); its send lag counts from when
-        it was due, a wait for one of the loop's own connections included."""
+        it was due, a wait for one of the loop's own connections included; its own lag from when it could first
+        have gone (`waited` for a connection: now, the wait being the server's)."""
         self.tally.lags_us.append((now - due) // 1000)
+        self.tally.own_lags_us.append(0 if waited else (now - due) // 1000)
         conn.current = now  # the witness's latency counts from when its request left: see run()
         if conn.sock is None:
             self._open(conn, now)
@@ -213,10 +216,10 @@ class Paced:
             if conn.waiting:
                 conn.waiting -= 1
                 conn.next_index += len(self.pool)
-                self._start(conn, self._due_at(conn.next_index - len(self.pool)), now)
+                self._start(conn, self._due_at(conn.next_index - len(self.pool)), now, waited=True)
         elif self.line:
             self.line -= 1
-            self._start(Connection(), self._due_at(self.index - self.line - 1), now)
+            self._start(Connection(), self._due_at(self.index - self.line - 1), now, waited=True)
 
     # --- events -------------------------------------------------------------------------------------
     def _event(self, conn: Connection, now: int) -> None:

@@ -135,7 +135,7 @@ class _Counter:
         if deadline is None:
             return self.counting
         left = deadline.left_s()
-        plan = fitted_counting(self.counting, servers, self.context.measured, left, self.seen)
+        plan = fitted_counting(self.counting, servers, self.context.measured, seconds=left, seen=self.seen)
         if plan != self.counting:
             said = fitted_said(self.counting, plan, left)
             if said.split(",")[0] != self.said.split(",")[0]:

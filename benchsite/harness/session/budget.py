@@ -110,7 +110,7 @@ def kept_for_counting_s(profile: Profile, servers: Sequence[str], measured: Meas
 
 
 def fitted_counting(
-    counting: CountPlan, servers: Sequence[str], measured: Measured, seconds: float, seen: CountPace
+    counting: CountPlan, servers: Sequence[str], measured: Measured, *, seconds: float, seen: CountPace
 ) -> CountPlan | None:
     """The plan with as many of its starts, then of its batches, as fit in `seconds` for these servers; None where
     not even the smallest fits."""
