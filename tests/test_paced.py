@@ -178,3 +178,52 @@ def test_a_version_4_report_without_its_outside_line_names_it() -> None:
     broken = "".join(line for line in OUTSIDE.splitlines(keepends=True) if not line.startswith("outside schedule:"))
     with pytest.raises(PacedParseError, match="no 'outside schedule:' line"):
         parse_paced_output(broken)
+
+
+# Recorded 2026-11-29 on the project's VM: benchsite-paced 5 at 200 req/s for 2 s on CPU 1, its witness at 20 req/s on
+# CPU 0, against Python's http.server serving one small file from CPU 0.
+OWN = (FIXTURES / "paced" / "http-server-witnessed-v5.txt").read_text()
+# Recorded 2026-11-29: benchsite-paced 5 at 300 req/s over ONE connection for 2 s on CPU 1 against tests/servers/
+# held_app.py --delay 0.005 (about 180 req/s) on CPU 0: each request waited for the server to answer the one before.
+WAITING = (FIXTURES / "paced" / "held-app-one-connection-v5.txt").read_text()
+
+
+def lag_line(report: str, name: str) -> tuple[int, int, int]:
+    found = re.search(rf"^{name} us: p50 (\d+) p99 (\d+) max (\d+)$", report, re.M)
+    assert found is not None
+    return int(found.group(1)), int(found.group(2)), int(found.group(3))
+
+
+def test_version_5_reads_the_tools_own_lag_apart_from_its_send_lag() -> None:
+    result = parse_paced_output(OWN)
+    _, p99, most = lag_line(OWN, "own lag")
+    assert (result.own_lag_us_p99, result.own_lag_us_max) == (p99, most) and not result.tool_limited
+    assert result.witness is not None and result.witness.own_lag_us_p99 == lag_line(OWN, "witness own lag")[1]
+    assert type(result).from_json(result.to_json(), "stored") == result
+    broken = "".join(line for line in OWN.splitlines(keepends=True) if not line.startswith("own lag us:"))
+    with pytest.raises(PacedParseError, match="no 'own lag us:' line"):
+        parse_paced_output(broken)
+
+
+def test_a_wait_for_the_server_is_its_latency_and_not_the_tools_lag() -> None:
+    """Over one connection, each request waited for the server's reply to the one before: its send lag is seconds,
+    its own lag nothing. Version 4's rule (send lag over 1 ms) made this load the tool's; it is the server's."""
+    result = parse_paced_output(WAITING)
+    send_p99, own_p99 = lag_line(WAITING, "send lag")[1], lag_line(WAITING, "own lag")[1]
+    assert send_p99 > 1_000_000 and own_p99 <= LAG_LIMIT_US
+    assert result.send_lag_us_p99 == send_p99 and not result.tool_limited
+    assert result.latency_at_us(99.0) >= send_p99  # the wait is in the latency, counted from each due time
+
+
+def test_the_own_lag_limit_is_a_share_of_the_tail_it_would_move() -> None:
+    """1 ms of own lag flags a load whose p99 is 10 ms; beside a p99 of 1.5 s it cannot move the tail."""
+    p99 = parse_paced_output(OWN).latency_at_us(99.0)
+    assert p99 is not None and p99 < LAG_LIMIT_US / LAG_SHARE * 1.1
+    own = "own lag us: p50 {} p99 {} max {}".format(*lag_line(OWN, "own lag"))
+    late = OWN.replace(own, f"own lag us: p50 20 p99 {int(max(LAG_LIMIT_US, LAG_SHARE * p99)) + 1} max 9000", 1)
+    assert parse_paced_output(late).tool_limited
+    waited = "own lag us: p50 {} p99 {} max {}".format(*lag_line(WAITING, "own lag"))
+    slow = parse_paced_output(WAITING.replace(waited, "own lag us: p50 20 p99 2000 max 9000", 1))
+    assert not slow.tool_limited  # 2 ms beside a tail of about 1.5 s
+    bound = slow.at_least_us(99.0)
+    assert bound == slow.latency_at_us(99.0) - 9000  # what the server surely took: less the largest own lag

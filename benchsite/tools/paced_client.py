@@ -111,6 +111,8 @@ def run_c(target: Target, schedule: Schedule) -> Outcome:
         keepalive=schedule.keepalive,
         timeout_s=schedule.timeout_s,
     )
+    if "own_lags_us" not in got:
+        raise SystemExit(f"{PACED}: its C loop was built from an older _pacer.c: run .venv/bin/pip install -e .")
     counts = {name: got[name] for name in ("connect_errors", "closed", "cut_short", "not_http", "timeouts", "non_2xx")}
     return Outcome(
         latencies_us=np.frombuffer(got["latencies_us"], dtype=np.int64),

@@ -8,7 +8,7 @@ import time
 from typing import Any, cast
 
 from benchsite.harness.processes.signals import checkpoint
-from benchsite.harness.session.budget import kept_for_counting_s, latency_round_s
+from benchsite.harness.session.budget import WINDOW_EXTRA_S, kept_for_counting_s
 from benchsite.harness.session.context import Measured, Plan, RunContext
 from benchsite.harness.session.load_argv import cell_argv
 from benchsite.harness.session.repetition import measure
@@ -75,25 +75,25 @@ def measure_latency(context: RunContext) -> LatencyProfile | None:
     }
     reps: dict[tuple[str, float], list[Repetition[Any]]] = {}
     context.reporter.begin(len(subjects) * len(plan.fractions) * plan.rounds)
-    took: list[float] = []
+    took: list[float] = []  # each load's wall time
     for index in range(1, plan.rounds + 1):
-        cut = _cut_short(context, len(subjects), index, took)
-        if cut:
-            context.reporter.step(cut)
-            if index == 1:
-                return LatencyProfile(plan=plan, subjects=(), skipped={**skipped, **dict.fromkeys(capacity, cut)})
-            break
-        began = time.monotonic()
         order = subjects if index % 2 else list(reversed(subjects))
         for fraction in plan.fractions:
+            cut = _cut_short(context, len(subjects), took)
+            if cut:
+                done = sum(len(made) for made in reps.values())
+                context.reporter.step(f"latency: {done} of {len(subjects) * len(plan.fractions) * plan.rounds} {cut}")
+                return _profile(plan, {s.name: capacity[s.name] for s in subjects}, reps, skipped, cut)
             for subject in order:
                 checkpoint()
+                began = time.monotonic()
                 server = started[subject.name].server
                 cell = paced_cell(plan, fraction, capacity[subject.name])
                 argv = cell_argv(server, subject, cell, requests=0, settings=settings, address=context.address)
                 argv += witness_args(plan, settings)
                 rep = measure(context, server, cell, argv, subject=subject.name, index=index)
                 reps.setdefault((subject.name, fraction), []).append(rep)
+                took.append(time.monotonic() - began)
                 said = rep.result.latency_at_us(99.0) if rep.result is not None else None
                 outcome = f"p99 {said / 1000:.2f} ms" if said is not None else f"FAILED: {rep.error}"
                 turned = rep.result.listen_overflows if rep.result is not None else None
@@ -102,35 +102,45 @@ def measure_latency(context: RunContext) -> LatencyProfile | None:
                 context.reporter.step(
                     f"{subject.label} open loop at {cell.label} ({cell.rate:,.0f} req/s) round {index}: {outcome}"
                 )
-        took.append(time.monotonic() - began)
+    return _profile(plan, {s.name: capacity[s.name] for s in subjects}, reps, skipped, "")
+
+
+def _profile(
+    plan: LatencyPlan,
+    capacity: dict[str, float],
+    reps: dict[tuple[str, float], list[Repetition[Any]]],
+    skipped: dict[str, str],
+    cut: str,
+) -> LatencyProfile:
+    """The profile of the loads made: each server (of `capacity`, in its order) at every offered load it was given
+    (the same for every server: loads stop at a share's boundary); a server given none is skipped, `cut` saying
+    why."""
+    measured = [name for name in capacity if any((name, fraction) in reps for fraction in plan.fractions)]
     return LatencyProfile(
         plan=plan,
-        subjects=tuple(_subject_latency(plan, subject.name, capacity[subject.name], reps) for subject in subjects),
-        skipped=skipped,
+        subjects=tuple(_subject_latency(plan, name, capacity[name], reps) for name in measured),
+        skipped={**skipped, **{name: f"latency {cut}" for name in capacity if name not in measured}},
     )
 
 
-def _cut_short(context: RunContext, servers: int, index: int, took: list[float]) -> str:
-    """Why the latency loads stop before round `index` ("" where it fits): another round, as long as the longest
-    made (before any, as planned), would leave counting less than its smallest plan."""
+def _cut_short(context: RunContext, servers: int, took: list[float]) -> str:
+    """Why the latency loads stop before the next offered share ("" where it fits): every server at it, each load
+    as long as the longest made (before any, as planned), would leave counting less than its smallest plan."""
     deadline, plan = context.deadline, context.profile.latency
     if deadline is None or plan is None:
         return ""
-    round_s = max(took) if took else latency_round_s(context.profile, servers)
+    share_s = servers * max([plan.seconds + WINDOW_EXTRA_S, *took])
     left = deadline.left_s() - kept_for_counting_s(context.profile, context.servers(), context.measured)
-    if round_s <= left:
+    if share_s <= left:
         return ""
-    return (
-        f"latency: {index - 1} of {plan.rounds} rounds; another ({round_s:.0f} s) does not fit the "
-        f"{max(left, 0):.0f} s the time budget leaves it"
-    )
+    return f"loads made: the next share ({share_s:.0f} s) does not fit the {max(left, 0):.0f} s the time budget leaves"
 
 
 def _subject_latency(
     plan: LatencyPlan, subject: str, capacity_rps: float, reps: dict[tuple[str, float], list[Repetition[Any]]]
 ) -> SubjectLatency:
     loads = []
-    for fraction in plan.fractions:
+    for fraction in (fraction for fraction in plan.fractions if (subject, fraction) in reps):
         cell_run = paced_cell(plan, fraction, capacity_rps).run_record(0, reps[(subject, fraction)])
         loads.append(LoadRun(fraction=fraction, cell=cast(PacedCellRun, cell_run)))
     return SubjectLatency(subject=subject, capacity_rps=round(capacity_rps, 3), loads=tuple(loads))

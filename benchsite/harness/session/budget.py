@@ -22,8 +22,10 @@ from benchsite.tools.base import Repetition
 Measured = dict[tuple[str, str], list[Repetition[Any]]]
 
 # Timed req/s ÷ req/s under callgrind, over the 520 counts committed under data/ by 2026-11-27: 30 at the
-# median, 45 at the 99th percentile, 51 at most (socketify). Counting's share is reserved at the 99th.
+# median, 45 at the 99th percentile, 51 at most (socketify). Counting's share is reserved at the 99th; the least
+# the phases before it leave it (its smallest plan) at the median, since it then fits its batches to what is left.
 CALLGRIND_SLOWDOWN = 45.0
+CALLGRIND_MEDIAN = 30.0
 # A server's start under callgrind and the counting around its batches, over the 199 committed experiment runs
 # that counted: 2.6 s at the median, 5.5 s at the 90th percentile.
 COUNTING_START_S = 6.0
@@ -31,7 +33,7 @@ BUDGET_HINT = "--budget SECONDS gives it more"
 # While the rounds go on, at most this share of the budget is held back for what follows them: the rest is the
 # rounds'. (An A/B run's counting, reserved whole at a busy machine's pace, once took more than the budget and left
 # its rounds none; fitted to what is left, it counts fewer batches instead.)
-RESERVE_SHARE = 0.4
+RESERVE_SHARE = 0.5
 # The fewest counted batches worth a start: two give counting's spread.
 FEWEST_BATCHES = 2
 
@@ -59,10 +61,10 @@ class Deadline:
 @dataclass
 class CountPace:
     """How fast counting goes on this machine: how many times slower a server serves under callgrind than it did
-    in the timed rounds, and what a start costs beyond its requests; the constants until the run has counted a
-    server, then what the run saw (the slowest seen)."""
+    in the timed rounds, and what a start costs beyond its requests; the median constants until the run has
+    counted a server (counting fits its batches to what is left as it goes), then what the run saw (the slowest)."""
 
-    slowdown: float = CALLGRIND_SLOWDOWN
+    slowdown: float = CALLGRIND_MEDIAN
     start_s: float = COUNTING_START_S
     seen: bool = False
 
@@ -86,9 +88,9 @@ def pace(reps: Iterable[Repetition[Any]]) -> float | None:
 
 def counting_s(counting: CountPlan, servers: Iterable[str], measured: Measured, seen: CountPace | None = None) -> float:
     """How long counting these servers will take: each start's warm-up and batches at the pace the timed rounds
-    saw, slowed as callgrind slows a server (`seen`: as this run saw it, else CALLGRIND_SLOWDOWN), plus the start;
-    a server not yet timed in a counted cell at the plan's conservative pace."""
-    seen = seen or CountPace()
+    saw, slowed as callgrind slows a server (`seen`: as this run saw it, else at CALLGRIND_SLOWDOWN, what the rounds
+    reserve), plus the start; a server not yet timed in a counted cell at the plan's conservative pace."""
+    seen = seen or CountPace(slowdown=CALLGRIND_SLOWDOWN)
     requests = counting.warmup_requests + counting.batches * counting.requests
     total = 0.0
     for server in servers:
@@ -105,8 +107,11 @@ def smallest_counting(counting: CountPlan) -> CountPlan:
 
 
 def kept_for_counting_s(profile: Profile, servers: Sequence[str], measured: Measured) -> float:
-    """What the phases before counting leave it: its smallest plan (none where the profile counts nothing)."""
-    return counting_s(smallest_counting(profile.counting), servers, measured) if profile.counting else 0.0
+    """What the phases before counting leave it: its smallest plan at the median slowdown (none where the profile
+    counts nothing)."""
+    if profile.counting is None:
+        return 0.0
+    return counting_s(smallest_counting(profile.counting), servers, measured, CountPace())
 
 
 def fitted_counting(
