@@ -3,6 +3,7 @@ checked against what it took in every committed run; a round's cost comes from t
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from datetime import datetime
@@ -33,9 +34,9 @@ from benchsite.harness.session.budget import (
 )
 from benchsite.model.recipe import load_recipe
 from benchsite.model.run import RunDocument
-from benchsite.results.store import load_run
+from benchsite.results.store import list_runs, load_run
 from committed import COMMITTED_DATA
-from conftest import INVOKE, REPO
+from conftest import INVOKE, REPO, ToyRecipes, run_invoke, toy_subject
 
 VERSUS_RUN = COMMITTED_DATA / "experiments" / "versus" / "cherrypy-speed" / "20261127T150521.998138Z-versus"
 
@@ -181,3 +182,44 @@ def test_a_run_with_a_budget_says_when_it_ends_before_it_starts_and_how_it_kept_
     assert "counting within what is left; ends by " in said and said.endswith(" UTC")
     assert ended_said(deadline).endswith("budget: within it")
     assert ended_said(Deadline(time.monotonic() - 300, 250)).endswith("budget: 50 s over it")
+
+
+BUDGETED = """
+[profiles.budgeted]
+requests = 200
+rounds = 1
+warmup_requests = 0
+max_rounds = 400
+time_budget_s = 20
+
+[profiles.budgeted.latency]
+capacity_cell = "c1"
+fractions = [0.25, 0.5, 0.75]
+seconds = 2
+rounds = 3
+connections = 10
+p99_target = "10 ms"
+
+[profiles.budgeted.counting]
+cells = ["c1"]
+batches = 3
+requests = 40
+warmup_requests = 20
+"""
+
+
+@pytest.mark.integration
+def test_a_real_run_ends_by_the_time_it_promised(toy: ToyRecipes) -> None:
+    """Latency alone would take 27 s of a 20 s budget: the run says when it will end, cuts what does not fit (said),
+    and ends by then, give or take one repetition, quiet machine or busy."""
+    toy.add("budgeted", toy_subject(), conf=BUDGETED)
+    done = run_invoke("recipe", "budgeted", "--profile", "budgeted", "--data-dir", str(toy.data_dir), env=toy.env)
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert re.search(r"time budget 20 s: 1 round of 1 subject in 1 cell, .* ends by \d\d:\d\d:\d\d UTC", said), said
+    took = re.search(r"the run took (\d+) s of its 20 s budget: (within it|\d+ s over it)", said)
+    assert took is not None, said
+    run = load_run(list_runs(toy.data_dir / "budgeted")[-1])
+    longest = max(rep.wall_s for subject in run.subjects for cell in subject.cells for rep in cell.repetitions)
+    assert int(took.group(1)) <= 20 + longest + 1, (took.group(0), longest)
+    assert run.latency is not None and "latency:" in said and "does not fit" in said  # cut, and said so
