@@ -215,7 +215,7 @@ def test_a_real_run_ends_by_the_time_it_promised(toy: ToyRecipes) -> None:
     toy.add("budgeted", toy_subject(), conf=BUDGETED)
     done = run_invoke("recipe", "budgeted", "--profile", "budgeted", "--data-dir", str(toy.data_dir), env=toy.env)
     assert done.returncode == 0, done.stderr
-    said = " ".join(done.stdout.split())
+    said = " ".join((done.stdout + done.stderr).split())  # the run's steps go to standard error
     assert re.search(r"time budget 20 s: 1 round of 1 subject in 1 cell, .* ends by \d\d:\d\d:\d\d UTC", said), said
     took = re.search(r"the run took (\d+) s of its 20 s budget: (within it|\d+ s over it)", said)
     assert took is not None, said

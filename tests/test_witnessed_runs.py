@@ -50,7 +50,7 @@ def test_every_server_has_a_figure_at_half_its_capacity_or_the_page_says_why(pat
         if half.tool_limited:
             assert "tool behind" in shown and "witness " in shown, shown
         elif half.apart:  # both figures, and the load decides nothing
-            assert shown.startswith(fmt_ms(half.p(99.0))) and "(apart from its witness; witness " in shown, shown
+            assert shown.startswith(fmt_ms(half.p(99.0))) and "(apart: witness " in shown, shown
             assert figure.sustained(half) is None
         else:
             assert half.p(99.0) is not None and shown == plain_cell(half, 99.0).split(" (")[0], (figure.label, shown)
@@ -70,7 +70,7 @@ def test_a_load_whose_tool_and_witness_depart_is_said_apart_and_decides_nothing(
             departing = any(departs(load.latency_ms[p], load.witness_ms[p]) for p in WITNESSED)
             assert load.apart == departing, (figure.label, load)
             if departing:
-                assert figure.sustained(load) is None and "apart from its witness" in plain_cell(load, 99.0)
+                assert figure.sustained(load) is None and "(apart: witness " in plain_cell(load, 99.0)
     assert shown > 0
 
 

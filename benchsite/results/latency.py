@@ -239,7 +239,7 @@ def tails_apart(figures: list[LatencyFigures]) -> list[str]:
             figure.label: load.p(99.0)
             for figure in figures
             for load in figure.loads
-            if load.fraction == share and not load.tool_limited and load.p(99.0) is not None
+            if load.fraction == share and not load.tool_limited and not load.apart and load.p(99.0) is not None
         }
         if len(at) < 3:
             continue

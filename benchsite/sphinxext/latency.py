@@ -28,12 +28,14 @@ from benchsite.sphinxext.tables import table
 
 def _flag(load: LoadFigure, percentile: float) -> str:
     """What marks a load that decides nothing, with the witness's figure where it measured this percentile:
-    " (tool behind; witness 0.89 ms)", " (apart from its witness; witness 0.89 ms)"."""
-    if not load.tool_limited and not load.apart:
-        return ""
+    " (tool behind; witness 0.89 ms)"; where the tool and its witness depart, " (apart: witness 0.89 ms)" at the
+    witness's percentiles alone."""
     witness = load.witness_ms.get(percentile)
-    why = "tool behind" if load.tool_limited else "apart from its witness"
-    return f" ({why}; witness {fmt_ms(witness.value)})" if witness is not None else f" ({why})"
+    if load.tool_limited:
+        return f" (tool behind; witness {fmt_ms(witness.value)})" if witness is not None else " (tool behind)"
+    if load.apart and witness is not None:
+        return f" (apart: witness {fmt_ms(witness.value)})"
+    return ""
 
 
 def _plain(load: LoadFigure, percentile: float) -> str:
@@ -94,14 +96,12 @@ class BenchLatency(MeasuredDirective):
         connections = "kept-alive connections" if plan.keepalive else "new connections"
         lead = nodes.paragraph()
         lead += nodes.Text(
-            f"Each server offered {', '.join(_share(f) for f in plan.fractions)} of its capacity (its median req/s "
-            f"at {run.cell_label(plan.capacity_cell)}) at a steady rate over {connections}, {plan.rounds} rounds of "
-            f"{plan.seconds:g} s; p99: 99 % of requests answered within it, timed from when each was due. "
-            f"Sustained: p99 under {plan.p99_target}. {_bounds_glossed(figures)}“Tool behind”: the load tool could "
-            "not hold the rate"
+            f"Each server offered {', '.join(_share(f) for f in plan.fractions)} of its capacity (median req/s at "
+            f"{run.cell_label(plan.capacity_cell)}) steadily, {connections}, {plan.rounds} rounds of "
+            f"{plan.seconds:g} s; p99 timed from each request's due time. "
+            f"Sustained: p99 under {plan.p99_target}. {_bounds_glossed(figures)}“Tool behind”: the tool lagged"
             + (
-                "; “apart from its witness”: the tool and a second sender beside it disagree, both are shown and "
-                "neither decides ("
+                "; “apart”: it and its witness, a second sender, disagree: neither decides ("
                 if plan.witness_rps
                 else " ("
             )

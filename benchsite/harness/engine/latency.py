@@ -83,7 +83,7 @@ def measure_latency(context: RunContext) -> LatencyProfile | None:
             if cut:
                 done = sum(len(made) for made in reps.values())
                 context.reporter.step(f"latency: {done} of {len(subjects) * len(plan.fractions) * plan.rounds} {cut}")
-                return _profile(plan, {s.name: capacity[s.name] for s in subjects}, reps, skipped, cut)
+                return _profile(plan, {s.name: capacity[s.name] for s in subjects}, reps, skipped=skipped, cut=cut)
             for subject in order:
                 checkpoint()
                 began = time.monotonic()
@@ -102,13 +102,14 @@ def measure_latency(context: RunContext) -> LatencyProfile | None:
                 context.reporter.step(
                     f"{subject.label} open loop at {cell.label} ({cell.rate:,.0f} req/s) round {index}: {outcome}"
                 )
-    return _profile(plan, {s.name: capacity[s.name] for s in subjects}, reps, skipped, "")
+    return _profile(plan, {s.name: capacity[s.name] for s in subjects}, reps, skipped=skipped, cut="")
 
 
 def _profile(
     plan: LatencyPlan,
     capacity: dict[str, float],
     reps: dict[tuple[str, float], list[Repetition[Any]]],
+    *,
     skipped: dict[str, str],
     cut: str,
 ) -> LatencyProfile:
