@@ -18,7 +18,8 @@ import pytest
 from benchsite.harness.processes.memory import tree_memory
 from benchsite.harness.processes.processes import free_port
 from benchsite.model.run import RunDocument
-from benchsite.results.latency import latency_figures, load_figure
+from benchsite.results.intervals import Interval
+from benchsite.results.latency import WITNESSED, departs, latency_figures, load_figure
 from benchsite.results.store import list_runs, load_run
 from benchsite.sphinxext.latency import _plain as plain_cell
 from benchsite.tools.paced import PacedResult, parse_paced_output
@@ -147,19 +148,24 @@ def test_requests_waiting_for_a_slow_server_are_its_latency_not_the_tools_lag(to
         assert shown != "—" or not any(r.latency_at_us(99.0) for r in results), (shown, load)
 
 
-def test_a_sender_starved_of_its_cpu_marks_the_load_the_tools(tmp_path: Path) -> None:
-    """benchsite-paced at nice 19 on a CPU a spinning process holds at nice 0 gets a few per cent of it: its own
-    lag dwarfs what the server took, and the report flags the load the tool's, with a bound it can still give."""
+def test_a_sender_starved_of_its_cpu_never_passes_for_the_servers_figure(tmp_path: Path) -> None:
+    """benchsite-paced at nice 19 on a CPU a spinning process holds at nice 0 gets a few per cent of it. Its own lag
+    alone can miss it (found here: own lag p99 20 ms, send lag 3.1 s, 193 of 500 req/s: its unread replies kept its
+    connections busy, so its requests waited in line as if for the server); its witness, on the server's CPU,
+    catches it. Whatever the machine gives, the load is the tool's or apart from its witness: it decides nothing."""
     if len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("needs two CPUs: the server on one, the starved sender and the spinner on the other")
+        pytest.skip(
+            "needs two CPUs: the server and the witness on one, the starved sender and the spinner on the other"
+        )
     port = free_port()
     server = subprocess.Popen(["taskset", "-c", "0", sys.executable, str(HELD_APP), str(port)], cwd=tmp_path)
     spinner = subprocess.Popen(["taskset", "-c", "1", sys.executable, "-c", "while True: pass"])
     try:
         wait_for_port(port, server)
         sender = [str(Path(sys.executable).with_name("benchsite-paced")), "--rate", "500", "--duration", "2"]
+        witness = ["--witness", "200", "--witness-cpu", "0"]
         done = subprocess.run(
-            ["taskset", "-c", "1", "nice", "-n", "19", *sender, f"http://127.0.0.1:{port}/"],
+            ["taskset", "-c", "1", "nice", "-n", "19", *sender, *witness, f"http://127.0.0.1:{port}/"],
             capture_output=True,
             text=True,
             timeout=120,
@@ -170,7 +176,14 @@ def test_a_sender_starved_of_its_cpu_marks_the_load_the_tools(tmp_path: Path) ->
         spinner.wait()
         server.wait()
     result = parse_paced_output(done.stdout)
-    assert result.own_lag_us_p99 is not None and result.tool_limited, done.stdout
+    assert result.own_lag_us_p99 is not None and result.witness is not None, done.stdout
+    apart = any(departs(single(result.latency_at_us(p)), single(result.witness.latency_at_us(p))) for p in WITNESSED)
+    assert result.tool_limited or apart, done.stdout
+
+
+def single(us: int | None) -> Interval | None:
+    """One repetition's figure in ms, as an interval of one."""
+    return None if us is None else Interval(us / 1000, None, None, 0.95, 1)
 
 
 MEMORY_CONF = """
