@@ -127,6 +127,7 @@ class _Counter:
     counting: CountPlan
     seen: CountPace = field(default_factory=CountPace)
     said: str = ""  # the last word on fitting counting into the time budget
+    last_cut: CountPlan | None = None  # the plan that word was about
 
     def fitted(self, servers: list[str]) -> CountPlan | None:
         """The plan for the next of `servers`, fitted with them all into what the time budget leaves (the whole
@@ -138,9 +139,9 @@ class _Counter:
         plan = fitted_counting(self.counting, servers, self.context.measured, seconds=left, seen=self.seen)
         if plan != self.counting:
             said = fitted_said(self.counting, plan, left)
-            if said.split(",")[0] != self.said.split(",")[0]:
+            if not self.said or plan != self.last_cut:  # a new cut is said; the same again for the next server is not
                 self.context.reporter.step(said)
-            self.said = said
+            self.said, self.last_cut = said, plan
         return plan
 
     def count(self, subject: Server, cell: ExternalCell, seeds: list[int | None], plan: CountPlan) -> InstructionCount:
