@@ -18,8 +18,7 @@ import pytest
 from benchsite.harness.processes.memory import tree_memory
 from benchsite.harness.processes.processes import free_port
 from benchsite.model.run import RunDocument
-from benchsite.results.intervals import Interval
-from benchsite.results.latency import WITNESSED, departs, latency_figures, load_figure
+from benchsite.results.latency import latency_figures, load_figure
 from benchsite.results.store import list_runs, load_run
 from benchsite.sphinxext.latency import _plain as plain_cell
 from benchsite.tools.paced import PacedResult, parse_paced_output
@@ -84,6 +83,9 @@ def test_an_open_loop_sees_a_stall_that_a_closed_loop_hides(toy: ToyRecipes) -> 
     """The app stops 100 ms once a second. ab -c 1 waits with it and counts one slow request a stall; requests
     sent on schedule at half its capacity keep arriving, and each waits: the open-loop p99 holds the stall."""
     run = run_of(toy, "stall", held("stall", "--pause", "0.1"), STALL_CONF, "stall")
+    [figures] = latency_figures(run)
+    for load in figures.loads:  # a busy machine's run too: a figure, or a one-sided bound, never nothing
+        assert plain_cell(load, 99.0) != "—", load
     subject = run.subject("stall")
     assert subject is not None and run.latency is not None
     [ab] = subject.cell("c1").repetitions  # type: ignore[union-attr]
@@ -149,10 +151,10 @@ def test_requests_waiting_for_a_slow_server_are_its_latency_not_the_tools_lag(to
 
 
 def test_a_sender_starved_of_its_cpu_never_passes_for_the_servers_figure(tmp_path: Path) -> None:
-    """benchsite-paced at nice 19 on a CPU a spinning process holds at nice 0 gets a few per cent of it. Its own lag
-    alone can miss it (found here: own lag p99 20 ms, send lag 3.1 s, 193 of 500 req/s: its unread replies kept its
-    connections busy, so its requests waited in line as if for the server); its witness, on the server's CPU,
-    catches it. Whatever the machine gives, the load is the tool's or apart from its witness: it decides nothing."""
+    """benchsite-paced at nice 19 on a CPU a spinning process holds at nice 0 gets a few per cent of it: its
+    replies stand unread, its connections look busy and its requests wait in line as if for the server (found
+    before version 6: own lag p99 20 ms beside a send lag of 3.1 s, 193 of 500 req/s). The time a reply stood
+    unread (kernel arrival stamps) is the tool's own lag, so the load is the tool's whatever the machine gives."""
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip(
             "needs two CPUs: the server and the witness on one, the starved sender and the spinner on the other"
@@ -177,13 +179,7 @@ def test_a_sender_starved_of_its_cpu_never_passes_for_the_servers_figure(tmp_pat
         server.wait()
     result = parse_paced_output(done.stdout)
     assert result.own_lag_us_p99 is not None and result.witness is not None, done.stdout
-    apart = any(departs(single(result.latency_at_us(p)), single(result.witness.latency_at_us(p))) for p in WITNESSED)
-    assert result.tool_limited or apart, done.stdout
-
-
-def single(us: int | None) -> Interval | None:
-    """One repetition's figure in ms, as an interval of one."""
-    return None if us is None else Interval(us / 1000, None, None, 0.95, 1)
+    assert result.tool_limited, done.stdout
 
 
 MEMORY_CONF = """

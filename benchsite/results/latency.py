@@ -162,11 +162,11 @@ def load_figure(load: LoadRun) -> LoadFigure:
 def _bounded(reps: tuple[Repetition[Any], ...], counted: list[PacedResult]) -> tuple[str, dict[float, float]]:
     """What a load's repetitions bound where none gives a figure: the median, over the counted ones the tool fell
     behind in, of what the server surely took ("at least"); else over those others disturbed, of their figure
-    ("at most")."""
+    ("at most": others' work and the tool's lateness only add to a latency counted from its due time)."""
     late = {p: [at / 1000 for r in counted if (at := r.at_least_us(p)) is not None] for p in SHOWN}
     if any(late.values()):
         return "at least", {p: statistics.median(found) for p, found in late.items() if found}
-    busy = [r for rep in reps if rep.disturbed and isinstance(r := rep.result, PacedResult) and not r.tool_limited]
+    busy = [r for rep in reps if rep.disturbed and isinstance(r := rep.result, PacedResult)]
     found = {p: [at / 1000 for r in busy if (at := r.latency_at_us(p)) is not None] for p in SHOWN}
     if any(found.values()):
         return "at most", {p: statistics.median(values) for p, values in found.items() if values}

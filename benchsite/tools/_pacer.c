@@ -4,8 +4,10 @@
  * Request i falls due at start + i / rate. It goes out at once on an idle kept-alive connection, or on a new
  * connection while fewer than `connections` are open; else it waits in line (FIFO) for the next one to come
  * free. Its send lag counts from its due time, whatever held it: the loop itself or a wait for one of its own
- * connections; its own lag only from when it could have gone (its due time, or when a connection came free for
- * it): the loop's lateness alone, not a wait for the server. Its latency counts from its due time to the last byte of its reply, so a server's stall is
+ * connections; its own lag only the loop's lateness in it, not a wait for the server: how late the loop saw it
+ * fall due, and, while it waited in line, every moment a reply stood unread (from when its last bytes reached the
+ * kernel, SO_TIMESTAMPNS, to when the loop read them): a connection stood free then, and a loop short of CPU left
+ * it so. Its latency counts from its due time to the last byte of its reply, so a server's stall is
  * charged to every request it held up. The loop does no work per request beyond reading each reply's framing
  * (_http_reply.c): the Python side (paced_client.py) reads the arguments and makes the report from the arrays
  * this returns.
@@ -58,6 +60,8 @@ struct loop {
     long long line;  /* due requests waiting for a connection: always the `line` indices before `next` */
     long long outstanding;  /* due and not yet ended (waiting, or in flight) */
     long long *latencies, *lags, *own, answered, sent;
+    long long stamped;  /* replies whose last bytes the kernel stamped (the rest came free when read) */
+    long long unread, unread_to;  /* how long, in all, a reply stood unread (ns; overlaps counted once), and until */
     long long non_2xx, failed[FAILURES];
 };
 
@@ -103,10 +107,10 @@ static void put_in_flight(struct loop *l, int slot, long long due) {
 }
 
 /* Put a due request in flight: on an idle kept-alive connection, or a new one (the caller made sure one of them
- * is possible). Its send lag counts from its due time, its own lag from `since`, when it could first have gone. */
-static void begin(struct loop *l, long long due, long long since, long long now) {
+ * is possible). Its send lag counts from its due time; `own` is the loop's share of it. */
+static void begin(struct loop *l, long long due, long long own, long long now) {
     l->lags[l->sent] = (now - due) / 1000;
-    l->own[l->sent++] = (now - since) / 1000;
+    l->own[l->sent++] = (own < 0 ? 0 : own > now - due ? now - due : own) / 1000;
     if (l->idle_n > 0) {
         put_in_flight(l, l->idle[--l->idle_n], due);
         return;
@@ -121,6 +125,7 @@ static void begin(struct loop *l, long long due, long long since, long long now)
     c->fd = socket(l->address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     if (c->fd < 0 || (l->keepalive && setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) ||
+        setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0 ||
         (connect(c->fd, (struct sockaddr *)&l->address, l->address_len) != 0 && errno != EINPROGRESS)) {
         fail(l, slot, CONNECT);
         return;
@@ -142,26 +147,34 @@ static void begin(struct loop *l, long long due, long long since, long long now)
 static int can_begin(struct loop *l) { return l->idle_n > 0 || l->open < l->limit; }
 
 /* Connections came free: the requests waiting in line go out, the longest-waiting first (a loop, not a
- * recursion: a server refusing every connection frees a slot at each start). */
+ * recursion: a server refusing every connection frees a slot at each start). Each waiting one's `own` holds its
+ * lateness when it fell due, less the unread time counted then: what was counted since is added. */
 static void serve_line(struct loop *l, long long now) {
     while (l->line > 0 && can_begin(l)) {
-        long long due = due_at(l, l->next - l->line);
+        long long index = l->next - l->line;
         l->line--;
-        begin(l, due, due > now ? due : now, now);  /* it waited for a connection: the server's time, not the loop's */
+        begin(l, due_at(l, index), l->own[index] + l->unread, now);
     }
 }
 
 static void fall_due(struct loop *l, long long index, long long now) {
+    long long due = due_at(l, index);
     l->outstanding++;
-    if (l->line == 0 && can_begin(l))
-        begin(l, due_at(l, index), due_at(l, index), now);
-    else
+    if (l->line == 0 && can_begin(l)) {
+        begin(l, due, now - due, now);
+    } else {
+        l->own[index] = (now - due) - l->unread;  /* a request waiting is always a later index than any sent */
         l->line++;
+    }
 }
 
-/* The reply is complete: count it, keep the connection idle or close it, serve the line. */
-static void answered(struct loop *l, int slot, long long now) {
+/* The reply is complete (its last bytes reached the kernel at `arrived`): count it and the time it stood unread,
+ * keep the connection idle or close it, serve the line. */
+static void answered(struct loop *l, int slot, long long now, long long arrived) {
     struct conn *c = &l->conns[slot];
+    long long from = arrived > l->unread_to ? arrived : l->unread_to;
+    if (now > from) l->unread += now - from;
+    if (now > l->unread_to) l->unread_to = now;
     l->latencies[l->answered++] = (now - c->due) / 1000;
     if (c->reply.status < 200 || c->reply.status > 299) l->non_2xx++;
     l->outstanding--;
@@ -174,10 +187,32 @@ static void answered(struct loop *l, int slot, long long now) {
     serve_line(l, now);
 }
 
+/* When the bytes just read reached the kernel (the newest of them: TCP stamps a read with its last segment's time),
+ * on the loop's monotonic clock; `now` where the kernel gave no stamp. */
+static long long arrival(struct loop *l, struct msghdr *message, long long now) {
+    for (struct cmsghdr *m = CMSG_FIRSTHDR(message); m != NULL; m = CMSG_NXTHDR(message, m)) {
+        if (m->cmsg_level != SOL_SOCKET || m->cmsg_type != SCM_TIMESTAMPNS) continue;
+        struct timespec stamp, real;
+        memcpy(&stamp, CMSG_DATA(m), sizeof stamp);
+        clock_gettime(CLOCK_REALTIME, &real);
+        long long ago = (real.tv_sec - stamp.tv_sec) * 1000000000LL + (real.tv_nsec - stamp.tv_nsec);
+        l->stamped++;
+        return ago > 0 ? now_ns() - ago : now;
+    }
+    return now;
+}
+
 static void readable(struct loop *l, int slot, long long now) {
     struct conn *c = &l->conns[slot];
     char buffer[65536];
-    ssize_t got = recv(c->fd, buffer, sizeof buffer, 0);
+    union {
+        char space[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    } control;
+    struct iovec part = {.iov_base = buffer, .iov_len = sizeof buffer};
+    struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.space,
+                             .msg_controllen = sizeof control.space};
+    ssize_t got = recvmsg(c->fd, &message, 0);
     if (got < 0 && (errno == EAGAIN || errno == EINTR)) return;
     if (c->state == IDLE) {  /* a kept-alive connection the server closed (or wrote to) while idle: dropped */
         for (int i = 0; i < l->idle_n; i++)
@@ -186,7 +221,7 @@ static void readable(struct loop *l, int slot, long long now) {
         return;
     }
     if (got == 0 && reply_ends_at_close(&c->reply)) {
-        answered(l, slot, now);
+        answered(l, slot, now, now);
         return;
     }
     if (got <= 0) {  /* closed, or reset: a reset ends no reply, even one read to its close */
@@ -199,7 +234,8 @@ static void readable(struct loop *l, int slot, long long now) {
         fail(l, slot, NOT_HTTP);
     } else if (fed == FED_DONE) {
         if (used < (size_t)got) c->reply.keep = 0;  /* bytes past its reply: the connection is not reused */
-        answered(l, slot, now);
+        long long arrived = arrival(l, &message, now);
+        answered(l, slot, now, arrived < now ? arrived : now);
     }
 }
 
@@ -357,13 +393,13 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs
     for (int slot = 0; slot < connections; slot++)
         if (l.conns[slot].fd >= 0) close(l.conns[slot].fd);
     result = Py_BuildValue(
-        "{s:y#,s:y#,s:y#,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:i}", "latencies_us", (char *)l.latencies,
+        "{s:y#,s:y#,s:y#,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:i,s:L}", "latencies_us", (char *)l.latencies,
         (Py_ssize_t)(l.answered * (long long)sizeof(long long)), "lags_us", (char *)l.lags,
         (Py_ssize_t)(l.sent * (long long)sizeof(long long)), "own_lags_us", (char *)l.own,
         (Py_ssize_t)(l.sent * (long long)sizeof(long long)), "elapsed_ns", elapsed, "scheduled", l.count,
         "non_2xx", l.non_2xx, "connect_errors", l.failed[CONNECT], "closed", l.failed[CLOSED], "cut_short",
         l.failed[CUT_SHORT], "not_http", l.failed[NOT_HTTP], "timeouts", l.failed[TIMEOUT], "peak_open",
-        l.peak_open);
+        l.peak_open, "stamped", l.stamped);
     goto done;
 bad_address:
     PyErr_Format(PyExc_ValueError, "%s is not a numeric address", host);

@@ -42,7 +42,7 @@ from benchsite.tools.paced_witness import (
     usable_cpu,
 )
 
-PACED = "benchsite-paced 5"
+PACED = "benchsite-paced 6"
 WITNESS = "benchsite-witness 2"
 PERCENTILES = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
 BUCKETS_PER_DECADE = 40  # the histogram's bucket edges, about 6 % apart
@@ -68,6 +68,7 @@ class Outcome:
     elapsed_s: float
     cpu_s: float
     peak_open: int
+    stamped: int | None = None  # replies the kernel stamped on arrival (the C loop): they came free then, not when read
 
     @property
     def read_errors(self) -> int:
@@ -111,7 +112,7 @@ def run_c(target: Target, schedule: Schedule) -> Outcome:
         keepalive=schedule.keepalive,
         timeout_s=schedule.timeout_s,
     )
-    if "own_lags_us" not in got:
+    if "stamped" not in got:
         raise SystemExit(f"{PACED}: its C loop was built from an older _pacer.c: run .venv/bin/pip install -e .")
     counts = {name: got[name] for name in ("connect_errors", "closed", "cut_short", "not_http", "timeouts", "non_2xx")}
     return Outcome(
@@ -123,6 +124,7 @@ def run_c(target: Target, schedule: Schedule) -> Outcome:
         elapsed_s=got["elapsed_ns"] / 1e9,
         cpu_s=_cpu_s() - began,
         peak_open=got["peak_open"],
+        stamped=got["stamped"],
     )
 
 
@@ -197,6 +199,8 @@ def report(version: str, outcome: Outcome, args: argparse.Namespace, overflows: 
     for name, found in (("send lag", lags), ("own lag", outcome.own_lags_us)):
         lag_at = np.percentile(found if len(found) else np.zeros(1), [50, 99, 100], method="inverted_cdf")
         lines.append(f"{name} us: p50 {int(lag_at[0])} p99 {int(lag_at[1])} max {int(lag_at[2])}")
+    if outcome.stamped is not None:
+        lines.append(f"stamped: {outcome.stamped} of {len(latencies)} replies on arrival")
     if len(latencies):
         lines.append(f"latency us: min {int(latencies.min())} mean {latencies.mean():.1f} max {int(latencies.max())}")
         at = np.percentile(latencies, PERCENTILES, method="inverted_cdf")
