@@ -246,6 +246,21 @@ def versus(
     session(asked, where)
 
 
+@task(help=HELP["bisect"], positional=["name"])
+@reported
+def bisect(
+    c: Context, name: str, package: str, good: str, bad: str, repo: str, subjects: str = "", cells: str = "",
+    profile: str = "", budget: int = 0, data_dir: str = "",
+) -> None:  # fmt: skip
+    """Which commit made it slower? Down a package's git history from --good to --bad with A/B runs, each a kept
+    run: `.venv/bin/invoke bisect cherrypy-speed --package cheroot --good v8.0.0 --bad v8.1.0 --repo PATH`."""
+    from benchsite.commands.bisect import BISECT_DIR, Asking, bisect_asked
+
+    target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir") / BISECT_DIR
+    asking = Asking.given(name, package, (good, bad), repo, lists=(subjects, cells), profile=profile, budget_s=budget)
+    print(f"wrote {_shown(bisect_asked(asking, _where(c, target)))}")
+
+
 @task(help=HELP["powerbench"])
 @reported
 def powerbench(

@@ -4,7 +4,7 @@ anything starts and how to prepare each recipe; it knows nothing of sides or rel
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchsite.commands.terminal import say
@@ -72,6 +72,7 @@ class SidesRuns:
     sides: tuple[str, str]
     subjects: tuple[str, ...] = ()  # the subjects compared (empty: those either side changes)
     aa: bool = False  # both sides run the same thing, asked for (`invoke versus --aa`)
+    cells: tuple[str, ...] = ()  # the cells measured (empty: the profile's)
 
     def refused(self, recipe: Recipe, profile: Profile, repo: Path) -> None:
         if unhonoured := _not_an_ab_profile(recipe, profile):
@@ -90,6 +91,9 @@ class SidesRuns:
         recipe = with_variants(
             recipe=recipe, profile=profile.name, variants=sides(a, b), chosen=self.subjects, repo=repo, say=say
         )
+        if self.cells:
+            narrowed = recipe.profile(profile.name).model_copy(update={"cells": self.cells})
+            recipe = replace(recipe, profiles={**recipe.profiles, profile.name: narrowed})
         say(f"{recipe.name}: A = {a.shown}, B = {b.shown} (profile {profile.name}), measured in one run")
         return Prepared(recipe, None)
 

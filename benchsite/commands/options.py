@@ -10,7 +10,8 @@ HELP: dict[str, dict[str, str]] = {
         "another profile of the recipe's conf: cherrypy-speed has 'sweep' and 'sweep-quick' (CherryPy releases), "
         "'cheroot-sweep' and 'cheroot-sweep-quick' (the releases of cheroot, the server under it) and "
         "'timed' (full's timed rounds alone), 'versus', 'versus-fixed', 'versus-quick', 'power' and "
-        "'power-sequential' (for `invoke versus` and `invoke powerbench`), 'slices-500', 'slices-1000' and "
+        "'power-sequential' (for `invoke versus` and `invoke powerbench`), 'bisect' (each step of `invoke bisect`), "
+        "'slices-500', 'slices-1000' and "
         "'slices-2000' (A/B slices compared), 'latency-quick' (the open-loop latency profile alone, short), "
         "'cheroot-wall' (cheroot 8.0.0 and 8.1.0 by wall clock), wsgi-servers 'ceiling' and 'ceiling-k' (the open-loop "
         "tool's ceiling, new connections and kept-alive ones), calibration 'sliced'",
@@ -69,7 +70,8 @@ HELP: dict[str, dict[str, str]] = {
         "revision of this checkout), NAME==VERSION (any distribution the subjects run on that version, everything "
         "else as the checkout has it; several joined by commas: CherryPy==17.4.2,cheroot==6.5.0), release:VERSION or "
         "release:NAME==VERSION (a release in the environment of its time, as a sweep runs it), opt:--FLAG=VALUE "
-        "(that option of the subjects' commands set to VALUE)",
+        "(that option of the subjects' commands set to VALUE), NAME@git:REPO#REV (distribution NAME built from "
+        "its git repository, a URL or a local clone, at that revision) or NAME@dir:PATH (built from a source folder)",
         "b": "side B, in the same forms (with --aa, left out: A again)",
         "subjects": "the subjects to measure, comma-separated (default: those either side changes)",
         "profile": "the recipe's profile for it (default: versus, sequential: it stops once every cell is decided; "
@@ -87,6 +89,19 @@ HELP: dict[str, dict[str, str]] = {
         "a small change or a busy machine (recorded in the run)",
         "aa": "measure the run even where B runs the same files, versions and commands as A (an A/A run: what the "
         "method calls a change when there is none)",
+    },
+    "bisect": {
+        "name": "the recipe whose subjects are measured",
+        "package": "the distribution whose history is searched (one the subjects run: cheroot)",
+        "good": "a revision of it that is not slow (a tag, branch or commit: v8.0.0)",
+        "bad": "a later revision that is (v8.1.0)",
+        "repo": "its git repository: a URL, or a local clone (a machine without the network)",
+        "subjects": "the subjects to measure, comma-separated (default: those that run the package)",
+        "cells": "the cells to measure, comma-separated (default: the profile's)",
+        "profile": "the recipe's A/B profile for each step (default: bisect where the recipe's conf has it, else "
+        "versus)",
+        "budget": "each step's time budget in seconds instead of the profile's",
+        "data_dir": "where the bisection's folder goes (default: data/experiments/bisect/)",
     },
     "powerbench": {
         "runs": "A/B runs per injected slowdown (default 10)",

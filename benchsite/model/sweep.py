@@ -18,6 +18,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from pydantic import Field
+
 from benchsite.model.variant import canonical
 from benchsite.records import Record, Seq, Text
 
@@ -39,12 +41,19 @@ class EnvWanted(Record):
     constraints: Seq[str]  # the checkout's NAME==VERSION the others keep to (empty where of its time)
     patch: str | None  # conf/sweep/... applied to the installed packages, or None
     patch_sha256: str | None
+    # pinned distribution -> the wheel built from its source (NAME@git:...), under build/sources/, with its sha256
+    # in the folder's name: another build is another environment
+    wheels: dict[str, str] = Field(default_factory=dict)
+    wheels_sha256: dict[str, str] = Field(default_factory=dict)
 
     @property
     def folder(self) -> str:
         """Its folder under build/sweep/: CherryPy-3.2.4-1a2b3c4d (the pins, then a digest of the rest)."""
         pinned = "+".join(f"{name}-{version}" for name, version in self.pins.items())
-        digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:8]
+        keyed = self.to_json()
+        if not self.wheels:  # as before wheels were known: the folders of pins and releases keep their names
+            keyed = {key: value for key, value in keyed.items() if key not in ("wheels", "wheels_sha256")}
+        digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:8]
         return f"{pinned}-{digest}"
 
     @property

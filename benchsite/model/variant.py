@@ -11,7 +11,9 @@ A variant is one of:
   those distributions, on those versions, everything else as the checkout has it;
 - ``release:VERSION``: a release of the recipe's swept package in the environment of its time (its
   dependencies resolved as of its upload date), as a release sweep runs it;
-- ``opt:--FLAG=VALUE``: every subject whose command line has the option --FLAG, with VALUE instead.
+- ``opt:--FLAG=VALUE``: every subject whose command line has the option --FLAG, with VALUE instead;
+- ``NAME@git:REPO#REV`` or ``NAME@dir:PATH``: distribution NAME built from its own source (a git repository, a URL
+  or a local clone, at revision REV; or a source folder), everything else as the checkout has it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pydantic import Field, model_validator
 from benchsite.errors import BenchError
 from benchsite.records import Name, Record, Seq, Text
 
-Kind = Literal["checkout", "dir", "rev", "pins", "release", "opt"]
+Kind = Literal["checkout", "dir", "rev", "pins", "release", "opt", "source"]
 SIDES = ("a", "b")  # the variants of an A/B run, in order
 VARIANTS_DIR = Path(__file__).resolve().parents[2] / "build" / "variants"  # the sides' files; ignored by git
 
@@ -36,7 +38,11 @@ _OPTION = re.compile(r"^(--?[A-Za-z0-9][A-Za-z0-9_.-]*)=(.*)$")
 _VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]*$")
 _DISTRIBUTION = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _REVISION = re.compile(r"^[A-Za-z0-9_./~^@{}-]+$")
-_FORMS = "checkout, dir:PATH, rev:REV, NAME==VERSION[,NAME==VERSION], release:VERSION or opt:--FLAG=VALUE"
+_SOURCE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)@(git|dir):(.+)$")
+_FORMS = (
+    "checkout, dir:PATH, rev:REV, NAME==VERSION[,NAME==VERSION], release:VERSION, opt:--FLAG=VALUE, "
+    "NAME@git:REPO#REV or NAME@dir:PATH"
+)
 
 
 def canonical(distribution: str) -> str:
@@ -56,12 +62,20 @@ class Variant:
         """As the user writes it."""
         if self.kind == "checkout":
             return "checkout"
-        return self.value if self.kind == "pins" else f"{self.kind}:{self.value}"
+        return self.value if self.kind in ("pins", "source") else f"{self.kind}:{self.value}"
 
     @property
     def shown(self) -> str:
         """As labels and pages show it: a folder by its name alone (no machine's path in data/)."""
+        if self.kind == "source":
+            return self.source.shown
         return f"dir:{Path(self.value).name}" if self.kind == "dir" else self.spec
+
+    @property
+    def source(self) -> Source:
+        """cheroot@git:/src/cheroot#v8.0.0 -> Source("cheroot", "git", "/src/cheroot", "v8.0.0")."""
+        assert self.kind == "source"
+        return source_of(self.value)
 
     @property
     def option(self) -> tuple[str, str]:
@@ -85,6 +99,8 @@ def parse_variant(given: str, side: str) -> Variant:
         raise BenchError(f"no side {side.upper()}: give -{side} as {_FORMS}")
     if text == "checkout":
         return Variant("checkout")
+    if _SOURCE.match(text):
+        return Variant("source", _source(text, given, side))
     kind, colon, value = text.partition(":")
     if "==" in text and not (colon and kind in _PREFIXED):
         return Variant("pins", _pins(text, given, side))
@@ -106,6 +122,59 @@ def parse_variant(given: str, side: str) -> Variant:
     return Variant(kind, value)
 
 
+@dataclass(frozen=True)
+class Source:
+    """A distribution built from its own source: a git repository at a revision, or a folder."""
+
+    distribution: str
+    how: Literal["git", "dir"]
+    where: str  # a URL, or a local folder (absolute)
+    revision: str = ""  # git only
+
+    @property
+    def is_url(self) -> bool:
+        return "://" in self.where or (":" in self.where and not self.where.startswith("/"))
+
+    @property
+    def shown(self) -> str:
+        """As pages show it: a URL as given, a local folder by its name alone (no machine's path in data/)."""
+        where = self.where if self.is_url else Path(self.where).name
+        return (
+            f"{self.distribution}@git:{where}#{self.revision}"
+            if self.how == "git"
+            else f"{self.distribution}@dir:{where}"
+        )
+
+
+def source_of(value: str) -> Source:
+    """A checked source variant's value, read back."""
+    found = _SOURCE.match(value)
+    assert found is not None
+    name, how, rest = found.groups()
+    if how == "dir":
+        return Source(name, "dir", rest)
+    where, _, revision = rest.rpartition("#")
+    return Source(name, "git", where, revision)
+
+
+def _source(text: str, given: str, side: str) -> str:
+    """NAME@git:REPO#REV or NAME@dir:PATH, checked for form; a local repository or folder made absolute."""
+    source = source_of(text)
+    if source.how == "git":
+        if not source.where or not source.revision:
+            raise BenchError(f"-{side} {given!r}: give the repository and the revision, as cheroot@git:PATH#v8.0.0")
+        if not _REVISION.match(source.revision) or source.revision.startswith("-"):
+            raise BenchError(f"-{side} {given!r}: {source.revision!r} is not a git revision: give a commit or tag")
+    if source.is_url:
+        return text
+    folder = Path(source.where).expanduser()
+    if not folder.is_dir():
+        what = "repository" if source.how == "git" else "source folder"
+        raise BenchError(f"-{side} {given!r}: no folder {source.where}: give the {what} of {source.distribution}")
+    rest = f"{folder.resolve()}#{source.revision}" if source.how == "git" else str(folder.resolve())
+    return f"{source.distribution}@{source.how}:{rest}"
+
+
 def _pins(text: str, given: str, side: str) -> str:
     """NAME==VERSION[,NAME==VERSION...], each checked, one per distribution, in the order given."""
     pins: dict[str, str] = {}
@@ -122,6 +191,27 @@ def _pins(text: str, given: str, side: str) -> str:
     return ",".join(f"{name}=={version}" for name, version in pins.items())
 
 
+class SourceCommit(Record):
+    """A commit of a source repository, as a variant's record keeps it."""
+
+    id: Text  # the full commit id
+    date: Text  # its committer date (ISO 8601)
+    subject: Text  # its message's first line
+
+
+class SourceRecord(Record):
+    """What a source variant ran: the distribution, where it came from, what was built, and the build's end."""
+
+    distribution: Text
+    repository: Text  # as shown: a URL, or a local folder's name
+    commit: SourceCommit | None  # None: a source folder
+    version: Text  # the version its packaging gave the build
+    wheel: Text  # the wheel's file name
+    wheel_sha256: Text
+    built_in_s: float
+    log: Seq[str]  # the build's last lines, paths reduced to their last part
+
+
 class VariantRecord(Record):
     """One variant of a run, as run.json records it: what it is, which copy of each subject ran it, and what it
     ran (its environment's every distribution, or the digest of every file it changed)."""
@@ -133,6 +223,8 @@ class VariantRecord(Record):
     installed: Seq[str] = ()  # NAME==VERSION of every distribution in its environment (a package variant's)
     resolved_as_of: str | None = None  # dependencies resolved no newer than this upload time (a release's)
     files: dict[str, str] = Field(default_factory=dict)  # file run from a copy -> sha256 (dir:, rev:, checkout by them)
+    # NAME@git:... or NAME@dir:...: what was built, from which commit (left out of run.json where there is none)
+    source: SourceRecord | None = Field(default=None, exclude_if=lambda value: value is None)
 
     def version_of(self, distribution: str) -> str | None:
         """The version of a distribution its environment installed (None: not one of a package variant's)."""

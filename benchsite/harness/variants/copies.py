@@ -21,10 +21,11 @@ from benchsite.harness.variants.files import (
     running_from,
     variant_files,
 )
+from benchsite.harness.variants.sources import SOURCES_DIR, built
 from benchsite.model.conf import Sweep
 from benchsite.model.recipe import AnySubject, Backend, Recipe
 from benchsite.model.sweep import EnvWanted, PackageEnv, release_slug
-from benchsite.model.variant import SIDES, Variant, VariantRecord, VariantSet, canonical, copy_name
+from benchsite.model.variant import SIDES, SourceRecord, Variant, VariantRecord, VariantSet, canonical, copy_name
 
 Say = Callable[[str], None]
 Change = Callable[[AnySubject], tuple[str, ...]]
@@ -51,6 +52,7 @@ class Ran:
     installed: tuple[str, ...] = ()
     resolved_as_of: str | None = None
     files: dict[str, str] = field(default_factory=dict)
+    source: SourceRecord | None = None
 
 
 def sides(a: Variant, b: Variant) -> list[Named]:
@@ -94,6 +96,7 @@ def with_variants(
                 installed=fields.installed,
                 resolved_as_of=fields.resolved_as_of,
                 files=fields.files,
+                source=fields.source,
             )
         )
     for subject in recipe.subjects:
@@ -142,6 +145,8 @@ def _touches(recipe: Recipe, variant: Variant, subject: AnySubject) -> bool:
     if variant.kind in ("pins", "release"):
         pinned = {canonical(name) for name in pinned_versions(recipe, variant)}
         return bool(pinned & runs(recipe, subject).keys())
+    if variant.kind == "source":
+        return canonical(variant.source.distribution) in runs(recipe, subject)
     if variant.kind == "opt":
         flag, _ = variant.option
         return any(token == flag or token.startswith(flag + "=") for token in subject.argv)
@@ -196,10 +201,11 @@ def _changes(
                 found.append((_as_it_is, Ran(installed=installed)))
         elif variant.kind == "opt":
             found.append((partial(with_option, *variant.option), Ran()))
-        elif variant.kind in ("pins", "release"):
-            env = envs[variant]
+        elif variant.kind in ("pins", "release", "source"):
+            env, source = envs[variant]
             change = partial(_on_python, f"{{sweep}}/{env.folder}/bin/python")
-            found.append((change, Ran(installed=env.installed, resolved_as_of=env.wanted.resolved_as_of)))
+            made = Ran(installed=env.installed, resolved_as_of=env.wanted.resolved_as_of, source=source)
+            found.append((change, made))
         else:
             files = variant_files(recipe, variant, named.name, measured=measured, repo=repo)
             folder = materialized(recipe, named.name, files)
@@ -216,17 +222,30 @@ def _on_python(python: str, subject: AnySubject) -> tuple[str, ...]:
     return (python, *subject.argv[1:]) if subject.argv[0] == "{python}" else subject.argv
 
 
-def _package_envs(recipe: Recipe, variants: list[Variant], measured: set[str], say: Say) -> dict[Variant, PackageEnv]:
-    """The environment of every package variant, made side by side where missing."""
-    wanted = {v: _wanted(recipe, v, measured) for v in variants if v.kind in ("pins", "release")}
+def _package_envs(
+    recipe: Recipe, variants: list[Variant], measured: set[str], say: Say
+) -> dict[Variant, tuple[PackageEnv, SourceRecord | None]]:
+    """The environment of every package variant, made side by side where missing, with the build of a source
+    variant's distribution (made first, once per commit)."""
+    builds: dict[Variant, tuple[SourceRecord, Path]] = {}
+    for variant in variants:
+        if variant.kind == "source":
+            say(f"building {variant.source.shown} from its source (once per commit)")
+            builds[variant] = built(variant.source)
+    wanted = {
+        v: _wanted(recipe, v, measured, builds.get(v)) for v in variants if v.kind in ("pins", "release", "source")
+    }
     made = package_envs(list(wanted.values()), recipe.conf_path.parent, say)
-    return dict(zip(wanted, made, strict=True))
+    return {v: (env, builds[v][0] if v in builds else None) for v, env in zip(wanted, made, strict=True)}
 
 
-def _wanted(recipe: Recipe, variant: Variant, measured: set[str]) -> EnvWanted:
-    """A package variant's environment: a release of its time, or the pins beside the checkout's versions of
-    everything else the measured subjects run. A pin of a distribution none of them runs is an error."""
-    pins = pinned_versions(recipe, variant)
+def _wanted(
+    recipe: Recipe, variant: Variant, measured: set[str], build: tuple[SourceRecord, Path] | None = None
+) -> EnvWanted:
+    """A package variant's environment: a release of its time, or the pins (or a build from source) beside the
+    checkout's versions of everything else the measured subjects run. A pin of a distribution none of them runs
+    is an error."""
+    pins = {build[0].distribution: build[0].version} if build else pinned_versions(recipe, variant)
     pinned = {canonical(name): version for name, version in pins.items()}
     subjects = [s for s in recipe.subjects if s.name in measured]
     ran: dict[str, str] = {}
@@ -238,12 +257,15 @@ def _wanted(recipe: Recipe, variant: Variant, measured: set[str]) -> EnvWanted:
     patch = next(
         (s.patches[pinned[canonical(s.package)]] for s in sweeps if pinned[canonical(s.package)] in s.patches), None
     )
+    if build is not None:
+        patch = None  # a sweep's patches are for its releases' files
     if patch is not None and not (recipe.conf_path.parent / patch).is_file():
         raise BenchError(
             f"{recipe.conf_path}: sweeps names the patch {patch}, which is not there: add it or fix the name"
         )
     of_time = variant.kind == "release"
     beside = sorted({p for s in subjects for p in subject_distributions(recipe, s) if canonical(p) not in pinned})
+    record, wheel = build if build else (None, None)
     return EnvWanted(
         pins=pins,
         beside=() if of_time else tuple(beside),
@@ -251,6 +273,8 @@ def _wanted(recipe: Recipe, variant: Variant, measured: set[str]) -> EnvWanted:
         constraints=() if of_time else tuple(f"{n}=={v}" for n, v in sorted(ran.items()) if n not in pinned),
         patch=patch,
         patch_sha256=sha256_of(recipe.conf_path.parent / patch) if patch else None,
+        wheels={record.distribution: str(wheel.relative_to(SOURCES_DIR))} if record and wheel else {},
+        wheels_sha256={record.distribution: record.wheel_sha256} if record else {},
     )
 
 
@@ -283,4 +307,4 @@ def release_environments(recipe: Recipe, profile: str, say: Say) -> list[Package
     if sweep is None:
         raise BenchError(f"profile {profile!r} of {recipe.name} sweeps no releases: see its conf's [sweeps.PACKAGE]")
     envs = _package_envs(recipe, [n.variant for n in releases(sweep, chosen.releases)], set(sweep.subjects), say)
-    return list(envs.values())
+    return [env for env, _ in envs.values()]

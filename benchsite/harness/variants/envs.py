@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
@@ -22,7 +23,9 @@ from packaging.version import InvalidVersion
 
 from benchsite.errors import BenchError
 from benchsite.harness.basics.environment import utc_now
+from benchsite.harness.builds.byo import sha256_of
 from benchsite.harness.processes.commands import run_helpers
+from benchsite.harness.variants.sources import SOURCES_DIR
 from benchsite.model.recipe import AnySubject, Recipe
 from benchsite.model.sweep import ENV_FILE, SWEEP_DIR, EnvWanted, PackageEnv
 from benchsite.model.variant import canonical
@@ -186,7 +189,10 @@ def _make(batch: list[EnvWanted], folders: list[Path], conf_dir: Path, started: 
         if each.patch is not None:
             _patch(python, conf_dir / each.patch, f"{each.patch} does not apply to {' '.join(each.requirements)}")
     freeze = ["-m", "pip", "freeze", "--all", "--exclude", "pip", "--exclude", "setuptools"]
-    frozen = _steps([([python, *freeze], "pip freeze") for python in pythons])
+    frozen = [
+        _as_pinned(listed, each)
+        for listed, each in zip(_steps([([python, *freeze], "pip freeze") for python in pythons]), batch, strict=True)
+    ]
     made_in_s = round(time.monotonic() - started, 1)
     records = []
     for each, folder, listed in zip(batch, folders, frozen, strict=True):
@@ -204,9 +210,26 @@ def _make(batch: list[EnvWanted], folders: list[Path], conf_dir: Path, started: 
     return records
 
 
+def _as_pinned(listed: str, wanted: EnvWanted) -> str:
+    """pip freeze's lines, a distribution built from source as NAME==VERSION (not its wheel's path)."""
+    built = {canonical(name): name for name in wanted.wheels}
+    lines = []
+    for line in listed.splitlines():
+        name = line.split(" @ ", 1)[0].strip()
+        lines.append(
+            f"{name}=={wanted.pins[built[canonical(name)]]}" if " @ " in line and canonical(name) in built else line
+        )
+    return "\n".join(lines)
+
+
 def _compile(wanted: EnvWanted, folder: Path) -> list[str]:
     """`uv pip compile`'s command for the environment's exact list (folder/resolved.txt)."""
-    (folder / "wanted.txt").write_text("\n".join((*wanted.requirements, *wanted.beside)) + "\n")
+    built = {canonical(name): SOURCES_DIR / wheel for name, wheel in wanted.wheels.items()}
+    asked = [
+        f"{name} @ {built[canonical(name)].as_uri()}" if canonical(name) in built else f"{name}=={version}"
+        for name, version in wanted.pins.items()
+    ]
+    (folder / "wanted.txt").write_text("\n".join((*asked, *wanted.beside)) + "\n")
     (folder / "constraints.txt").write_text("".join(f"{line}\n" for line in wanted.constraints))
     argv = [
         str(Path(sys.executable).with_name("uv")), "pip", "compile", "--quiet", "--no-header", "--no-annotate",
@@ -234,6 +257,12 @@ def _installed_from(report: Path, pinned: list[str]) -> dict[str, tuple[str, str
         for name in pinned:
             entry = next(e for e in entries if canonical(e["metadata"]["name"]) == canonical(name))
             url = entry["download_info"]["url"]
+            if url.startswith("file:"):  # a wheel built from its source: its own record has the digest
+                found[name] = (
+                    url.rsplit("/", 1)[-1],
+                    sha256_of(Path(urllib.parse.unquote(url.removeprefix("file://")))),
+                )
+                continue
             found[name] = (url.rsplit("/", 1)[-1], entry["download_info"]["archive_info"]["hashes"]["sha256"])
     except (OSError, ValueError, KeyError, StopIteration) as error:
         raise BenchError(

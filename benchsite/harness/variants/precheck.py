@@ -20,6 +20,7 @@ from benchsite.harness.variants.copies import (
 )
 from benchsite.harness.variants.envs import upload_time
 from benchsite.harness.variants.files import checkout_files, file_digests, variant_files
+from benchsite.harness.variants.sources import commit, repository
 from benchsite.model.recipe import Recipe
 from benchsite.model.variant import SIDES, Variant, canonical, parse_variant
 
@@ -68,6 +69,14 @@ def what_runs(recipe: Recipe, named: Named, measured: set[str], repo: Path) -> W
         versions |= {canonical(name): version for name, version in variant.pins.items()}
     elif variant.kind == "opt":
         argv = tuple(with_option(*variant.option, s) for s in subjects)
+    elif variant.kind == "source":  # the repository and its revision are there (the build comes with the run)
+        source = variant.source
+        if source.how == "git":
+            shown = source.where if source.is_url else Path(source.where).name
+            made = commit(repository(source), source.revision, shown).id
+        else:
+            made = f"dir:{source.where}"
+        versions[canonical(source.distribution)] = made
     elif variant.kind == "release":  # the dependencies of its day: another set than the checkout's, whatever the pins
         versions = {canonical(name): version for name, version in pinned_versions(recipe, variant).items()}
         for name, version in versions.items():
