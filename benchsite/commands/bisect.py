@@ -42,7 +42,7 @@ class Step(Record):
     against: Text  # the commit it was measured against (full id)
     verdict: Verdict
     said: Text  # the cells' outcome in a few words
-    run: Text  # its run folder, relative to the bisection's folder ("" where it did not build)
+    run: str  # its run folder, relative to the bisection's folder ("" where it did not build)
     seconds: float
 
 
@@ -64,7 +64,7 @@ class Bisection(Record):
     steps: Seq[Step] = ()
     first_bad: SourceCommit | None = None
     parent: SourceCommit | None = None
-    last: Text = ""  # the A/B between the first bad commit and its parent, relative
+    last: str = ""  # the A/B between the first bad commit and its parent, relative
     touched: Seq[str] = ()  # the files the first bad commit touched
     remaining: Seq[str] = ()  # where skips leave more than one: the commits the first bad one is among
     wall_s: float = 0.0
