@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from benchsite.commands.bisect import STATE_FILE, Bisection, Step, _bisected
+from benchsite.commands.bisect import _bisected
 from benchsite.errors import BenchError
 from benchsite.harness.variants.sources import BuildError, built, commit, scrubbed
+from benchsite.model.bisection import STATE_FILE, Bisection, Step
 from benchsite.model.variant import SourceCommit, parse_variant
 from benchsite.records import read_json
 from conftest import ToyRecipes, run_invoke

@@ -13,7 +13,7 @@ import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from benchsite.commands.kinds import SidesRuns
 from benchsite.commands.recipe import Asked, Where, session
@@ -21,53 +21,16 @@ from benchsite.commands.terminal import say
 from benchsite.errors import BenchError
 from benchsite.harness.engine.runner import RunChoices
 from benchsite.harness.variants.sources import BuildError, commit, repository
+from benchsite.model.bisection import STATE_FILE, Bisection, Step, Verdict
 from benchsite.model.recipe import load_recipe
 from benchsite.model.variant import Source, SourceCommit, canonical
-from benchsite.records import Name, Record, Seq, Text, read_json
+from benchsite.records import read_json
 from benchsite.results.comparing import PairedCell, paired_cells
 from benchsite.results.store import list_runs, load_run, write_json
 from benchsite.results.view import RunView
 
 BISECT_DIR = Path("experiments") / "bisect"  # under data/: one folder per bisection
-STATE_FILE = "bisect.json"
-Verdict = Literal["bad", "good", "undecided", "does not build", "failed"]
 TRIES = 2  # an undecided commit is measured this many times, then skipped
-
-
-class Step(Record):
-    """One measured commit: against which, what it was called, and where its run is (under the bisection's
-    folder)."""
-
-    commit: SourceCommit
-    against: Text  # the commit it was measured against (full id)
-    verdict: Verdict
-    said: Text  # the cells' outcome in a few words
-    run: str  # its run folder, relative to the bisection's folder ("" where it did not build)
-    seconds: float
-
-
-class Bisection(Record):
-    """A bisection's state and its outcome: data/experiments/bisect/<recipe>/<package>-<good>-<bad>/bisect.json."""
-
-    recipe: Name
-    package: Text
-    repository: Text  # as shown: a URL, or a local folder's name
-    good: SourceCommit
-    bad: SourceCommit
-    candidates: int  # commits between them, as git counts them (reachable from bad, not from good)
-    subjects: Seq[str]
-    cells: Seq[str]
-    profile: Text
-    signature: dict[str, str]  # "subject cell" -> "slower" / "faster": what the confirming A/B called, in time
-    in_work: bool  # the signature is in work (instructions), time not deciding
-    confirm: Text  # the confirming run (good against bad), relative
-    steps: Seq[Step] = ()
-    first_bad: SourceCommit | None = None
-    parent: SourceCommit | None = None
-    last: str = ""  # the A/B between the first bad commit and its parent, relative
-    touched: Seq[str] = ()  # the files the first bad commit touched
-    remaining: Seq[str] = ()  # where skips leave more than one: the commits the first bad one is among
-    wall_s: float = 0.0
 
 
 @dataclass(frozen=True)

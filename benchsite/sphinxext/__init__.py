@@ -20,6 +20,7 @@ from benchsite.results.store import forget_views
 from benchsite.sphinxext.aa_runs import BenchAa
 from benchsite.sphinxext.answer import BenchAnswer
 from benchsite.sphinxext.base import BenchRecipe
+from benchsite.sphinxext.bisection import BenchBisection
 from benchsite.sphinxext.calibration import BenchCalibration
 from benchsite.sphinxext.chart_directive import BenchChart
 from benchsite.sphinxext.claims import BenchClaims, BenchVerdictRule
@@ -104,6 +105,7 @@ DIRECTIVES = {
     "bench-sequential": BenchSequential,
     "bench-slices": BenchSlices,
     "bench-versus": BenchVersus,
+    "bench-bisection": BenchBisection,
     "bench-aa": BenchAa,
     "bench-details": BenchDetails,
     "bench-recipe": BenchRecipe,
