@@ -115,7 +115,17 @@ class _EnvironmentCopyingPopen(subprocess.Popen):
     """A Popen that hands its child a copy of the environment, made before it forks."""
 
     def __init__(self, *args: Any, env: Any = None, **kwargs: Any) -> None:
-        super().__init__(*args, env=os.environ.copy() if env is None else env, **kwargs)
+        super().__init__(*args, env=_environment() if env is None else env, **kwargs)
+
+
+def _environment() -> dict[str, str]:
+    """A copy of the environment, taken again where another thread removed a variable while it was read (a copy
+    lists the names, then reads each: a KeyError, once in a busy full run)."""
+    while True:
+        try:
+            return os.environ.copy()
+        except KeyError:
+            continue
 
 
 def spawn_with_a_copy_of_the_environment() -> None:

@@ -4,8 +4,9 @@
  * Request i falls due at start + i / rate. It goes out at once on an idle kept-alive connection, or on a new
  * connection while fewer than `connections` are open; else it waits in line (FIFO) for the next one to come
  * free. Its send lag counts from its due time, whatever held it: the loop itself or a wait for one of its own
- * connections; its own lag only the loop's lateness in it, not a wait for the server: how late the loop saw it
- * fall due, and, while it waited in line, every moment a reply stood unread (from when its last bytes reached the
+ * connections; its own lag only the loop's lateness in it, not a wait for the server: how late the loop sent it
+ * where a connection stood free when it fell due, and, while it waited in line for one, every moment a reply stood
+ * unread (from when its last bytes reached the
  * kernel, SO_TIMESTAMPNS, to when the loop read them): a connection stood free then, and a loop short of CPU left
  * it so. Its latency counts from its due time to the last byte of its reply, so a server's stall is
  * charged to every request it held up. The loop does no work per request beyond reading each reply's framing
@@ -163,7 +164,9 @@ static void fall_due(struct loop *l, long long index, long long now) {
     if (l->line == 0 && can_begin(l)) {
         begin(l, due, now - due, now);
     } else {
-        l->own[index] = (now - due) - l->unread;  /* a request waiting is always a later index than any sent */
+        /* it waits for a connection the server holds: the loop's lateness in seeing it due delayed nothing; a
+         * reply left unread while it waits does (a request waiting is always a later index than any sent) */
+        l->own[index] = -l->unread;
         l->line++;
     }
 }
