@@ -252,8 +252,7 @@ def bisect(
     c: Context, name: str, package: str, good: str, bad: str, repo: str, subjects: str = "", cells: str = "",
     profile: str = "", budget: int = 0, data_dir: str = "",
 ) -> None:  # fmt: skip
-    """Which commit made it slower? Down a package's git history from --good to --bad with A/B runs, each a kept
-    run: `.venv/bin/invoke bisect cherrypy-speed --package cheroot --good v8.0.0 --bad v8.1.0 --repo PATH`."""
+    """Which commit made it slower? Down a package's git history from --good to --bad by A/B runs, each kept."""
     from benchsite.commands.bisect import BISECT_DIR, Asking, bisect_asked
 
     target = Path(data_dir).resolve() if data_dir else _path(c, "data_dir") / BISECT_DIR
@@ -373,6 +372,7 @@ ns = Collection(
     overhead,
     compare,
     versus,
+    bisect,
     powerbench,
     faults,
     hogbench,
