@@ -76,8 +76,8 @@ def built(source: Source) -> tuple[SourceRecord, Path]:
         record_path = folder / "build.json"
         if record_path.is_file():
             record = SourceRecord.from_json(read_json(record_path), record_path)
-            if (folder / record.wheel).is_file():
-                return record, folder / record.wheel
+            if (folder / record.wheel).is_file():  # built before, perhaps from another clone of the repository
+                return record.model_copy(update={"repository": _shown_repository(source)}), folder / record.wheel
         tree = SOURCES_DIR / "trees" / found.id[:12]
         shutil.rmtree(tree, ignore_errors=True)
         tree.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +115,7 @@ def _build(source: Source, tree: Path, folder: Path, found: SourceCommit | None)
         raise BenchError(f"{at}: its source builds {name}, not {source.distribution}: name the distribution it holds")
     return SourceRecord(
         distribution=source.distribution,
-        repository=source.where if source.is_url else Path(source.where).name,
+        repository=_shown_repository(source),
         commit=found,
         version=version,
         wheel=wheel.name,
@@ -123,6 +123,11 @@ def _build(source: Source, tree: Path, folder: Path, found: SourceCommit | None)
         built_in_s=round(time.monotonic() - started, 1),
         log=tuple(log[-LOG_LINES:]),
     )
+
+
+def _shown_repository(source: Source) -> str:
+    """A URL as given, a local repository by its folder's name alone."""
+    return source.where if source.is_url else Path(source.where).name
 
 
 def scrubbed(output: str) -> list[str]:
