@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import textwrap
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,20 @@ def test_bisect_refuses_a_missing_repository_in_one_line(toy: ToyRecipes) -> Non
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "--repo /nowhere/at/all: no folder there" in done.stderr
     assert not toy.data_dir.exists() or not any(toy.data_dir.iterdir())
+
+
+COMMITTED = Path(__file__).resolve().parents[1] / "data" / "experiments" / "bisect" / "cherrypy-speed"
+
+
+def test_the_releases_page_tells_the_committed_bisection_from_its_record(committed_site: Path) -> None:
+    """The page names the commit the committed bisection found, linked, with every commit it measured, and its A/B
+    against its parent as that run's raw reports give it (B ÷ A of the median req/s, from the run's record)."""
+    [path] = COMMITTED.glob(f"*/{STATE_FILE}")
+    state = Bisection.from_json(read_json(path), path)
+    assert state.first_bad is not None and state.last
+    html = unescape((committed_site / "recipes" / "cherrypy-speed-releases.html").read_text())
+    assert f'href="https://github.com/cherrypy/cheroot/commit/{state.first_bad.id}"' in html
+    assert state.first_bad.subject in html and state.first_bad.date[:10] in html
+    for step in state.steps:
+        assert step.commit.id[:10] in html and step.said in html
+    assert f"{len(state.steps)} commits measured" in html

@@ -130,7 +130,7 @@ def _bisected(state: Bisection, measure: _Measure, repo: Path) -> Bisection:
         step = measure.step(state, pick)
         state = state.model_copy(update={"steps": (*state.steps, step)})
         _keep(measure.folder, state)
-        say(f"bisect: {pick.id[:10]} is {step.verdict}: {step.said}")
+        say(f"bisect: {pick.id[:10]}: {step.verdict} ({step.said})")
     return state
 
 

@@ -209,6 +209,7 @@ class SourceRecord(Record):
     wheel: Text  # the wheel's file name
     wheel_sha256: Text
     built_in_s: float
+    tools_as_of: str | None = None  # its build tools as of this moment (its commit's day); None: today's
     log: Seq[str]  # the build's last lines, paths reduced to their last part
 
 

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from benchsite.errors import BenchError
@@ -97,22 +98,31 @@ def built(source: Source) -> tuple[SourceRecord, Path]:
 
 
 def _build(source: Source, tree: Path, folder: Path, found: SourceCommit | None) -> SourceRecord:
-    """pip's wheel of the tree into folder (emptied first); a failure or another distribution is one line."""
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    at = f"{source.distribution} at {found.id[:10]}" if found else f"{source.distribution} from {tree.name}"
+    """The tree's wheel into folder (emptied first), built as its packaging asks with the build tools of the
+    commit's day (`uv build --exclude-newer`: today's setuptools refuses the setup.cfg of a 2019 branch), else
+    of today; a failure or another distribution is one line."""
+    as_of = _second_after(found.date) if found else None
     started = time.monotonic()
-    argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(folder), str(tree)]
-    [run] = run_helpers([argv], BUILD_TIMEOUT_S)
-    log = scrubbed(run.stdout + run.stderr)
-    wheels = list(folder.glob("*.whl"))
-    if run.exit_code != 0 or len(wheels) != 1:
-        why = next((line for line in reversed(log) if "error" in line.lower()), log[-1] if log else "no output")
-        raise BuildError(f"{at} does not build ({why.strip()[:200]})")
+    logs: list[list[str]] = []
+    for tools in [as_of, None] if as_of else [None]:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        argv = [str(Path(sys.executable).with_name("uv")), "build", "--wheel", "--out-dir", str(folder), str(tree)]
+        [run] = run_helpers([argv + (["--exclude-newer", tools] if tools else [])], BUILD_TIMEOUT_S)
+        log = scrubbed(run.stdout + run.stderr)
+        logs.append(log)
+        wheels = list(folder.glob("*.whl"))
+        if run.exit_code == 0 and len(wheels) == 1:
+            break
+    else:
+        at = f"{source.distribution} at {found.id[:10]}" if found else f"{source.distribution} from {tree.name}"
+        raise BuildError(f"{at} does not build ({_why(logs[0])})")
     [wheel] = wheels
     name, version = wheel.name.split("-")[:2]
     if canonical(name) != canonical(source.distribution):
-        raise BenchError(f"{at}: its source builds {name}, not {source.distribution}: name the distribution it holds")
+        raise BenchError(
+            f"{source.shown}: its source builds {name}, not {source.distribution}: name the distribution it holds"
+        )
     return SourceRecord(
         distribution=source.distribution,
         repository=_shown_repository(source),
@@ -121,8 +131,21 @@ def _build(source: Source, tree: Path, folder: Path, found: SourceCommit | None)
         wheel=wheel.name,
         wheel_sha256=sha256_of(wheel),
         built_in_s=round(time.monotonic() - started, 1),
+        tools_as_of=tools,
         log=tuple(log[-LOG_LINES:]),
     )
+
+
+def _second_after(date: str) -> str:
+    """A commit's ISO 8601 date a second later, in UTC (what `--exclude-newer` takes)."""
+    moment = datetime.fromisoformat(date).astimezone(UTC) + timedelta(seconds=1)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _why(log: list[str]) -> str:
+    """A failed build's reason in one line: the last error a tool printed that is not a note about itself."""
+    said = [line.strip() for line in log if "error" in line.lower() and not line.strip().startswith(("note:", "×"))]
+    return (said[-1] if said else log[-1].strip() if log else "no output")[:200]
 
 
 def _shown_repository(source: Source) -> str:
