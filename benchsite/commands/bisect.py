@@ -46,6 +46,7 @@ class Asking:
     cells: tuple[str, ...]
     profile: str
     budget_s: int = 0
+    last_profile: str = ""  # the A/B between the first bad commit and its parent: one that counts instructions
 
     @classmethod
     def given(
@@ -92,7 +93,7 @@ def bisect(asking: Asking, where: Where) -> Path:
     if state.first_bad is not None and not state.last:
         parent = state.parent or state.good
         say(f"bisect: {state.first_bad.id[:10]} is the first bad commit; an A/B against its parent {parent.id[:10]}")
-        last = measure.pair(parent, state.first_bad, "first-bad", asking.profile)
+        last = measure.pair(parent, state.first_bad, "first-bad", asking.last_profile or asking.profile)
         state = state.model_copy(update={"last": last})
     state = state.model_copy(update={"wall_s": round(state.wall_s + time.monotonic() - started, 1)})
     _keep(folder, state)
@@ -283,8 +284,11 @@ def bisect_asked(asking: Asking, where: Where) -> Path:
         repo = str(folder.resolve())
     profile = asking.profile or ("bisect" if "bisect" in recipe.profiles else "versus")
     recipe.profile(profile)  # a one-line error where the recipe has no such profile
+    # the last A/B in both currencies: versus counts instructions where the steps' profile does not
+    counts = recipe.profile(profile).counting is not None
+    last_profile = profile if counts or "versus" not in recipe.profiles else "versus"
     unknown = [cell for cell in asking.cells if recipe.cell(cell) is None]
     if unknown:
         known = ", ".join(cell.name for cell in recipe.cells)
         raise BenchError(f"{recipe.name} has no cell {', '.join(unknown)}: choose among {known}")
-    return bisect(replace(asking, repo=repo, profile=profile), where)
+    return bisect(replace(asking, repo=repo, profile=profile, last_profile=last_profile), where)

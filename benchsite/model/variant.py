@@ -139,11 +139,10 @@ class Source:
     def shown(self) -> str:
         """As pages show it: a URL as given, a local folder by its name alone (no machine's path in data/)."""
         where = self.where if self.is_url else Path(self.where).name
-        return (
-            f"{self.distribution}@git:{where}#{self.revision}"
-            if self.how == "git"
-            else f"{self.distribution}@dir:{where}"
-        )
+        if self.how == "dir":
+            return f"{self.distribution}@dir:{where}"
+        revision = self.revision[:10] if re.fullmatch(r"[0-9a-f]{40}", self.revision) else self.revision
+        return f"{self.distribution}@git:{where}#{revision}"
 
 
 def source_of(value: str) -> Source:
