@@ -178,7 +178,7 @@ def _state(repo: Path, ids: list[str]) -> Bisection:
     good, bad = commit(repo, ids[0], repo.name), commit(repo, ids[-1], repo.name)
     return Bisection(
         recipe="toy", package="toyapp", repository=repo.name, good=good, bad=bad, candidates=COMMITS,
-        subjects=("toy",), cells=("c1-k",), profile="bisect", signature={"toy c1-k": "slower"}, in_work=False,
+        subjects=("toy",), cells=("c1-k",), profile="bisect", signature={"toy c1-k": 0.1}, in_work=False,
         confirm="confirm",
     )  # fmt: skip
 

@@ -8,6 +8,7 @@ kept after each (bisect.json), so an interrupted bisection goes on where it stop
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 import time
@@ -25,7 +26,9 @@ from benchsite.model.bisection import STATE_FILE, Bisection, Step, Verdict
 from benchsite.model.recipe import load_recipe
 from benchsite.model.variant import Source, SourceCommit, canonical
 from benchsite.records import read_json
+from benchsite.results.change_words import fmt_level
 from benchsite.results.comparing import PairedCell, paired_cells
+from benchsite.results.intervals import Interval
 from benchsite.results.store import list_runs, load_run, write_json
 from benchsite.results.view import RunView
 
@@ -175,54 +178,66 @@ class _Measure:
                     seconds=round(time.monotonic() - began, 1))  # fmt: skip
 
 
-def _signature(cells: list[PairedCell]) -> tuple[dict[str, str], bool]:
-    """Where and which way bad changed from good: in time where time called it, else in work."""
-    timed = {f"{c.subject} {c.cell}": _way(c.time.value) for c in cells if c.time is not None and c.time_changed}
+def _signature(cells: list[PairedCell]) -> tuple[dict[str, float], bool]:
+    """Where bad changed from good, and its B ÷ A there: in time where time called it, else in work."""
+    timed = {f"{c.subject} {c.cell}": c.time.value for c in cells if c.time is not None and c.time_changed}
     if timed:
         return timed, False
-    worked = {f"{c.subject} {c.cell}": _way(1 / c.work.value) for c in cells if c.work is not None and c.work_changed}
+    worked = {f"{c.subject} {c.cell}": c.work.value for c in cells if c.work is not None and c.work_changed}
     return worked, True
 
 
-def _way(ratio: float) -> str:
-    """B ÷ A of req/s as a direction."""
-    return "slower" if ratio < 1 else "faster"
-
-
-def called(cells: list[PairedCell], signature: dict[str, str], in_work: bool) -> tuple[Verdict, str]:
-    """A commit's verdict from its A/B against good: bad where any signature cell changed the same way; good
-    where every signature cell decided on no change; else undecided."""
+def called(cells: list[PairedCell], signature: dict[str, float], in_work: bool) -> tuple[Verdict, str]:
+    """A commit's verdict from its A/B against good, in each cell bad changed in: its B ÷ A against halfway (on a
+    log scale) from no change to bad's B ÷ A there. Bad where, in any such cell, its interval lies wholly beyond
+    halfway, or the run called a change there with its estimate beyond halfway (a sequential run stops once a
+    change is sure, its interval still wide); good where, in every one, its interval lies wholly short of
+    halfway; else undecided. (A commit carries bad's change or not: which side of halfway, not whether it is
+    exactly good.)"""
     mine = [c for c in cells if f"{c.subject} {c.cell}" in signature]
     if not mine:
         return "failed", "none of the cells bad changed in was measured"
-    said = _cells_said(mine, in_work)
+    sides, parts = [], []
     for cell in mine:
-        way = signature[f"{cell.subject} {cell.cell}"]
-        if in_work and cell.work is not None and cell.work_changed and _way(1 / cell.work.value) == way:
-            return "bad", said
-        if not in_work and cell.time is not None and cell.time_changed and _way(cell.time.value) == way:
-            return "bad", said
-    if in_work and all(c.work is not None and not c.work_changed for c in mine):
-        return "good", said
-    if not in_work and all(c.time_decided and not c.time_changed for c in mine):
-        return "good", said
-    return "undecided", said
+        bad = signature[f"{cell.subject} {cell.cell}"]
+        figure = cell.work if in_work else cell.time
+        side = _side(figure, bad, cell.work_changed if in_work else cell.time_changed)
+        sides.append(side)
+        shown = "not measured" if figure is None else f"{figure.value:.3g}×{_spread(figure)}"
+        parts.append(f"{cell.subject} {cell.cell}: {shown}, {side} (halfway to {bad:.3g}×: {math.sqrt(bad):.3g}×)")
+    said = "; ".join(parts)
+    if "as bad" in sides:
+        return "bad", said
+    return ("good" if all(side == "as good" for side in sides) else "undecided"), said
 
 
-def _cells_said(cells: list[PairedCell], in_work: bool = False) -> str:
-    """Each cell's B ÷ A in a few words: "framework c1-k: 0.0017× (changed)"."""
+def _side(figure: Interval | None, bad: float, changed: bool) -> str:
+    """Which side of halfway to bad's B ÷ A a cell lies on: "as bad", "as good" or "undecided"."""
+    if figure is None or figure.low is None or figure.high is None:
+        return "undecided"
+    halfway = math.sqrt(bad)
+    beyond = figure.high < halfway if bad < 1 else figure.low > halfway
+    beyond |= changed and (figure.value < halfway if bad < 1 else figure.value > halfway)
+    short = figure.low > halfway if bad < 1 else figure.high < halfway
+    return "as bad" if beyond else "as good" if short else "undecided"
+
+
+def _spread(figure: Interval) -> str:
+    """An interval's ends and level: " (97.5 %: 0.91× to 1.1×)"."""
+    if figure.low is None or figure.high is None:
+        return ""
+    return f" ({fmt_level(figure)}: {figure.low:.3g}× to {figure.high:.3g}×)"
+
+
+def _cells_said(cells: list[PairedCell]) -> str:
+    """Each cell's B ÷ A of req/s in a few words: "framework c1-k: 0.0017× (changed)"."""
     parts = []
     for cell in cells:
-        figure = cell.work if in_work else cell.time
-        if figure is None:
+        if cell.time is None:
             parts.append(f"{cell.subject} {cell.cell}: not measured")
             continue
-        state = (
-            "changed"
-            if (cell.work_changed if in_work else cell.time_changed)
-            else ("no change" if not in_work and cell.time_decided else "undecided")
-        )
-        parts.append(f"{cell.subject} {cell.cell}: {figure.value:.3g}× ({state})")
+        state = "changed" if cell.time_changed else "no change" if cell.time_decided else "undecided"
+        parts.append(f"{cell.subject} {cell.cell}: {cell.time.value:.3g}× ({state})")
     return "; ".join(parts) or "no cells"
 
 

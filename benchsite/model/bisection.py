@@ -36,7 +36,7 @@ class Bisection(Record):
     subjects: Seq[str]
     cells: Seq[str]
     profile: Text
-    signature: dict[str, str]  # "subject cell" -> "slower" / "faster": what the confirming A/B called, in time
+    signature: dict[str, float]  # "subject cell" -> bad's B ÷ A there, where the confirming A/B called a change
     in_work: bool  # the signature is in work (instructions), time not deciding
     confirm: Text  # the confirming run (good against bad), relative
     steps: Seq[Step] = ()

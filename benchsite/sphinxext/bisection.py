@@ -90,8 +90,9 @@ class BenchBisection(AbRunDirective):
 
 
 def _cells(state: Bisection) -> str:
-    """The cells the last release changed in, and how: "raw-wsgi at -c 1 -k (slower)"."""
-    return ", ".join(f"{where} ({way})" for where, way in state.signature.items())
+    """The cells the bad release changed in, and by how much: "raw-wsgi c1-k (0.0016× the good one's req/s)"."""
+    unit = "instructions per request" if state.in_work else "req/s"
+    return ", ".join(f"{where} ({ratio:.2g}× the good one's {unit})" for where, ratio in state.signature.items())
 
 
 def _both(cells: list[PairedCell]) -> str:
