@@ -4,6 +4,7 @@ and whose commit K+2 builds again."""
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import textwrap
@@ -12,12 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from benchsite.commands.bisect import _bisected
+from benchsite.commands.bisect import _bisected, called
 from benchsite.errors import BenchError
 from benchsite.harness.variants.sources import BuildError, built, commit, scrubbed
 from benchsite.model.bisection import STATE_FILE, Bisection, Step
 from benchsite.model.variant import SourceCommit, parse_variant
 from benchsite.records import read_json
+from benchsite.results.comparing import paired_cells
+from benchsite.results.store import load_run
+from benchsite.results.view import RunView
 from conftest import ToyRecipes, run_invoke
 
 SLOW = 4  # the commit that makes kept-alive requests sleep
@@ -268,3 +272,28 @@ def test_the_releases_page_tells_the_committed_bisection_from_its_record(committ
     for step in state.steps:
         assert step.commit.id[:10] in html and step.said in html
     assert f"{len(state.steps)} commits measured" in html
+
+
+def test_each_committed_step_is_called_as_its_runs_raw_figures_say() -> None:
+    """Every step of the committed bisection carries the verdict its own run gives, and a step called bad has, in
+    some cell the last release changed in, a median B ÷ A of the raw req/s beyond halfway to that release's;
+    one called good has it short of halfway in every such cell (restated here from the runs' figures)."""
+    [path] = COMMITTED.glob(f"*/{STATE_FILE}")
+    state = Bisection.from_json(read_json(path), path)
+    assert state.steps and not state.in_work
+    for step in state.steps:
+        if not step.run:
+            continue
+        view = RunView(load_run(path.parent / step.run))
+        assert called(paired_cells(view), state.signature, state.in_work) == (step.verdict, step.said)
+        beyond = []
+        for where, bad in state.signature.items():
+            subject, cell = where.split()
+            a, b = (view.figure(f"{subject}-{side}", cell) for side in ("a", "b"))
+            assert a is not None and b is not None
+            ratio = b.summary.median() / a.summary.median()  # type: ignore[operator]
+            beyond.append(ratio < math.sqrt(bad) if bad < 1 else ratio > math.sqrt(bad))
+        if step.verdict == "bad":
+            assert any(beyond), step
+        if step.verdict == "good":
+            assert not any(beyond), step

@@ -96,7 +96,8 @@ def bisect(asking: Asking, where: Where) -> Path:
     if state.first_bad is not None and not state.last:
         parent = state.parent or state.good
         say(f"bisect: {state.first_bad.id[:10]} is the first bad commit; an A/B against its parent {parent.id[:10]}")
-        last = measure.pair(parent, state.first_bad, "first-bad", asking.last_profile or asking.profile)
+        # in every cell of its profile: its counting plan's cells too (work), which the steps may leave out
+        last = measure.pair(parent, state.first_bad, "first-bad", asking.last_profile or asking.profile, cells=())
         state = state.model_copy(update={"last": last})
     state = state.model_copy(update={"wall_s": round(state.wall_s + time.monotonic() - started, 1)})
     _keep(folder, state)
@@ -147,11 +148,15 @@ class _Measure:
     def side(self, found: SourceCommit) -> str:
         return f"{self.asking.package}@git:{self.asking.repo}#{found.id}"
 
-    def pair(self, a: SourceCommit, b: SourceCommit, name: str, profile: str) -> str:
-        """Run A/B between two commits into folder/name/ (emptied first): the run's folder, relative."""
+    def pair(
+        self, a: SourceCommit, b: SourceCommit, name: str, profile: str, cells: tuple[str, ...] | None = None
+    ) -> str:
+        """Run A/B between two commits into folder/name/ (emptied first), in the cells asked (None) or those
+        given (empty: the profile's): the run's folder, relative."""
         target = self.folder / name
         shutil.rmtree(target, ignore_errors=True)
-        kind = SidesRuns((self.side(a), self.side(b)), self.asking.subjects, cells=self.asking.cells)
+        chosen = self.asking.cells if cells is None else cells
+        kind = SidesRuns((self.side(a), self.side(b)), self.asking.subjects, cells=chosen)
         asked = Asked(
             name=self.asking.recipe, profile=profile, clean=False, hosts="", machine="", keep_going=True,
             choices=RunChoices(budget_s=self.asking.budget_s), kind=kind,
