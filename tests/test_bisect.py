@@ -271,7 +271,7 @@ def test_the_releases_page_tells_the_committed_bisection_from_its_record(committ
     assert state.first_bad.subject in html and state.first_bad.date[:10] in html
     for step in state.steps:
         assert step.commit.id[:10] in html and step.said in html
-    assert f"{len(state.steps)} commits measured" in html
+    assert f"{len(state.steps)} measured steps among the {state.candidates} commits" in html
 
 
 def test_each_committed_step_is_called_as_its_runs_raw_figures_say() -> None:

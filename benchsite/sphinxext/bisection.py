@@ -42,22 +42,16 @@ class BenchBisection(AbRunDirective):
         state = Bisection.from_json(read_json(path), path)
         if state.first_bad is None or not state.last:
             raise BenchError(f"{path}: the bisection has not ended: run `invoke bisect` again to go on")
-        _, confirm = self.ab_run(folder / state.confirm, "re-run invoke bisect")
+        machine, confirm = self.ab_run(folder / state.confirm, "re-run invoke bisect")
         _, last = self.ab_run(folder / state.last, "re-run invoke bisect")
         parent = state.parent or state.good
         found = nodes.paragraph(classes=["bench-bisection"])
-        found += nodes.Text(f"`invoke bisect` went down {state.package}'s history from {state.good.id[:10]} to ")
-        found += nodes.Text(f"{state.bad.id[:10]} ({state.candidates} commits) and found ")
+        found += nodes.Text("The first commit that changed it: ")
         found += self._commit(state.first_bad)
+        found += nodes.Text(f" ({state.first_bad.date[:10]}), “{state.first_bad.subject}”, found in ")
         found += nodes.Text(
-            f" ({state.first_bad.date[:10]}, “{state.first_bad.subject}”) the first where "
-            f"{_cells(state)} changed: against its parent "
-        )
-        found += self._commit(parent)
-        found += nodes.Text(f", {_both(last)}. It touched {_files(state.touched)}. ")
-        found += nodes.Text(
-            f"Between the two releases: {_both(confirm)}. {len(state.steps)} commits measured, "
-            f"{state.wall_s / 60:.0f} min on this machine, each an A/B run kept under data/{self.arguments[0]}/."
+            f"{len(state.steps)} measured steps among the {state.candidates} commits between the two releases "
+            f"({state.wall_s / 60:.0f} min on {machine.run.machine.name})."
         )
         if state.remaining:
             found += nodes.Text(
@@ -65,18 +59,30 @@ class BenchBisection(AbRunDirective):
                 + ", ".join(c[:10] for c in state.remaining)
                 + "."
             )
+        evidence = nodes.bullet_list()
+        against = nodes.paragraph(text="Against its parent ")
+        against += self._commit(parent)
+        against += nodes.Text(f": {_both(last)}.")
+        between = nodes.paragraph(text=f"Between the two releases (the run that started it): {_both(confirm)}.")
+        touched = nodes.paragraph(text=f"It touched {_files(state.touched)}.")
+        for said in (against, between, touched):
+            item = nodes.list_item()
+            item += said
+            evidence += item
         rows = [
-            [
-                str(number),
-                self._commit(step.commit),
-                step.commit.subject,
-                VERDICT_WORDS[step.verdict],
-                step.said,
-            ]
+            [str(number), self._described(step.commit), VERDICT_WORDS[step.verdict], step.said]
             for number, step in enumerate(state.steps, start=1)
         ]
-        headers = ("Step", "Commit", "Subject", "Called", "B ÷ A against the good release")
-        return [found, table(headers, rows, classes=["bench-bisection-steps"])]
+        headers = ("Step", "Commit", "Called", "B ÷ A of req/s against the good release")
+        kept = nodes.paragraph(text=f"Each step is an A/B run kept under data/{self.arguments[0]}/.")
+        return [found, evidence, table(headers, rows, classes=["bench-bisection-steps"]), kept]
+
+    def _described(self, commit: SourceCommit) -> nodes.Node:
+        """A commit's linked id over its subject line, for a table's cell."""
+        cell = nodes.paragraph()
+        cell += self._commit(commit)
+        cell += nodes.Text(f" {commit.subject}")
+        return cell
 
     def _commit(self, commit: SourceCommit) -> nodes.Node:
         """A commit's short id, linked to the repository where the page gives one."""
@@ -89,18 +95,13 @@ class BenchBisection(AbRunDirective):
         return link
 
 
-def _cells(state: Bisection) -> str:
-    """The cells the bad release changed in, and by how much: "raw-wsgi c1-k (0.0016× the good one's req/s)"."""
-    unit = "instructions per request" if state.in_work else "req/s"
-    return ", ".join(f"{where} ({ratio:.2g}× the good one's {unit})" for where, ratio in state.signature.items())
-
-
 def _both(cells: list[PairedCell]) -> str:
     """An A/B run's cells in both currencies, as every A/B table words them."""
     said = []
     for cell, (time_said, work_said) in zip(cells, cells_said(cells), strict=True):
-        work = "" if work_said == "—" else f"; work: {work_said}"
-        said.append(f"{cell.subject} {cell.cell}: time {time_said}{work}")
+        said.append(f"{cell.subject} {cell.cell}: {time_said}")
+        if work_said != "—":
+            said.append(f"{cell.subject} {cell.cell} in instructions: {work_said}")
     return "; ".join(said)
 
 
