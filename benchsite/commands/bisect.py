@@ -139,6 +139,10 @@ def _bisected(state: Bisection, measure: _Measure, repo: Path) -> Bisection:
     return state
 
 
+class NoRunError(BenchError):
+    """An A/B run of two commits ended without a run to read (a side's server did not start or answer)."""
+
+
 class _Measure:
     """The bisection's A/B runs, each in a folder of its own under the bisection's."""
 
@@ -165,7 +169,7 @@ class _Measure:
         session(asked, where)
         runs = list_runs(target / self.asking.recipe)
         if not runs:
-            raise BenchError(f"the A/B run of {a.id[:10]} against {b.id[:10]} left no run: see its output above")
+            raise NoRunError(f"the A/B run of {a.id[:10]} against {b.id[:10]} left no run: see its output above")
         return str(runs[-1].relative_to(self.folder))
 
     def step(self, state: Bisection, pick: SourceCommit) -> Step:
@@ -176,6 +180,9 @@ class _Measure:
             run = self.pair(state.good, pick, name, self.asking.profile)
         except BuildError as error:
             return Step(commit=pick, against=state.good.id, verdict="does not build", said=str(error), run="",
+                        seconds=round(time.monotonic() - began, 1))  # fmt: skip
+        except NoRunError as error:  # its server did not start or answer: skipped, as git bisect skips
+            return Step(commit=pick, against=state.good.id, verdict="failed", said=str(error), run="",
                         seconds=round(time.monotonic() - began, 1))  # fmt: skip
         cells = paired_cells(RunView(load_run(self.folder / run)))
         verdict, said = called(cells, state.signature, state.in_work)
