@@ -304,12 +304,12 @@ def test_versus_refuses_a_bad_side_in_one_line_and_writes_nothing(tmp_path: Path
     assert result.returncode == 1, result.stderr
     assert result.stderr.strip().splitlines() == [
         "error: -b 'patched' is not a variant: give checkout, dir:PATH, rev:REV, NAME==VERSION[,NAME==VERSION], "
-        "release:VERSION or opt:--FLAG=VALUE"
+        "release:VERSION, opt:--FLAG=VALUE, NAME@git:REPO#REV or NAME@dir:PATH"
     ]
     unasked = run_invoke("versus", RECIPE, "--data-dir", str(tmp_path))  # no -b, and no --aa
     assert unasked.returncode == 1 and unasked.stderr.strip().splitlines() == [
         "error: no side B: give -b as checkout, dir:PATH, rev:REV, NAME==VERSION[,NAME==VERSION], "
-        "release:VERSION or opt:--FLAG=VALUE"
+        "release:VERSION, opt:--FLAG=VALUE, NAME@git:REPO#REV or NAME@dir:PATH"
     ]
     assert (sorted(VARIANTS_DIR.glob("*")) if VARIANTS_DIR.is_dir() else []) == before
     assert list_runs(runs) == runs_before and not runs.exists()
