@@ -35,15 +35,24 @@ REPLIES = {
 
 
 class Server:
-    """A TCP server in a thread on a loopback address: each connection gets `reply` once a request came (None:
-    never answered, held open until the server stops)."""
+    """A TCP server in a thread on a loopback address: each connection gets `reply` once a request came, then is
+    closed (None: never answered, held open until the server stops). `keep_alive`: each connection is served in a
+    thread of its own, every request on it answered, until the client closes it: a server that closed a connection
+    its reply kept alive would race the client's next request on it, and lose it on a busy machine."""
 
-    def __init__(self, reply: bytes | None, family: socket.AddressFamily = socket.AF_INET, reset: bool = False) -> None:
+    def __init__(
+        self,
+        reply: bytes | None,
+        family: socket.AddressFamily = socket.AF_INET,
+        reset: bool = False,
+        keep_alive: bool = False,
+    ) -> None:
         self.listener = socket.socket(family, socket.SOCK_STREAM)
         self.listener.bind(("::1" if family == socket.AF_INET6 else "127.0.0.1", 0))
         self.listener.listen(128)
         self.reply = reply
         self.reset = reset  # end each connection with a reset (SO_LINGER 0), not an orderly close
+        self.keep_alive = keep_alive
         self.accepted = threading.Event()
         self.stopping = threading.Event()
         self.held: list[socket.socket] = []
@@ -66,23 +75,38 @@ class Server:
             self.accepted.set()
             if self.reply is None:
                 self.held.append(conn)
-                continue
+            elif self.keep_alive:
+                threading.Thread(target=self._answer_each, args=(conn, self.reply), daemon=True).start()
+            else:
+                self._answer_once(conn, self.reply)
+
+    def _answer_once(self, conn: socket.socket, reply: bytes) -> None:
+        try:
+            conn.settimeout(5)
+            conn.recv(65536)
+            conn.sendall(reply)
+            if self.reset:
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass
+        conn.close()
+
+    @staticmethod
+    def _answer_each(conn: socket.socket, reply: bytes) -> None:
+        with conn:
             try:
                 conn.settimeout(5)
-                conn.recv(65536)
-                conn.sendall(self.reply)
-                if self.reset:
-                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                while conn.recv(65536):
+                    conn.sendall(reply)
             except OSError:
                 pass
-            conn.close()
 
 
 @contextmanager
 def serving(
-    reply: bytes | None, family: socket.AddressFamily = socket.AF_INET, reset: bool = False
+    reply: bytes | None, family: socket.AddressFamily = socket.AF_INET, reset: bool = False, keep_alive: bool = False
 ) -> Iterator[Server]:
-    server = Server(reply, family, reset)
+    server = Server(reply, family, reset, keep_alive)
     server.thread.start()
     try:
         yield server
@@ -124,11 +148,14 @@ ANSWERED = {
     b"2\r\nOK\r\n0\r\n\r\n",
 }
 
+ENDED_BY_CLOSE = {"to the end of the connection", "HTTP/1.0"}  # replies no connection outlives
+
 
 @pytest.mark.parametrize("reply", sorted(ANSWERED))
 @pytest.mark.parametrize("keepalive", [False, True])
 def test_every_way_a_reply_can_end_is_answered(reply: str, keepalive: bool) -> None:
-    with serving(ANSWERED[reply]) as server:
+    kept = keepalive and reply not in ENDED_BY_CLOSE
+    with serving(ANSWERED[reply], keep_alive=kept) as server:
         result = paced(server.url, *(["--keepalive"] if keepalive else []))
     report = parse_paced_output(result.stdout)
     assert result.returncode == 0 and report.completed == 50 and report.failed_requests == 0, result.stderr
