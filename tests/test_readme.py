@@ -21,6 +21,13 @@ def test_its_two_commands_set_up_and_run_then_test() -> None:
     assert setup_command(README).startswith("apt-get update && ")
 
 
+def test_its_set_up_installs_the_uv_that_requirements_pin() -> None:
+    """The first command installs uv before the requirements that pin it: the same version."""
+    given = re.findall(r"pip install (uv==\S+)", setup_command(README))
+    pinned = re.findall(r"^(uv==\S+)", (REPO / "requirements.txt").read_text(), re.M)
+    assert len(given) == 1 and given == pinned
+
+
 def test_every_page_it_points_to_exists() -> None:
     for page in re.findall(r"`(docs/[\w./-]+\.rst)`", README.read_text()):
         assert (REPO / page).is_file(), page

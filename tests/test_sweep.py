@@ -35,7 +35,7 @@ def make_release_envs() -> subprocess.CompletedProcess:
     return run_invoke("sweep-envs", RECIPE, "--profile", "sweep-quick", timeout=900)
 
 
-AHEAD.add("release environments", Job("sweep_run", make_release_envs, seconds=8))  # 2 s once made
+AHEAD.add("release environments", Job("sweep_run", make_release_envs, seconds=23))  # 2 s once made
 
 
 @pytest.fixture(scope="module")
