@@ -13,7 +13,7 @@ import pytest
 from benchsite.errors import BenchError
 from benchsite.model.run import RUN_FILE, RunDocument
 from benchsite.model.upgrade import read_run
-from benchsite.results.clocks import START_AND_END_S, START_AND_END_SHARE, clock_disagreement
+from benchsite.results.clocks import READS_ROOM_S, START_AND_END_S, START_AND_END_SHARE, clock_disagreement
 from benchsite.results.integrity import content_digest, identities, reparse_mismatches
 from benchsite.results.store import load_run
 from benchsite.tools.ab import AbParseError, parse_ab_output
@@ -218,6 +218,19 @@ def test_a_rescaled_run_whose_wall_clock_was_rescaled_too_is_refused_by_its_serv
     problems = reparse_mismatches(load_run(copy))
     assert problems and problems[0].startswith(columns["raw_output"][0])
     assert "longer than the" in problems[0] or "pinned to one CPU, used" in problems[0]
+
+
+def test_a_server_may_work_on_while_a_busy_harness_reads_its_cpu_and_no_longer() -> None:
+    """The server's CPU is read just outside the tool's clock: beside tests/random_hog.py socketify used 0.0848 s of
+    CPU in a 0.0763 s clock (2026-11-29), which is allowed; twice the clock is not."""
+    run = load_run(LATENCY_RUN)
+    rep = next(r for _, cell in run.every_cell() for r in cell.repetitions if r.result and r.result.tool == "ab")
+    assert rep.result is not None and rep.server_cpu_clock == "schedstat"
+    seen = rep.model_copy(update={"server_cpu_s": rep.wall_s + 0.0085})
+    assert clock_disagreement(run, seen, rep.result) is None
+    doubled = rep.model_copy(update={"server_cpu_s": rep.wall_s * 2 + READS_ROOM_S})
+    said = clock_disagreement(run, doubled, rep.result)
+    assert said is not None and "pinned to one CPU, used" in said
 
 
 LATENCY_RUN = COMMITTED_DATA / "cherrypy-speed" / "20261127T123846.855229Z-full"  # pinned: its open-loop loads

@@ -107,10 +107,10 @@ def measure(
     if sampler is not None:
         sampler.start()
     run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
+    cpu_after = server.tree_cpu()  # at once: the server's CPU over the tool's process, not over what follows
+    machine = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - machine_before
     server_memory = sampler.stop() if sampler is not None else None
     memory_output = kept_readings(sampler, server_memory, run_dir, raw_output)  # beside what it summarizes
-    machine = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - machine_before
-    cpu_after = server.tree_cpu()
     server_cpu_s, clock = cpu_between(cpu_before, cpu_after)  # a child that exited takes its CPU along
     backend_cpu = {name: cpu_between(backends_before[name], process.tree_cpu()) for name, process in backends.items()}
     backend_cpu_s = {name: round(seconds, 9) for name, (seconds, _) in backend_cpu.items()}
