@@ -220,6 +220,13 @@ def test_a_rescaled_run_whose_wall_clock_was_rescaled_too_is_refused_by_its_serv
     assert "longer than the" in problems[0] or "pinned to one CPU, used" in problems[0]
 
 
+LATENCY_RUN = COMMITTED_DATA / "cherrypy-speed" / "20261127T123846.855229Z-full"  # pinned: its open-loop loads
+# Recorded 2026-11-28 on the project's VM beside eight busy processes (`yes`) on its two CPUs: benchsite-paced 4 at
+# 200 req/s for 2 s with its witness, against Python's http.server; the shell timed 3.515 s around it.
+BUSY_PACED = (FIXTURES / "paced" / "http-server-busy-v4.txt").read_text()
+BUSY_PACED_WALL_S = 3.515
+
+
 def test_a_server_may_work_on_while_a_busy_harness_reads_its_cpu_and_no_longer() -> None:
     """The server's CPU is read just outside the tool's clock: beside tests/random_hog.py socketify used 0.0848 s of
     CPU in a 0.0763 s clock (2026-11-29), which is allowed; twice the clock is not."""
@@ -231,13 +238,6 @@ def test_a_server_may_work_on_while_a_busy_harness_reads_its_cpu_and_no_longer()
     doubled = rep.model_copy(update={"server_cpu_s": rep.wall_s * 2 + READS_ROOM_S})
     said = clock_disagreement(run, doubled, rep.result)
     assert said is not None and "pinned to one CPU, used" in said
-
-
-LATENCY_RUN = COMMITTED_DATA / "cherrypy-speed" / "20261127T123846.855229Z-full"  # pinned: its open-loop loads
-# Recorded 2026-11-28 on the project's VM beside eight busy processes (`yes`) on its two CPUs: benchsite-paced 4 at
-# 200 req/s for 2 s with its witness, against Python's http.server; the shell timed 3.515 s around it.
-BUSY_PACED = (FIXTURES / "paced" / "http-server-busy-v4.txt").read_text()
-BUSY_PACED_WALL_S = 3.515
 
 
 def _paced_repetition(wall_s: float) -> tuple[RunDocument, Repetition[Any]]:
