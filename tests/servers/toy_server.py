@@ -11,7 +11,8 @@ Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--
 --one-thread answers every request on its main thread (no thread per connection, whose CPU time leaves with it);
 --daemonize binds its port, then forks a child that leaves the process group and session (setsid) and serves,
   and exits at once (as a server that daemonizes does, nginx among them, unless told not to);
---daemonize-after N (with --one-thread) does so once it has answered N requests.
+--daemonize-after N (with --one-thread) does so once it has answered N requests, and answers the next only once the
+  process it left has exited.
 """
 
 import argparse
@@ -56,9 +57,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
         if options.daemonize_after >= 0 and next(answered) == options.daemonize_after:
+            parent = os.getpid()
             if os.fork():  # (with --one-thread: the serving loop goes on in the child)
                 os._exit(0)
             os.setsid()
+            while os.getppid() == parent:  # the next answer comes after its parent has gone, however busy the machine
+                never.wait(0.001)
 
     def log_message(self, *args: object) -> None:
         pass

@@ -30,15 +30,15 @@ def _tool_failure(tool: str, run: ToolRun, timeout_s: float) -> str:
 UNREADABLE = "printed output this harness cannot read"
 
 
-def _why_gone(context: RunContext, server: RunningServer, code: int) -> str:
-    """Why a repetition could not run: its server's process had exited, or had daemonized (exited while what it
-    left still holds its port)."""
+def _why_gone(context: RunContext, server: RunningServer, code: int, *, when: str = "before") -> str:
+    """Why a repetition has no figure: its server's process exited (`when`: before or during it), or daemonized
+    (exited while what it left still holds its port: its CPU time is no longer counted)."""
     if port_answers(context.address, server.port):
         return (
             f"the server daemonized after it answered: its process exited (code {code}) while port {server.port} "
             "still answers: run it in the foreground (its no-daemon option); what it left running is stopped"
         )
-    return f"the server had exited with code {code} before this repetition"
+    return f"the server had exited with code {code} {when} this repetition"
 
 
 def _read(context: RunContext, subject: str, cell: CellBase, argv: list[str], output: str) -> AnyResult | str:
@@ -123,9 +123,12 @@ def measure(
     write_text(run_dir / raw_output, run.stdout)
     result: AnyResult | None = None
     error: str | None = None
+    gone_code = server.exit_code()
     if run.exit_code != 0 or run.timed_out:
         write_text((run_dir / raw_output).with_suffix(".stderr.txt"), run.stderr)
         error = _tool_failure(cell.TOOL.name, run, settings.cell_timeout_s)
+    elif gone_code is not None:  # its CPU time from then on is nobody's: the repetition has no figure
+        error = _why_gone(context, server, gone_code, when="during")
     else:
         read = _read(context=context, subject=subject_name, cell=cell, argv=argv, output=run.stdout)
         result, error = (None, read) if isinstance(read, str) else (read, None)
