@@ -108,11 +108,12 @@ def measure(
         sampler.start()
     run = hosts.load.run_tool(argv, settings.load_cpu, settings.cell_timeout_s)
     cpu_after = server.tree_cpu()  # at once: the server's CPU over the tool's process, not over what follows
+    backends_after = {name: process.tree_cpu() for name, process in backends.items()}
     machine = hosts.cpu_times(settings.server_cpu, settings.load_cpu) - machine_before
     server_memory = sampler.stop() if sampler is not None else None
     memory_output = kept_readings(sampler, server_memory, run_dir, raw_output)  # beside what it summarizes
     server_cpu_s, clock = cpu_between(cpu_before, cpu_after)  # a child that exited takes its CPU along
-    backend_cpu = {name: cpu_between(backends_before[name], process.tree_cpu()) for name, process in backends.items()}
+    backend_cpu = {name: cpu_between(backends_before[name], backends_after[name]) for name in backends}
     backend_cpu_s = {name: round(seconds, 9) for name, (seconds, _) in backend_cpu.items()}
     backend_clocks = [backend_clock for _, backend_clock in backend_cpu.values()]
     steal_s = round(max(0.0, machine.steal_s), 3)
