@@ -9,8 +9,9 @@ Usage: python toy_server.py PORT [--status N] [--body TEXT] [--hang-after N] [--
   logging both moments;
 --lose-first-term ignores its first SIGTERM (as uWSGI can, during its start) and exits on the next, saying so;
 --one-thread answers every request on its main thread (no thread per connection, whose CPU time leaves with it);
---daemonize binds its port, then forks a child that leaves the process group and session (setsid) and serves,
-  and exits at once (as a server that daemonizes does, nginx among them, unless told not to);
+--daemonize binds its port, then forks a child that leaves the process group and session (setsid) and serves
+  once the parent has gone; the parent exits at once (as a server that daemonizes does, nginx among them, unless
+  told not to);
 --daemonize-after N (with --one-thread) does so once it has answered N requests, and answers the next only once the
   process it left has exited.
 """
@@ -99,7 +100,10 @@ if options.lose_first_term:
 
     signal.signal(signal.SIGTERM, second_term_ends_it)
 if options.daemonize:
+    parent = os.getpid()
     if os.fork():
         os._exit(0)
     os.setsid()
+    while os.getppid() == parent:  # it answers once its parent has gone, however busy the machine
+        never.wait(0.001)
 server.serve_forever()

@@ -59,14 +59,15 @@ def _exited_at_start(server: RunningServer, code: int, still_answers: Callable[[
 
 
 def wait_until_ready(server: RunningServer, get: Callable[[], HttpReply], timeout_s: float) -> HttpReply:
-    """Poll the server with real requests (`get`) until it answers; fail fast if it exits."""
+    """Poll the server with real requests (`get`) until it answers; fail fast if it exits (before or while it
+    first answers)."""
     deadline = time.monotonic() + timeout_s
     while True:
         code = server.exit_code()
         if code is not None:
             raise _exited_at_start(server, code, get)
         try:
-            return get()
+            reply = get()
         except (ConnectionError, TimeoutError, http.client.HTTPException, OSError):
             if time.monotonic() > deadline:
                 raise BenchError(
@@ -74,6 +75,11 @@ def wait_until_ready(server: RunningServer, get: Callable[[], HttpReply], timeou
                     f"{timeout_s:g} s: raise start_timeout_s in the recipe's conf file if it is slow to start"
                 ) from None
             time.sleep(POLL_INTERVAL_S)
+            continue
+        code = server.exit_code()  # a daemon's first process may exit while what it left answers
+        if code is not None:
+            raise _exited_at_start(server, code, get)
+        return reply
 
 
 def keeps_http10_alive(port: int, path: str, timeout_s: float = 3.0, address: str = LOOPBACK) -> bool:
