@@ -45,6 +45,17 @@ answered = itertools.count(1)
 never = threading.Event()
 
 
+def daemonize() -> None:
+    """Fork; the parent exits at once, the child leaves the session and goes on only once its parent has gone (an
+    event, not a delay: the next answer comes from the daemon however busy the machine)."""
+    parent = os.getpid()
+    if os.fork():
+        os._exit(0)
+    os.setsid()
+    while os.getppid() == parent:
+        never.wait(0.001)
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if options.hang_after >= 0 and next(served) > options.hang_after:
@@ -58,12 +69,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
         if options.daemonize_after >= 0 and next(answered) == options.daemonize_after:
-            parent = os.getpid()
-            if os.fork():  # (with --one-thread: the serving loop goes on in the child)
-                os._exit(0)
-            os.setsid()
-            while os.getppid() == parent:  # the next answer comes after its parent has gone, however busy the machine
-                never.wait(0.001)
+            daemonize()  # (with --one-thread: the serving loop goes on in the child)
 
     def log_message(self, *args: object) -> None:
         pass
@@ -100,10 +106,5 @@ if options.lose_first_term:
 
     signal.signal(signal.SIGTERM, second_term_ends_it)
 if options.daemonize:
-    parent = os.getpid()
-    if os.fork():
-        os._exit(0)
-    os.setsid()
-    while os.getppid() == parent:  # it answers once its parent has gone, however busy the machine
-        never.wait(0.001)
+    daemonize()
 server.serve_forever()

@@ -63,9 +63,7 @@ def wait_until_ready(server: RunningServer, get: Callable[[], HttpReply], timeou
     first answers)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        code = server.exit_code()
-        if code is not None:
-            raise _exited_at_start(server, code, get)
+        _fail_if_exited(server, get)
         try:
             reply = get()
         except (ConnectionError, TimeoutError, http.client.HTTPException, OSError):
@@ -76,10 +74,15 @@ def wait_until_ready(server: RunningServer, get: Callable[[], HttpReply], timeou
                 ) from None
             time.sleep(POLL_INTERVAL_S)
             continue
-        code = server.exit_code()  # a daemon's first process may exit while what it left answers
-        if code is not None:
-            raise _exited_at_start(server, code, get)
+        _fail_if_exited(server, get)  # a daemon's first process may exit while what it left answers
         return reply
+
+
+def _fail_if_exited(server: RunningServer, get: Callable[[], HttpReply]) -> None:
+    """Refuse a subject whose first process has exited, saying whether what it left still answers."""
+    code = server.exit_code()
+    if code is not None:
+        raise _exited_at_start(server, code, get)
 
 
 def keeps_http10_alive(port: int, path: str, timeout_s: float = 3.0, address: str = LOOPBACK) -> bool:
